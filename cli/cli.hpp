@@ -1,0 +1,41 @@
+// Shared pieces of the `arec` command line: global options, the command table's shape, output helpers.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "recorder/error.hpp"
+#include "recorder/store.hpp"
+
+namespace arec::cli {
+
+// Options accepted before or after any command name.
+struct Globals {
+  std::string store;  // --store / AREC_STORE
+  std::string nodes;  // --nodes / AREC_NODES
+  std::string self;   // --self / AREC_SELF
+  int verbose = 0;    // -v, repeatable
+  bool quiet = false;
+};
+
+// What a command does once its arguments are parsed: an exit code (0, or 1 when a query found
+// something), or an error that main turns into exit 2 or 3.
+using Action = std::function<Result<int>()>;
+
+// Adds one command to `app`; its callback stores the work to do in `action`.
+using AddCommand = void (*)(CLI::App& app, Globals& globals, Action& action);
+
+// The store directory from --store, AREC_STORE, or the default.
+fs::Path store_dir(const Globals& globals);
+
+// Writes a JSON document and a newline to stdout.
+void print_json(const nlohmann::json& json);
+
+void add_record(CLI::App& app, Globals& globals, Action& action);
+void add_records(CLI::App& app, Globals& globals, Action& action);
+void add_ref(CLI::App& app, Globals& globals, Action& action);
+
+}  // namespace arec::cli

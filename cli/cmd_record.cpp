@@ -1,0 +1,166 @@
+// `arec record` and `arec records`.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.hpp"
+#include "recorder/image.hpp"
+
+namespace arec::cli {
+
+namespace {
+
+struct RecordOptions {
+  std::string module;
+  std::string name;
+  std::vector<std::string> files;
+  std::vector<std::string> dirs;
+  std::string base;
+  std::vector<std::string> entrypoint;
+  std::vector<std::string> env;
+  std::string compression = "gzip";
+  std::string target;
+  std::string config;
+  std::string revision;
+  unsigned threads = 0;
+  bool json = false;
+};
+
+Result<RecordRequest> make_request(const RecordOptions& o) {
+  RecordRequest request;
+  if (auto s = validate_record_part(o.module, "module"); !s) return fail(s.error());
+  if (auto s = validate_record_part(o.name, "name"); !s) return fail(s.error());
+  request.module = o.module;
+  request.name = o.name;
+  std::vector<LayerInput> inputs;
+  for (const auto& [specs, kind] : {std::pair{&o.files, LayerInput::Kind::file}, {&o.dirs, LayerInput::Kind::directory}}) {
+    for (const auto& spec : *specs) {
+      auto input = parse_layer_input(kind, spec);
+      if (!input) return fail(input.error());
+      inputs.push_back(std::move(*input));
+    }
+  }
+  for (const auto& kv : o.env) {
+    if (kv.find('=') == std::string::npos || kv.front() == '=') {
+      return fail_input("--env \"" + kv + "\": expected KEY=VALUE");
+    }
+  }
+  auto compression = parse_compression(o.compression);
+  if (!compression) return fail(compression.error());
+  auto mtime = source_date_epoch();
+  if (!mtime) return fail(mtime.error());
+  // Every input is checked before the store is touched, so bad input leaves the store as it was.
+  auto entries = collect_entries(inputs);
+  if (!entries) return fail(entries.error());
+  if (!o.base.empty()) {
+    auto base = open_layout_base(o.base);
+    if (!base) return fail(base.error());
+    request.base = std::move(*base);
+  }
+  request.entries = std::move(*entries);
+  request.entrypoint = o.entrypoint;
+  request.env = o.env;
+  request.compression = *compression;
+  request.threads = o.threads == 0 ? default_threads() : o.threads;
+  request.mtime = *mtime;
+  request.target = o.target;
+  request.config = o.config;
+  request.revision = o.revision;
+  return request;
+}
+
+Result<int> run_record(const Globals& globals, const RecordOptions& o) {
+  auto request = make_request(o);
+  if (!request) return fail(request.error());
+  auto store = Store::open(store_dir(globals));
+  if (!store) return fail(store.error());
+  auto outcome = record_image(*request, *store);
+  if (!outcome) return fail(outcome.error());
+  if (!outcome->changed) spdlog::debug("{} already recorded; nothing changed", outcome->record.identity());
+  if (o.json) {
+    auto json = to_json(outcome->record);
+    json["changed"] = outcome->changed;
+    print_json(json);
+  } else {
+    std::cout << outcome->record.identity() << '\n';
+  }
+  return 0;
+}
+
+Result<int> run_records(const Globals& globals, const std::string& filter, bool history, bool json) {
+  const auto dir = store_dir(globals);
+  std::vector<Record> records;
+  if (std::filesystem::exists(dir)) {
+    auto store = Store::open_existing(dir);
+    if (!store) return fail(store.error());
+    auto all = store->records(history ? History::all : History::latest);
+    if (!all) return fail(all.error());
+    records = std::move(*all);
+  }
+  std::erase_if(records, [&](const Record& r) {
+    return !filter.empty() && r.module != filter && r.repository() != filter;
+  });
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : records) out.push_back(to_json(r));
+    print_json(out);
+    return 0;
+  }
+  if (records.empty()) {
+    spdlog::info("no records{} in {}", filter.empty() ? "" : " for " + filter, dir.string());
+    return 0;
+  }
+  std::size_t width = 10;
+  for (const auto& r : records) width = std::max(width, r.repository().size());
+  std::string out;
+  auto row = [&](std::string_view repo, std::string_view digest, std::string_view recorded, std::string_view config) {
+    out.append(repo).append(width + 2 - repo.size(), ' ');
+    out.append(digest).append("  ").append(recorded);
+    if (!config.empty()) out.append("  ").append(config);
+    out.push_back('\n');
+  };
+  row("REPOSITORY", std::string("DIGEST") + std::string(65, ' '), "RECORDED", "");
+  for (const auto& r : records) row(r.repository(), r.manifest.digest.str(), r.recorded, r.config);
+  std::cout << out;
+  return 0;
+}
+
+}  // namespace
+
+void add_record(CLI::App& app, Globals& globals, Action& action) {
+  auto o = std::make_shared<RecordOptions>();
+  auto* cmd = app.add_subcommand("record", "Pack outputs into a reproducible OCI image and record it as MODULE/NAME@DIGEST");
+  cmd->add_option("--module", o->module, "Module the artifact belongs to (a repository path component)")->required();
+  cmd->add_option("--name", o->name, "Name of the artifact within its module")->required();
+  cmd->add_option("--file", o->files, "A file to pack; DEST defaults to /usr/local/bin/<basename>")
+      ->type_name("SRC[=DEST]");
+  cmd->add_option("--dir", o->dirs, "A directory tree to pack under DEST (default /)")->type_name("SRC[=DEST]");
+  cmd->add_option("--base", o->base, "Image to build on, from a local OCI layout")->type_name("oci:DIR[:REF]");
+  cmd->add_option("--entrypoint", o->entrypoint, "Entrypoint argument (repeat for each)")->type_name("ARG");
+  cmd->add_option("--env", o->env, "Environment variable of the image (repeatable)")->type_name("K=V");
+  cmd->add_option("--compression", o->compression, "Layer compression: gzip, zstd or none")->capture_default_str();
+  cmd->add_option("--target", o->target, "Build target that produced the outputs (recorded)");
+  cmd->add_option("--config", o->config, "Build configuration, e.g. Release (recorded)");
+  cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");
+  cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)");
+  cmd->add_flag("--json", o->json, "Print the whole record as JSON");
+  cmd->footer("Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"
+              "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.");
+  cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_record(globals, *o); }; });
+}
+
+void add_records(CLI::App& app, Globals& globals, Action& action) {
+  auto filter = std::make_shared<std::string>();
+  auto history = std::make_shared<bool>(false);
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("records", "List records: the latest of each module/name, or every one");
+  cmd->add_option("filter", *filter, "Only MODULE or MODULE/NAME")->type_name("M[/N]");
+  cmd->add_flag("--history", *history, "Every record ever made, oldest first");
+  cmd->add_flag("--json", *json, "Print a JSON array of records");
+  cmd->callback([&action, &globals, filter, history, json] {
+    action = [&globals, filter, history, json] { return run_records(globals, *filter, *history, *json); };
+  });
+}
+
+}  // namespace arec::cli

@@ -1,0 +1,190 @@
+#include "recorder/compress.hpp"
+
+#include <libdeflate.h>
+#include <zstd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace arec {
+
+Result<Compression> parse_compression(std::string_view text) {
+  if (text == "gzip") return Compression::gzip;
+  if (text == "zstd") return Compression::zstd;
+  if (text == "none") return Compression::none;
+  return fail_input("compression \"" + std::string(text) + "\": expected gzip, zstd or none");
+}
+
+std::string_view compression_name(Compression compression) {
+  switch (compression) {
+    case Compression::gzip: return "gzip";
+    case Compression::zstd: return "zstd";
+    case Compression::none: break;
+  }
+  return "none";
+}
+
+std::string_view layer_media_type(Compression compression) {
+  switch (compression) {
+    case Compression::gzip: return "application/vnd.oci.image.layer.v1.tar+gzip";
+    case Compression::zstd: return "application/vnd.oci.image.layer.v1.tar+zstd";
+    case Compression::none: break;
+  }
+  return "application/vnd.oci.image.layer.v1.tar";
+}
+
+unsigned default_threads() {
+  if (const char* env = std::getenv("AREC_THREADS"); env != nullptr && *env != '\0') {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n >= 1 && n <= 256) return static_cast<unsigned>(n);
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : cores;
+}
+
+namespace {
+
+class PassThrough final : public ByteSink {
+ public:
+  explicit PassThrough(ByteSink& next) : m_next(next) {}
+  Status write(std::span<const std::byte> data) override { return m_next.write(data); }
+  Status finish() override { return m_next.finish(); }
+
+ private:
+  ByteSink& m_next;
+};
+
+// Parallel gzip: the input is cut into fixed-size chunks, each compressed by libdeflate into its own gzip
+// member, and the members are written in order. Concatenated members are one valid gzip stream
+// (RFC 1952 2.2) that Go, zlib and Python read. Chunk boundaries depend only on the input, so the bytes
+// are the same for any thread count. At most 2 x threads chunks are in flight, bounding memory.
+class ParallelGzip final : public ByteSink {
+ public:
+  static constexpr std::size_t k_chunk = std::size_t{1} << 20;
+
+  ParallelGzip(const CompressOptions& options, ByteSink& next)
+      : m_next(next), m_level(options.level < 0 ? 6 : options.level), m_threads(options.threads == 0 ? 1 : options.threads) {
+    m_chunk.reserve(k_chunk);
+  }
+
+  ~ParallelGzip() override {
+    for (auto& job : m_in_flight) job.wait();
+  }
+
+  Status write(std::span<const std::byte> data) override {
+    while (!data.empty()) {
+      const std::size_t take = std::min(data.size(), k_chunk - m_chunk.size());
+      m_chunk.insert(m_chunk.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
+      data = data.subspan(take);
+      if (m_chunk.size() == k_chunk) {
+        if (auto s = submit(); !s) return s;
+      }
+    }
+    return {};
+  }
+
+  Status finish() override {
+    // An empty input still gets one (empty) member, so the stream is a valid gzip file.
+    if (!m_chunk.empty() || !m_wrote_any) {
+      if (auto s = submit(); !s) return s;
+    }
+    while (!m_in_flight.empty()) {
+      if (auto s = drain_one(); !s) return s;
+    }
+    return m_next.finish();
+  }
+
+ private:
+  Status submit() {
+    m_wrote_any = true;
+    std::vector<std::byte> input;
+    input.swap(m_chunk);
+    m_chunk.reserve(k_chunk);
+    const int level = m_level;
+    if (m_threads <= 1) {
+      return m_next.write(compress(input, level));
+    }
+    m_in_flight.push_back(std::async(std::launch::async, [input = std::move(input), level] {
+      return compress(input, level);
+    }));
+    if (m_in_flight.size() >= 2 * static_cast<std::size_t>(m_threads)) return drain_one();
+    return {};
+  }
+
+  Status drain_one() {
+    auto out = m_in_flight.front().get();
+    m_in_flight.pop_front();
+    return m_next.write(out);
+  }
+
+  static std::vector<std::byte> compress(const std::vector<std::byte>& input, int level) {
+    libdeflate_compressor* compressor = libdeflate_alloc_compressor(level);
+    std::vector<std::byte> out(libdeflate_gzip_compress_bound(compressor, input.size()));
+    const std::size_t n = libdeflate_gzip_compress(compressor, input.data(), input.size(), out.data(), out.size());
+    libdeflate_free_compressor(compressor);
+    out.resize(n);
+    return out;
+  }
+
+  ByteSink& m_next;
+  int m_level;
+  unsigned m_threads;
+  bool m_wrote_any = false;
+  std::vector<std::byte> m_chunk;
+  std::deque<std::future<std::vector<std::byte>>> m_in_flight;
+};
+
+class ZstdStream final : public ByteSink {
+ public:
+  ZstdStream(const CompressOptions& options, ByteSink& next) : m_next(next), m_ctx(ZSTD_createCCtx()) {
+    ZSTD_CCtx_setParameter(m_ctx, ZSTD_c_compressionLevel, options.level < 0 ? 3 : options.level);
+    // Always at least one worker: zstd's multi-threaded format then does not depend on the count.
+    ZSTD_CCtx_setParameter(m_ctx, ZSTD_c_nbWorkers, static_cast<int>(std::max(1U, options.threads)));
+    m_out.resize(ZSTD_CStreamOutSize());
+  }
+  ~ZstdStream() override { ZSTD_freeCCtx(m_ctx); }
+
+  Status write(std::span<const std::byte> data) override { return run(data, ZSTD_e_continue); }
+  Status finish() override {
+    if (auto s = run({}, ZSTD_e_end); !s) return s;
+    return m_next.finish();
+  }
+
+ private:
+  Status run(std::span<const std::byte> data, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{data.data(), data.size(), 0};
+    for (;;) {
+      ZSTD_outBuffer out{m_out.data(), m_out.size(), 0};
+      const std::size_t remaining = ZSTD_compressStream2(m_ctx, &out, &in, mode);
+      if (ZSTD_isError(remaining)) return fail_input(std::string("zstd: ") + ZSTD_getErrorName(remaining));
+      if (out.pos > 0) {
+        if (auto s = m_next.write(std::span(m_out.data(), out.pos)); !s) return s;
+      }
+      const bool done = mode == ZSTD_e_end ? remaining == 0 : in.pos == in.size;
+      if (done) return {};
+    }
+  }
+
+  ByteSink& m_next;
+  ZSTD_CCtx* m_ctx;
+  std::vector<std::byte> m_out;
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSink> make_compressor(Compression compression, const CompressOptions& options, ByteSink& next) {
+  switch (compression) {
+    case Compression::gzip: return std::make_unique<ParallelGzip>(options, next);
+    case Compression::zstd: return std::make_unique<ZstdStream>(options, next);
+    case Compression::none: break;
+  }
+  return std::make_unique<PassThrough>(next);
+}
+
+}  // namespace arec

@@ -1,0 +1,40 @@
+// Byte pipelines: a layer is a tar stream pushed through a compressor into a blob writer.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "recorder/error.hpp"
+
+namespace arec {
+
+// Where bytes go. finish() flushes whatever the stage buffered; nothing may be written after it.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual Status write(std::span<const std::byte> data) = 0;
+  virtual Status finish() = 0;
+};
+
+enum class Compression { none, gzip, zstd };
+
+Result<Compression> parse_compression(std::string_view text);
+std::string_view compression_name(Compression compression);
+std::string_view layer_media_type(Compression compression);
+
+struct CompressOptions {
+  // Worker threads. The output is the same for every count: gzip works on fixed-size chunks, and zstd
+  // always runs in its multi-threaded mode, whose output does not depend on the number of workers.
+  unsigned threads = 1;
+  int level = -1;  // -1: the default of the format (gzip 6, zstd 3)
+};
+
+// A sink that compresses into `next`. For Compression::none it passes bytes straight through.
+std::unique_ptr<ByteSink> make_compressor(Compression compression, const CompressOptions& options, ByteSink& next);
+
+// Threads to use when the user did not say: AREC_THREADS, else the machine's cores.
+unsigned default_threads();
+
+}  // namespace arec

@@ -1,0 +1,170 @@
+#include "recorder/fs.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <thread>
+
+namespace arec::fs {
+
+namespace {
+
+Error io_error(std::string_view doing, const Path& path, int error) {
+  return Error::input(std::string(doing) + " " + path.string() + ": " + errno_text(error));
+}
+
+// Unique enough for temporaries of concurrent processes in one directory.
+std::string random_suffix() {
+  thread_local std::mt19937_64 generator{std::random_device{}() ^ static_cast<std::uint64_t>(getpid())};
+  static constexpr char k_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string out;
+  for (int i = 0; i < 12; ++i) out.push_back(k_chars[generator() % (sizeof(k_chars) - 1)]);
+  return out;
+}
+
+}  // namespace
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+Fd::~Fd() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+Fd& Fd::operator=(Fd&& other) noexcept {
+  if (this != &other) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = other.release();
+  }
+  return *this;
+}
+
+Result<Fd> open_read(const Path& path, FollowSymlinks follow) {
+  int flags = O_RDONLY | O_CLOEXEC;
+  if (follow == FollowSymlinks::no) flags |= O_NOFOLLOW;
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) return fail(io_error("opening", path, errno));
+  return Fd(fd);
+}
+
+Result<std::size_t> read_some(int fd, std::span<std::byte> buffer, const Path& path) {
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno != EINTR) return fail(io_error("reading", path, errno));
+  }
+}
+
+Status write_all(int fd, std::span<const std::byte> data, const Path& path) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(io_error("writing", path, errno));
+    }
+    data = data.subspan(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+Status write_all(int fd, std::string_view data, const Path& path) {
+  return write_all(fd, std::as_bytes(std::span(data.data(), data.size())), path);
+}
+
+Result<std::string> read_file(const Path& path) {
+  auto fd = open_read(path);
+  if (!fd) return fail(fd.error());
+  std::string out;
+  std::byte buffer[65536];
+  for (;;) {
+    auto n = read_some(fd->get(), buffer, path);
+    if (!n) return fail(n.error());
+    if (*n == 0) break;
+    out.append(reinterpret_cast<const char*>(buffer), *n);
+  }
+  return out;
+}
+
+Status make_directories(const Path& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return fail_input("creating directory " + path.string() + ": " + ec.message());
+  return {};
+}
+
+Status fsync_directory(const Path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return fail(io_error("opening directory", path, errno));
+  Fd owned(fd);
+  if (::fsync(fd) != 0 && errno != EINVAL) return fail(io_error("syncing directory", path, errno));
+  return {};
+}
+
+Result<AtomicFile> AtomicFile::create(const Path& dir, Path target) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    Path temp = dir / (".tmp-" + random_suffix());
+    // 0666 and the umask decide the mode, as for any file a user's tool creates.
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return AtomicFile(Fd(fd), std::move(temp), std::move(target));
+    if (errno != EEXIST) return fail(io_error("creating a temporary file in", dir, errno));
+  }
+  return fail_input("creating a temporary file in " + dir.string() + ": no free name");
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : m_fd(std::move(other.m_fd)),
+      m_temp(std::move(other.m_temp)),
+      m_target(std::move(other.m_target)),
+      m_committed(other.m_committed) {
+  other.m_committed = true;
+}
+
+AtomicFile::~AtomicFile() {
+  if (!m_committed && !m_temp.empty()) ::unlink(m_temp.c_str());
+}
+
+Status AtomicFile::write(std::span<const std::byte> data) { return write_all(m_fd.get(), data, m_temp); }
+
+Status AtomicFile::write(std::string_view data) { return write_all(m_fd.get(), data, m_temp); }
+
+Status AtomicFile::commit() {
+  if (::fsync(m_fd.get()) != 0) return fail(io_error("syncing", m_temp, errno));
+  m_fd = Fd();
+  if (::rename(m_temp.c_str(), m_target.c_str()) != 0) {
+    return fail(io_error("renaming into place", m_target, errno));
+  }
+  m_committed = true;
+  return fsync_directory(m_target.parent_path());
+}
+
+Status write_file_atomic(const Path& temp_dir, const Path& target, std::string_view content) {
+  auto file = AtomicFile::create(temp_dir, target);
+  if (!file) return fail(file.error());
+  if (auto s = file->write(content); !s) return s;
+  return file->commit();
+}
+
+Result<FileLock> FileLock::acquire(const Path& path, std::chrono::milliseconds timeout) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return fail(io_error("opening lock", path, errno));
+  Fd owned(fd);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return FileLock(std::move(owned));
+    if (errno != EWOULDBLOCK && errno != EINTR) return fail(io_error("locking", path, errno));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return fail_input("locking " + path.string() + ": still held by another process after " +
+                        std::to_string(timeout.count() / 1000) +
+                        " s; if no arec is running, something else holds it (see `fuser " + path.string() + "`)");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace arec::fs

@@ -1,0 +1,104 @@
+// The file-system calls arec makes, wrapped once: descriptors that close themselves, atomic writes,
+// and the store lock. Errors name the path and what was being done.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "recorder/error.hpp"
+
+namespace arec::fs {
+
+using Path = std::filesystem::path;
+
+// An owned file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : m_fd(fd) {}
+  ~Fd();
+  Fd(Fd&& other) noexcept : m_fd(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+
+  int get() const { return m_fd; }
+  explicit operator bool() const { return m_fd >= 0; }
+  int release() {
+    const int fd = m_fd;
+    m_fd = -1;
+    return fd;
+  }
+
+ private:
+  int m_fd = -1;
+};
+
+enum class FollowSymlinks { yes, no };
+
+Result<Fd> open_read(const Path& path, FollowSymlinks follow = FollowSymlinks::yes);
+
+// Reads up to buffer.size() bytes; returns the count, 0 at end of file. Retries on EINTR.
+Result<std::size_t> read_some(int fd, std::span<std::byte> buffer, const Path& path);
+Status write_all(int fd, std::span<const std::byte> data, const Path& path);
+Status write_all(int fd, std::string_view data, const Path& path);
+
+// Whole small files (JSON documents). Large data is always streamed.
+Result<std::string> read_file(const Path& path);
+
+Status make_directories(const Path& path);
+Status fsync_directory(const Path& path);
+
+// A temporary file in `dir` that becomes `target` only on commit(): written, fsynced, renamed, and the
+// directory fsynced. Dropped without commit, it is removed. So a reader sees the old file or the new
+// one, never a half-written one, even if the process is killed.
+class AtomicFile {
+ public:
+  static Result<AtomicFile> create(const Path& dir, Path target);
+  ~AtomicFile();
+  AtomicFile(AtomicFile&&) noexcept;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  Status write(std::span<const std::byte> data);
+  Status write(std::string_view data);
+  // Sets where commit() renames to, for content whose name is known only at the end (blobs).
+  void retarget(Path target) { m_target = std::move(target); }
+  Status commit();
+  const Path& temp_path() const { return m_temp; }
+
+ private:
+  AtomicFile(Fd fd, Path temp, Path target) : m_fd(std::move(fd)), m_temp(std::move(temp)), m_target(std::move(target)) {}
+
+  Fd m_fd;
+  Path m_temp;
+  Path m_target;
+  bool m_committed = false;
+};
+
+// Replaces `target` with `content` atomically, staging in `temp_dir` (same file system).
+Status write_file_atomic(const Path& temp_dir, const Path& target, std::string_view content);
+
+// An exclusive advisory lock (flock) on a file. The kernel drops it when the holder dies, so a killed
+// process never leaves the store locked. Waiting is bounded.
+class FileLock {
+ public:
+  static Result<FileLock> acquire(const Path& path, std::chrono::milliseconds timeout);
+  FileLock(FileLock&&) noexcept = default;
+  FileLock& operator=(FileLock&&) noexcept = default;
+  ~FileLock() = default;
+
+ private:
+  explicit FileLock(Fd fd) : m_fd(std::move(fd)) {}
+  Fd m_fd;
+};
+
+// A short description of errno for messages ("No such file or directory").
+std::string errno_text(int error);
+
+}  // namespace arec::fs

@@ -1,0 +1,251 @@
+#include "recorder/image.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+
+extern char** environ;
+
+namespace arec {
+
+namespace {
+
+// Discards bytes: the DiffID pre-pass only needs the tar's hash.
+class NullSink final : public ByteSink {
+ public:
+  Status write(std::span<const std::byte>) override { return {}; }
+  Status finish() override { return {}; }
+};
+
+struct Layer {
+  Descriptor descriptor;
+  Digest diff_id;
+};
+
+// Packs the layer. When the module/name was recorded before, a relink often produced identical bytes:
+// a hash-only pass finds the DiffID first, and a layer already compressed for it is reused instead of
+// being compressed again. New content pays one extra read of its inputs for that chance.
+Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_before) {
+  const TarOptions tar{request.mtime};
+  const Compression compression = request.compression;
+  std::optional<Digest> expected;
+  if (seen_before) {
+    NullSink null;
+    auto diff_id = write_tar(request.entries, tar, null);
+    if (!diff_id) return fail(diff_id.error());
+    if (compression == Compression::none && store.has_blob(*diff_id)) {
+      auto size = std::filesystem::file_size(store.blob_path(*diff_id));
+      return Layer{{std::string(layer_media_type(compression)), *diff_id, static_cast<std::int64_t>(size), {}, {}, {}, {}},
+                   *diff_id};
+    }
+    if (auto cached = store.cached_layer(*diff_id, compression)) return Layer{*cached, *diff_id};
+    expected = *diff_id;
+  }
+  // Uncompressed, the blob is the tar and its digest the DiffID: hash once, not twice.
+  auto writer = store.begin_blob(compression == Compression::none ? Hashing::no : Hashing::yes);
+  if (!writer) return fail(writer.error());
+  auto compressor = make_compressor(compression, CompressOptions{request.threads, -1}, *writer);
+  auto diff_id = write_tar(request.entries, tar, *compressor);
+  if (!diff_id) return fail(diff_id.error());
+  if (expected && *expected != *diff_id) return fail_input("the inputs changed while being recorded; record again");
+  auto descriptor = writer->commit(layer_media_type(compression),
+                                   compression == Compression::none ? std::optional(*diff_id) : std::nullopt);
+  if (!descriptor) return fail(descriptor.error());
+  if (compression != Compression::none) store.remember_layer(*diff_id, compression, *descriptor);
+  return Layer{*descriptor, *diff_id};
+}
+
+std::string oci_layer_type(const std::string& media_type) {
+  // Docker's layer types name the same bytes; the manifest arec writes is pure OCI.
+  if (media_type == media_type::k_docker_layer_gzip) return std::string(media_type::k_layer_gzip);
+  if (media_type == "application/vnd.docker.image.rootfs.diff.tar") return std::string(media_type::k_layer_tar);
+  return media_type;
+}
+
+void merge_env(nlohmann::json& config, const std::vector<std::string>& env) {
+  if (env.empty()) return;
+  nlohmann::json list = config.contains("Env") && config["Env"].is_array() ? config["Env"] : nlohmann::json::array();
+  for (const auto& kv : env) {
+    const std::string key = kv.substr(0, kv.find('='));
+    bool replaced = false;
+    for (auto& existing : list) {
+      if (existing.is_string() && existing.get<std::string>().substr(0, existing.get<std::string>().find('=')) == key) {
+        existing = kv;
+        replaced = true;
+      }
+    }
+    if (!replaced) list.push_back(kv);
+  }
+  config["Env"] = std::move(list);
+}
+
+// The source revision of the git work tree around the working directory, or empty.
+std::string git_revision() {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  char arg0[] = "git", arg1[] = "rev-parse", arg2[] = "--verify", arg3[] = "-q", arg4[] = "HEAD";
+  char* argv[] = {arg0, arg1, arg2, arg3, arg4, nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "git", &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  std::string out;
+  if (rc == 0) {
+    std::array<char, 128> buffer{};
+    for (;;) {
+      const ssize_t n = ::read(pipe_fds[0], buffer.data(), buffer.size());
+      if (n > 0) {
+        out.append(buffer.data(), static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out.clear();
+  }
+  ::close(pipe_fds[0]);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out.size() == 40 || out.size() == 64 ? out : std::string();
+}
+
+}  // namespace
+
+Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what) {
+  if (descriptor.media_type != media_type::k_index && descriptor.media_type != media_type::k_docker_list) {
+    return descriptor;
+  }
+  auto bytes = layout.read_blob(descriptor);
+  if (!bytes) return fail(bytes.error());
+  auto json = parse_json(*bytes, what);
+  if (!json) return fail(json.error());
+  auto index = index_from_json(*json, what);
+  if (!index) return fail(index.error());
+  const Platform host = host_platform();
+  for (const auto& m : index->manifests) {
+    if (m.platform && m.platform->os == host.os && m.platform->architecture == host.architecture) return m;
+  }
+  return fail_input(std::string(what) + ": no image for " + host.architecture + "/" + host.os);
+}
+
+Result<BaseImage> open_layout_base(std::string_view spec) {
+  const std::string what = "base \"" + std::string(spec) + "\"";
+  if (!spec.starts_with("oci:")) return fail_input(what + ": expected oci:DIR[:REF]");
+  const auto rest = spec.substr(4);
+  const auto colon = rest.find(':');
+  const std::string dir(rest.substr(0, colon));
+  const std::string ref = colon == std::string_view::npos ? std::string() : std::string(rest.substr(colon + 1));
+  if (dir.empty()) return fail_input(what + ": the layout directory is empty");
+  auto layout = Layout::open(dir);
+  if (!layout) return fail(std::move(layout.error()).context(what));
+  auto index = layout->read_index();
+  if (!index) return fail(std::move(index.error()).context(what));
+  std::optional<Descriptor> found;
+  if (ref.empty()) {
+    if (index->manifests.size() != 1) {
+      return fail_input(what + ": the layout holds " + std::to_string(index->manifests.size()) +
+                        " images; name one as oci:" + dir + ":REF");
+    }
+    found = index->manifests.front();
+  } else {
+    for (const auto& d : index->manifests) {
+      if (d.annotation(annotation::k_ref_name) == ref) found = d;
+    }
+    if (!found) return fail_input(what + ": no image named \"" + ref + "\" in " + dir);
+  }
+  auto manifest = select_platform_manifest(*layout, *found, what);
+  if (!manifest) return fail(manifest.error());
+  return BaseImage{std::move(*layout), *manifest};
+}
+
+Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
+  auto previous = store.latest(request.module, request.name);
+  if (!previous) return fail(previous.error());
+
+  ImageConfig config;
+  Manifest manifest;
+  if (request.base) {
+    const std::string what = "base image " + request.base->manifest.digest.str();
+    auto manifest_bytes = request.base->layout.read_blob(request.base->manifest);
+    if (!manifest_bytes) return fail(std::move(manifest_bytes.error()).context(what));
+    auto manifest_json = parse_json(*manifest_bytes, what);
+    if (!manifest_json) return fail(manifest_json.error());
+    auto base_manifest = manifest_from_json(*manifest_json, what);
+    if (!base_manifest) return fail(base_manifest.error());
+    auto config_bytes = request.base->layout.read_blob(base_manifest->config);
+    if (!config_bytes) return fail(std::move(config_bytes.error()).context(what));
+    auto config_json = parse_json(*config_bytes, what + " config");
+    if (!config_json) return fail(config_json.error());
+    auto base_config = config_from_json(*config_json, what + " config");
+    if (!base_config) return fail(base_config.error());
+    if (base_config->diff_ids.size() != base_manifest->layers.size()) {
+      return fail_input(what + ": config lists " + std::to_string(base_config->diff_ids.size()) +
+                        " layers, manifest " + std::to_string(base_manifest->layers.size()));
+    }
+    config = std::move(*base_config);
+    // Base layers are reused by digest: copied into the store as they are, never re-packed.
+    for (const auto& layer : base_manifest->layers) {
+      auto copied = store.copy_blob(request.base->layout, layer);
+      if (!copied) return fail(std::move(copied.error()).context(what));
+      Descriptor d = layer;
+      d.media_type = oci_layer_type(layer.media_type);
+      manifest.layers.push_back(std::move(d));
+    }
+    manifest.annotations.emplace(annotation::k_base_digest, request.base->manifest.digest.str());
+  } else {
+    const Platform host = host_platform();
+    config.architecture = host.architecture;
+    config.os = host.os;
+    config.variant = host.variant;
+  }
+
+  auto layer = pack_layer(request, store, previous->has_value());
+  if (!layer) return fail(layer.error());
+
+  const std::string created = rfc3339(request.mtime);
+  config.created = created;
+  config.diff_ids.push_back(layer->diff_id);
+  config.history.push_back({created, "arec record", "", "", false});
+  merge_env(config.config, request.env);
+  if (!request.entrypoint.empty()) {
+    config.config["Entrypoint"] = request.entrypoint;
+    config.config.erase("Cmd");  // as Dockerfile ENTRYPOINT does: an inherited command no longer applies
+  }
+  auto config_text = canonical_json(to_json(config));
+  if (!config_text) return fail(std::move(config_text.error()).context("writing the image config"));
+  auto config_descriptor = store.put_blob(*config_text, media_type::k_config);
+  if (!config_descriptor) return fail(config_descriptor.error());
+
+  manifest.config = *config_descriptor;
+  manifest.layers.push_back(layer->descriptor);
+  auto manifest_text = canonical_json(to_json(manifest));
+  if (!manifest_text) return fail(manifest_text.error());
+  auto manifest_descriptor = store.put_blob(*manifest_text, media_type::k_manifest);
+  if (!manifest_descriptor) return fail(manifest_descriptor.error());
+  manifest_descriptor->platform = Platform{config.architecture, config.os, config.variant};
+
+  Record record;
+  record.module = request.module;
+  record.name = request.name;
+  record.manifest = *manifest_descriptor;
+  if (*previous && (*previous)->manifest.digest == record.manifest.digest) {
+    return RecordOutcome{**previous, false};  // nothing new: no lock, no write
+  }
+  record.recorded = now_rfc3339();
+  record.target = request.target;
+  record.config = request.config;
+  record.revision = request.revision.empty() ? git_revision() : request.revision;
+  if (request.base) record.base_digest = request.base->manifest.digest.str();
+  auto commit = store.commit(record);
+  if (!commit) return fail(commit.error());
+  return RecordOutcome{commit->record, commit->changed};
+}
+
+}  // namespace arec

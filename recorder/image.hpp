@@ -1,0 +1,47 @@
+// Recording: inputs -> layer -> config -> manifest -> store -> record.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recorder/layer.hpp"
+#include "recorder/store.hpp"
+
+namespace arec {
+
+// An image to build on: a manifest in some OCI layout (a local layout, or the store after a pull).
+struct BaseImage {
+  Layout layout;
+  Descriptor manifest;
+};
+
+// Finds `oci:DIR[:REF]` (skopeo's syntax): the manifest tagged REF, or the only one when REF is absent.
+// An index is resolved to the manifest for this machine's platform.
+Result<BaseImage> open_layout_base(std::string_view spec);
+// The manifest for the host platform behind `descriptor`, following an image index if it is one.
+Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what);
+
+struct RecordRequest {
+  std::string module;
+  std::string name;
+  std::vector<LayerEntry> entries;
+  std::optional<BaseImage> base;
+  std::vector<std::string> entrypoint;
+  std::vector<std::string> env;  // K=V
+  Compression compression = Compression::gzip;
+  unsigned threads = 1;
+  std::int64_t mtime = 0;  // SOURCE_DATE_EPOCH
+  std::string target;
+  std::string config;
+  std::string revision;  // empty: found from the git work tree around the working directory
+};
+
+struct RecordOutcome {
+  Record record;
+  bool changed = false;  // false when the store already held this digest as the latest
+};
+
+Result<RecordOutcome> record_image(const RecordRequest& request, Store& store);
+
+}  // namespace arec

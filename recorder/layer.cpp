@@ -1,0 +1,351 @@
+#include "recorder/layer.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <clocale>
+#include <locale.h>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <system_error>
+
+#include "recorder/fs.hpp"
+
+namespace arec {
+
+namespace fsys = std::filesystem;
+
+namespace {
+
+constexpr std::uint32_t k_dir_mode = 0755;
+constexpr std::size_t k_read_block = std::size_t{1} << 20;
+
+std::uint32_t normalised_file_mode(mode_t mode) { return (mode & 0111) != 0 ? 0755 : 0644; }
+
+std::string quoted(const fsys::path& p) { return "\"" + p.string() + "\""; }
+
+// Collects entries into a path-sorted map, refusing two different things at one path.
+class EntryMap {
+ public:
+  Status add(LayerEntry entry, const std::string& origin) {
+    if (auto s = add_parents(entry.path, origin); !s) return s;
+    return put(std::move(entry), origin);
+  }
+
+  std::vector<LayerEntry> take() {
+    std::vector<LayerEntry> out;
+    out.reserve(m_entries.size());
+    for (auto& [path, entry] : m_entries) out.push_back(std::move(entry.entry));
+    return out;
+  }
+
+ private:
+  struct Placed {
+    LayerEntry entry;
+    std::string origin;
+  };
+
+  Status add_parents(const std::string& path, const std::string& origin) {
+    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+      LayerEntry dir;
+      dir.type = LayerEntry::Type::directory;
+      dir.path = path.substr(0, slash);
+      dir.mode = k_dir_mode;
+      if (auto s = put(std::move(dir), origin); !s) return s;
+    }
+    return {};
+  }
+
+  Status put(LayerEntry entry, const std::string& origin) {
+    auto [it, inserted] = m_entries.try_emplace(entry.path, Placed{entry, origin});
+    if (inserted) return {};
+    const LayerEntry& existing = it->second.entry;
+    const bool both_dirs = existing.type == LayerEntry::Type::directory && entry.type == LayerEntry::Type::directory;
+    const bool same_file = existing.type == entry.type && existing.source == entry.source &&
+                           existing.link_target == entry.link_target && existing.mode == entry.mode;
+    if (both_dirs || same_file) return {};
+    return fail_input("/" + entry.path + " is given twice: by " + it->second.origin + " and by " + origin);
+  }
+
+  std::map<std::string, Placed> m_entries;
+};
+
+// True when a relative symlink at `link_path` (relative to its tree root) resolves outside that tree.
+bool escapes_tree(const std::string& link_path, const std::string& target) {
+  int depth = 0;
+  for (std::size_t i = 0; i < link_path.size(); ++i) {
+    if (link_path[i] == '/') ++depth;  // directories above the link, within the tree
+  }
+  std::size_t pos = 0;
+  while (pos <= target.size()) {
+    const std::size_t end = std::min(target.find('/', pos), target.size());
+    const std::string_view part(target.data() + pos, end - pos);
+    if (part == "..") {
+      if (--depth < 0) return true;
+    } else if (!part.empty() && part != ".") {
+      ++depth;
+    }
+    pos = end + 1;
+  }
+  return false;
+}
+
+Status collect_tree(const LayerInput& input, const std::string& root, EntryMap& entries) {
+  const std::string origin = "--dir " + input.source.string();
+  struct stat st {};
+  if (::lstat(input.source.c_str(), &st) != 0) {
+    return fail_input("--dir " + quoted(input.source) + ": " + fs::errno_text(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return fail_input("--dir " + quoted(input.source) + ": not a directory");
+  if (!root.empty()) {
+    if (auto s = entries.add({LayerEntry::Type::directory, root, {}, {}, k_dir_mode, 0}, origin); !s) return s;
+  }
+  std::error_code ec;
+  fsys::recursive_directory_iterator it(input.source, fsys::directory_options::none, ec);
+  if (ec) return fail_input("--dir " + quoted(input.source) + ": " + ec.message());
+  for (; it != fsys::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return fail_input("--dir " + quoted(input.source) + ": " + ec.message());
+    const fsys::path& source = it->path();
+    const std::string relative = source.lexically_relative(input.source).generic_string();
+    const std::string path = root.empty() ? relative : root + "/" + relative;
+    if (::lstat(source.c_str(), &st) != 0) return fail_input(quoted(source) + ": " + fs::errno_text(errno));
+    LayerEntry entry;
+    entry.path = path;
+    if (S_ISDIR(st.st_mode)) {
+      entry.type = LayerEntry::Type::directory;
+      entry.mode = k_dir_mode;
+    } else if (S_ISREG(st.st_mode)) {
+      entry.type = LayerEntry::Type::file;
+      entry.source = source;
+      entry.mode = normalised_file_mode(st.st_mode);
+      entry.size = st.st_size;
+    } else if (S_ISLNK(st.st_mode)) {
+      entry.type = LayerEntry::Type::symlink;
+      entry.mode = 0777;
+      std::error_code link_ec;
+      entry.link_target = fsys::read_symlink(source, link_ec).string();
+      if (link_ec) return fail_input(quoted(source) + ": reading symlink: " + link_ec.message());
+      // An absolute target names a path inside the image; a relative one must stay inside the tree.
+      if (!entry.link_target.empty() && entry.link_target[0] != '/' && escapes_tree(relative, entry.link_target)) {
+        return fail_input("--dir " + quoted(input.source) + ": symlink " + relative + " -> " + entry.link_target +
+                          " points outside the directory");
+      }
+    } else {
+      return fail_input(quoted(source) + ": not a regular file, directory or symlink");
+    }
+    if (auto s = entries.add(std::move(entry), origin); !s) return s;
+  }
+  return {};
+}
+
+Status collect_file(const LayerInput& input, const std::string& path, EntryMap& entries) {
+  const std::string origin = "--file " + input.source.string();
+  struct stat st {};
+  if (::stat(input.source.c_str(), &st) != 0) {
+    return fail_input("--file " + quoted(input.source) + ": " + fs::errno_text(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return fail_input("--file " + quoted(input.source) + ": is a directory (use --dir)");
+  if (!S_ISREG(st.st_mode)) return fail_input("--file " + quoted(input.source) + ": not a regular file");
+  if (::access(input.source.c_str(), R_OK) != 0) {
+    return fail_input("--file " + quoted(input.source) + ": " + fs::errno_text(errno));
+  }
+  std::error_code ec;
+  // A named file may be a symlink (libfoo.so -> libfoo.so.1): take what it names, then read that
+  // without following anything further.
+  fsys::path real = fsys::canonical(input.source, ec);
+  if (ec) return fail_input("--file " + quoted(input.source) + ": " + ec.message());
+  return entries.add({LayerEntry::Type::file, path, real, {}, normalised_file_mode(st.st_mode), st.st_size}, origin);
+}
+
+struct TarContext {
+  Hasher diff_id;
+  ByteSink* out = nullptr;
+  Status status;
+};
+
+la_ssize_t tar_write(archive*, void* data, const void* buffer, size_t length) {
+  auto* ctx = static_cast<TarContext*>(data);
+  const auto bytes = std::span(static_cast<const std::byte*>(buffer), length);
+  ctx->diff_id.update(bytes);
+  if (auto s = ctx->out->write(bytes); !s) {
+    ctx->status = s;
+    return -1;
+  }
+  return static_cast<la_ssize_t>(length);
+}
+
+struct ArchiveDeleter {
+  void operator()(archive* a) const { archive_write_free(a); }
+};
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+
+// libarchive converts names through the thread's locale. Under C.UTF-8 for the duration of a tar,
+// non-ASCII names become standard pax `path` records, and the bytes never depend on the user's LANG.
+class Utf8Locale {
+ public:
+  Utf8Locale() : m_locale(newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr))) {
+    if (m_locale != nullptr) m_previous = uselocale(m_locale);
+  }
+  ~Utf8Locale() {
+    if (m_locale == nullptr) return;
+    uselocale(m_previous);
+    freelocale(m_locale);
+  }
+  Utf8Locale(const Utf8Locale&) = delete;
+  Utf8Locale& operator=(const Utf8Locale&) = delete;
+
+ private:
+  locale_t m_locale;
+  locale_t m_previous = nullptr;
+};
+
+Status copy_file_data(archive* a, const LayerEntry& entry, std::vector<std::byte>& buffer, TarContext& ctx) {
+  auto fd = fs::open_read(entry.source, fs::FollowSymlinks::no);
+  if (!fd) return fail(fd.error());
+  std::int64_t remaining = entry.size;
+  while (remaining > 0) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(buffer.size())));
+    auto n = fs::read_some(fd->get(), std::span(buffer.data(), want), entry.source);
+    if (!n) return fail(n.error());
+    if (*n == 0) return fail_input(quoted(entry.source) + ": shrank while being recorded");
+    if (archive_write_data(a, buffer.data(), *n) < 0) {
+      if (!ctx.status) return ctx.status;
+      return fail_input("writing layer: " + std::string(archive_error_string(a)));
+    }
+    remaining -= static_cast<std::int64_t>(*n);
+  }
+  std::byte probe[1];
+  auto n = fs::read_some(fd->get(), probe, entry.source);
+  if (!n) return fail(n.error());
+  if (*n != 0) return fail_input(quoted(entry.source) + ": grew while being recorded");
+  return {};
+}
+
+}  // namespace
+
+Result<std::string> normalise_image_path(std::string_view path, std::string_view what) {
+  if (path.empty() || path.front() != '/') {
+    return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must be an absolute path");
+  }
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < path.size()) {
+    const std::size_t end = std::min(path.find('/', pos), path.size());
+    const std::string_view part = path.substr(pos, end - pos);
+    if (part == "..") {
+      return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must not contain \"..\"");
+    }
+    if (!part.empty() && part != ".") {
+      if (!out.empty()) out.push_back('/');
+      out.append(part);
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+Result<LayerInput> parse_layer_input(LayerInput::Kind kind, std::string_view spec) {
+  LayerInput input;
+  input.kind = kind;
+  const auto eq = spec.find('=');
+  input.source = std::string(spec.substr(0, eq));
+  const char* flag = kind == LayerInput::Kind::file ? "--file" : "--dir";
+  if (input.source.empty()) return fail_input(std::string(flag) + " \"" + std::string(spec) + "\": source is empty");
+  if (eq != std::string_view::npos) {
+    input.destination = std::string(spec.substr(eq + 1));
+    auto normal = normalise_image_path(input.destination, std::string(flag) + " " + std::string(spec));
+    if (!normal) return fail(normal.error());
+  } else if (kind == LayerInput::Kind::file) {
+    input.destination = "/usr/local/bin/" + input.source.filename().string();
+  } else {
+    input.destination = "/";
+  }
+  return input;
+}
+
+Result<std::vector<LayerEntry>> collect_entries(const std::vector<LayerInput>& inputs) {
+  EntryMap entries;
+  for (const auto& input : inputs) {
+    const char* flag = input.kind == LayerInput::Kind::file ? "--file" : "--dir";
+    auto path = normalise_image_path(input.destination, std::string(flag) + " " + input.source.string());
+    if (!path) return fail(path.error());
+    Status s = input.kind == LayerInput::Kind::file ? collect_file(input, *path, entries)
+                                                    : collect_tree(input, *path, entries);
+    if (!s) return fail(s.error());
+  }
+  auto out = entries.take();
+  if (out.empty()) return fail_input("nothing to record: give at least one --file or --dir");
+  return out;
+}
+
+Result<Digest> write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out) {
+  const Utf8Locale utf8_names;
+  TarContext ctx;
+  ctx.out = &out;
+  std::unique_ptr<archive, ArchiveDeleter> a(archive_write_new());
+  // pax_restricted is ustar unless a name or size needs an extension, and never writes atime/ctime.
+  archive_write_set_format_pax_restricted(a.get());
+  archive_write_set_bytes_per_block(a.get(), static_cast<int>(k_read_block));
+  // No padding after the end-of-archive blocks: the stream ends where the tar ends.
+  archive_write_set_bytes_in_last_block(a.get(), 1);
+  if (archive_write_open2(a.get(), &ctx, nullptr, tar_write, nullptr, nullptr) != ARCHIVE_OK) {
+    return fail_input("starting layer: " + std::string(archive_error_string(a.get())));
+  }
+  std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+  std::vector<std::byte> buffer(k_read_block);
+  for (const auto& entry : entries) {
+    archive_entry_clear(e.get());
+    switch (entry.type) {
+      case LayerEntry::Type::directory:
+        archive_entry_copy_pathname(e.get(), (entry.path + "/").c_str());
+        archive_entry_set_filetype(e.get(), AE_IFDIR);
+        break;
+      case LayerEntry::Type::file:
+        archive_entry_copy_pathname(e.get(), entry.path.c_str());
+        archive_entry_set_filetype(e.get(), AE_IFREG);
+        archive_entry_set_size(e.get(), entry.size);
+        break;
+      case LayerEntry::Type::symlink:
+        archive_entry_copy_pathname(e.get(), entry.path.c_str());
+        archive_entry_set_filetype(e.get(), AE_IFLNK);
+        archive_entry_copy_symlink(e.get(), entry.link_target.c_str());
+        break;
+    }
+    archive_entry_set_perm(e.get(), static_cast<mode_t>(entry.mode));
+    archive_entry_set_uid(e.get(), 0);
+    archive_entry_set_gid(e.get(), 0);
+    archive_entry_set_mtime(e.get(), options.mtime, 0);
+    if (archive_write_header(a.get(), e.get()) < ARCHIVE_WARN) {
+      if (!ctx.status) return fail(ctx.status.error());
+      return fail_input("writing layer entry /" + entry.path + ": " + archive_error_string(a.get()));
+    }
+    if (entry.type == LayerEntry::Type::file) {
+      if (auto s = copy_file_data(a.get(), entry, buffer, ctx); !s) return fail(s.error());
+    }
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK) {
+    if (!ctx.status) return fail(ctx.status.error());
+    return fail_input("finishing layer: " + std::string(archive_error_string(a.get())));
+  }
+  if (auto s = out.finish(); !s) return fail(s.error());
+  return ctx.diff_id.finish();
+}
+
+Result<std::int64_t> source_date_epoch() {
+  const char* env = std::getenv("SOURCE_DATE_EPOCH");
+  if (env == nullptr || *env == '\0') return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(env, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 0) {
+    return fail_input("SOURCE_DATE_EPOCH \"" + std::string(env) + "\": not a non-negative integer of seconds");
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+}  // namespace arec

@@ -1,0 +1,58 @@
+// A layer is a reproducible tar of a target's outputs (rule 7): entries sorted by path, one fixed mtime,
+// owner 0:0 with empty names, modes normalised, no atime/ctime, no extended attributes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "recorder/compress.hpp"
+#include "recorder/digest.hpp"
+#include "recorder/error.hpp"
+
+namespace arec {
+
+// One input as the user named it: a file or a directory tree, and where it goes in the image.
+struct LayerInput {
+  enum class Kind { file, directory };
+  Kind kind = Kind::file;
+  std::filesystem::path source;
+  std::string destination;  // absolute image path; a file without one goes to /usr/local/bin/<basename>
+};
+
+// Parses `SRC[=DEST]` as the command line and the CMake module spell it.
+Result<LayerInput> parse_layer_input(LayerInput::Kind kind, std::string_view spec);
+
+// One tar entry. `path` is relative to the image root with no leading slash ("usr/local/bin/app").
+struct LayerEntry {
+  enum class Type { file, directory, symlink };
+  Type type = Type::file;
+  std::string path;
+  std::filesystem::path source;  // files: where the bytes are read from
+  std::string link_target;       // symlinks
+  std::uint32_t mode = 0;        // normalised permission bits
+  std::int64_t size = 0;         // files: the size seen when collected
+};
+
+// Walks the inputs into a sorted entry list, with every parent directory present. Directory trees are
+// read with lstat and never followed through symlinks; a relative symlink that would resolve outside
+// its tree is refused. Two inputs that put different things at one path are refused.
+Result<std::vector<LayerEntry>> collect_entries(const std::vector<LayerInput>& inputs);
+
+// Normalises an absolute image path ("/usr//local/./bin/" -> "usr/local/bin"); refuses relative paths
+// and "..". `what` names the input in messages.
+Result<std::string> normalise_image_path(std::string_view path, std::string_view what);
+
+struct TarOptions {
+  std::int64_t mtime = 0;  // SOURCE_DATE_EPOCH
+};
+
+// Writes the entries as a tar stream into `out`, returning the DiffID (the digest of that stream).
+// Files are read once, in large blocks; a file that changed size since collection is an error.
+Result<Digest> write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out);
+
+// SOURCE_DATE_EPOCH when set (an error when it is not a non-negative integer), else 0.
+Result<std::int64_t> source_date_epoch();
+
+}  // namespace arec

@@ -1,0 +1,120 @@
+// The OCI image model (image-spec v1.1): descriptors, manifests, configs and indexes, with JSON
+// round-trips. Nothing here knows where an image lives.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "recorder/digest.hpp"
+#include "recorder/error.hpp"
+
+namespace arec {
+
+namespace media_type {
+inline constexpr std::string_view k_manifest = "application/vnd.oci.image.manifest.v1+json";
+inline constexpr std::string_view k_index = "application/vnd.oci.image.index.v1+json";
+inline constexpr std::string_view k_config = "application/vnd.oci.image.config.v1+json";
+inline constexpr std::string_view k_layer_tar = "application/vnd.oci.image.layer.v1.tar";
+inline constexpr std::string_view k_layer_gzip = "application/vnd.oci.image.layer.v1.tar+gzip";
+inline constexpr std::string_view k_layer_zstd = "application/vnd.oci.image.layer.v1.tar+zstd";
+inline constexpr std::string_view k_empty = "application/vnd.oci.empty.v1+json";
+// Docker's schema 2 types, accepted when reading a base image.
+inline constexpr std::string_view k_docker_manifest = "application/vnd.docker.distribution.manifest.v2+json";
+inline constexpr std::string_view k_docker_list = "application/vnd.docker.distribution.manifest.list.v2+json";
+inline constexpr std::string_view k_docker_config = "application/vnd.docker.container.image.v1+json";
+inline constexpr std::string_view k_docker_layer_gzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
+}  // namespace media_type
+
+namespace annotation {
+inline constexpr std::string_view k_ref_name = "org.opencontainers.image.ref.name";
+inline constexpr std::string_view k_created = "org.opencontainers.image.created";
+inline constexpr std::string_view k_revision = "org.opencontainers.image.revision";
+inline constexpr std::string_view k_base_digest = "org.opencontainers.image.base.digest";
+}  // namespace annotation
+
+using Annotations = std::map<std::string, std::string>;
+
+struct Platform {
+  std::string architecture;
+  std::string os;
+  std::string variant;
+};
+
+struct Descriptor {
+  std::string media_type;
+  Digest digest;
+  std::int64_t size = 0;
+  std::string artifact_type;
+  std::vector<std::string> urls;
+  Annotations annotations;
+  std::optional<Platform> platform;
+
+  // The value of an annotation, or empty when absent.
+  std::string annotation(std::string_view key) const;
+};
+
+struct Manifest {
+  std::string media_type{media_type::k_manifest};
+  std::string artifact_type;
+  Descriptor config;
+  std::vector<Descriptor> layers;
+  std::optional<Descriptor> subject;
+  Annotations annotations;
+};
+
+struct Index {
+  std::string media_type{media_type::k_index};
+  std::vector<Descriptor> manifests;
+  Annotations annotations;
+};
+
+struct HistoryEntry {
+  std::string created;
+  std::string created_by;
+  std::string author;
+  std::string comment;
+  bool empty_layer = false;
+};
+
+// The image configuration. `config` (execution parameters) and any top-level keys arec does not model
+// are kept as JSON so that a base image's settings survive being extended.
+struct ImageConfig {
+  std::string created;
+  std::string author;
+  std::string architecture;
+  std::string os;
+  std::string variant;
+  nlohmann::json config = nlohmann::json::object();
+  std::vector<Digest> diff_ids;
+  std::vector<HistoryEntry> history;
+  nlohmann::json unknown = nlohmann::json::object();
+};
+
+nlohmann::json to_json(const Descriptor& descriptor);
+nlohmann::json to_json(const Manifest& manifest);
+nlohmann::json to_json(const Index& index);
+nlohmann::json to_json(const ImageConfig& config);
+
+// Parsers name the JSON path of what is wrong; `what` names the document in messages.
+Result<Descriptor> descriptor_from_json(const nlohmann::json& json, std::string_view what);
+Result<Manifest> manifest_from_json(const nlohmann::json& json, std::string_view what);
+Result<Index> index_from_json(const nlohmann::json& json, std::string_view what);
+Result<ImageConfig> config_from_json(const nlohmann::json& json, std::string_view what);
+
+// Parses bytes as JSON, with the byte offset of a syntax error in the message.
+Result<nlohmann::json> parse_json(std::string_view bytes, std::string_view what);
+
+// The one serialisation arec writes: keys sorted, no insignificant whitespace, UTF-8. Equal content
+// therefore has equal bytes and equal digests. Fails on strings that are not valid UTF-8.
+Result<std::string> canonical_json(const nlohmann::json& json);
+
+// The platform arec runs on, in OCI terms (GOARCH/GOOS names: amd64, arm64, linux).
+Platform host_platform();
+
+}  // namespace arec

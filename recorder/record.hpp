@@ -1,0 +1,55 @@
+// A record names an artifact by module, name and digest, plus facts that hold no address (rule 1).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "recorder/oci.hpp"
+
+namespace arec {
+
+namespace annotation {
+inline constexpr std::string_view k_module = "dev.arec.module";
+inline constexpr std::string_view k_name = "dev.arec.name";
+inline constexpr std::string_view k_target = "dev.arec.target";
+inline constexpr std::string_view k_config = "dev.arec.config";
+}  // namespace annotation
+
+struct Record {
+  std::string module;
+  std::string name;
+  Descriptor manifest;      // digest, size and media type of the image manifest
+  std::string recorded;     // RFC 3339 UTC time the record was made
+  std::string target;       // the build target, when known
+  std::string config;       // the build configuration (Debug, Release), when known
+  std::string revision;     // source revision, when recorded inside a git work tree
+  std::string base_digest;  // the manifest digest of the base image, when there is one
+
+  std::string repository() const { return module + "/" + name; }
+  // "module/name@sha256:..." — the identity arec prints.
+  std::string identity() const { return repository() + "@" + manifest.digest.str(); }
+};
+
+// True for one OCI repository path component: [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*
+bool is_path_component(std::string_view text);
+
+// Checks a module or name; `what` is "module" or "name".
+Status validate_record_part(std::string_view value, std::string_view what);
+
+// The index.json descriptor of a record: the manifest descriptor plus address-free annotations.
+// `latest` adds org.opencontainers.image.ref.name = module/name, which tools look images up by.
+Descriptor to_descriptor(const Record& record, bool latest);
+// The record behind an index.json descriptor, or nothing for descriptors arec did not write.
+std::optional<Record> record_from_descriptor(const Descriptor& descriptor);
+
+nlohmann::json to_json(const Record& record);
+
+// The current time as RFC 3339 UTC ("2026-12-02T11:39:53Z").
+std::string now_rfc3339();
+// Seconds since the epoch as RFC 3339 UTC.
+std::string rfc3339(std::int64_t seconds);
+
+}  // namespace arec

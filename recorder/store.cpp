@@ -1,0 +1,271 @@
+#include "recorder/store.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace arec {
+
+namespace {
+
+constexpr std::string_view k_layout_file = R"({"imageLayoutVersion":"1.0.0"})";
+constexpr std::size_t k_write_buffer = std::size_t{1} << 20;
+
+std::string in_store(const fs::Path& dir, std::string_view what) { return (dir / what).string(); }
+
+bool path_exists(const fs::Path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+// ---- Layout ----------------------------------------------------------------------------------------
+
+Result<Layout> Layout::open(const fs::Path& dir) {
+  const auto layout_file = dir / "oci-layout";
+  auto text = fs::read_file(layout_file);
+  if (!text) return fail_input(dir.string() + ": not an OCI image layout (no readable oci-layout file)");
+  auto json = parse_json(*text, layout_file.string());
+  if (!json) return fail(json.error());
+  if (!json->is_object() || !json->contains("imageLayoutVersion")) {
+    return fail_input(layout_file.string() + ": imageLayoutVersion is missing");
+  }
+  return Layout(dir);
+}
+
+fs::Path Layout::blob_path(const Digest& digest) const {
+  return m_dir / "blobs" / std::string(digest.algorithm_name()) / digest.hex();
+}
+
+bool Layout::has_blob(const Digest& digest) const { return path_exists(blob_path(digest)); }
+
+Result<Index> Layout::read_index() const {
+  const auto path = m_dir / "index.json";
+  auto text = fs::read_file(path);
+  if (!text) return fail(text.error());
+  auto json = parse_json(*text, path.string());
+  if (!json) return fail(json.error());
+  return index_from_json(*json, path.string());
+}
+
+Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
+  const auto path = blob_path(descriptor.digest);
+  auto bytes = fs::read_file(path);
+  if (!bytes) return fail(bytes.error());
+  if (static_cast<std::int64_t>(bytes->size()) != descriptor.size) {
+    return fail_input(path.string() + ": size " + std::to_string(bytes->size()) + " does not match the descriptor's " +
+                      std::to_string(descriptor.size));
+  }
+  if (digest_of(*bytes, descriptor.digest.algorithm()) != descriptor.digest) {
+    return fail_input(path.string() + ": content does not match its digest");
+  }
+  return bytes;
+}
+
+// ---- BlobWriter ------------------------------------------------------------------------------------
+
+BlobWriter::BlobWriter(fs::AtomicFile file, fs::Path blobs_dir, Hashing hashing)
+    : m_file(std::move(file)), m_blobs_dir(std::move(blobs_dir)) {
+  if (hashing == Hashing::yes) m_hasher.emplace();
+  m_buffer.reserve(k_write_buffer);
+}
+
+Status BlobWriter::write(std::span<const std::byte> data) {
+  if (m_hasher) m_hasher->update(data);
+  m_size += static_cast<std::int64_t>(data.size());
+  if (m_buffer.size() + data.size() > k_write_buffer) {
+    if (auto s = flush(); !s) return s;
+  }
+  if (data.size() >= k_write_buffer) return m_file.write(data);
+  m_buffer.insert(m_buffer.end(), data.begin(), data.end());
+  return {};
+}
+
+Status BlobWriter::flush() {
+  if (m_buffer.empty()) return {};
+  auto s = m_file.write(m_buffer);
+  m_buffer.clear();
+  return s;
+}
+
+Status BlobWriter::finish() { return flush(); }
+
+Result<Descriptor> BlobWriter::commit(std::string_view media_type, std::optional<Digest> known) {
+  if (auto s = flush(); !s) return fail(s.error());
+  Descriptor d;
+  d.media_type = std::string(media_type);
+  d.size = m_size;
+  d.digest = known ? *known : m_hasher->finish();
+  const auto target = m_blobs_dir / std::string(d.digest.algorithm_name()) / d.digest.hex();
+  if (path_exists(target)) return d;  // content-addressed: what is there is the same bytes; the temp goes away
+  m_file.retarget(target);
+  if (auto s = m_file.commit(); !s) return fail(s.error());
+  return d;
+}
+
+// ---- Store -----------------------------------------------------------------------------------------
+
+fs::Path default_store_dir() {
+  if (const char* env = std::getenv("AREC_STORE"); env != nullptr && *env != '\0') return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && *xdg != '\0') {
+    return fs::Path(xdg) / "arec" / "store";
+  }
+  const char* home = std::getenv("HOME");
+  return fs::Path(home != nullptr ? home : ".") / ".local" / "share" / "arec" / "store";
+}
+
+std::chrono::milliseconds Store::lock_timeout() {
+  if (const char* env = std::getenv("AREC_LOCK_TIMEOUT"); env != nullptr && *env != '\0') {
+    const double seconds = std::strtod(env, nullptr);
+    if (seconds > 0) return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  }
+  return std::chrono::seconds(120);
+}
+
+Result<Store> Store::open_existing(const fs::Path& dir) {
+  auto layout = Layout::open(dir);
+  if (!layout) return fail(layout.error());
+  return Store(dir);
+}
+
+Result<Store> Store::open(const fs::Path& dir) {
+  const std::string what = "store " + dir.string();
+  if (!path_exists(dir / "oci-layout")) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec)) {
+      return fail_input(what + ": exists and is not an OCI image layout; give an empty or new directory");
+    }
+  }
+  for (const auto& sub : {dir / "blobs" / "sha256", dir / "arec" / "tmp", dir / "arec" / "layers"}) {
+    if (auto s = fs::make_directories(sub); !s) return fail(std::move(s.error()).context(what));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) return fail_input(what + ": not writable: " + fs::errno_text(errno));
+  Store store(dir);
+  // Concurrent first recorders may both get here: each writes identical content atomically.
+  if (!path_exists(dir / "oci-layout")) {
+    if (auto s = fs::write_file_atomic(store.temp_dir(), dir / "oci-layout", k_layout_file); !s) {
+      return fail(std::move(s.error()).context(what));
+    }
+  }
+  if (!path_exists(dir / "index.json")) {
+    auto lock = fs::FileLock::acquire(store.lock_path(), lock_timeout());
+    if (!lock) return fail(lock.error());
+    if (!path_exists(dir / "index.json")) {
+      if (auto s = store.write_index(Index{}); !s) return fail(std::move(s.error()).context(what));
+    }
+  }
+  return store;
+}
+
+Result<BlobWriter> Store::begin_blob(Hashing hashing) {
+  auto file = fs::AtomicFile::create(temp_dir(), {});
+  if (!file) return fail(file.error());
+  return BlobWriter(std::move(*file), m_dir / "blobs", hashing);
+}
+
+Result<Descriptor> Store::put_blob(std::string_view bytes, std::string_view media_type) {
+  const Digest digest = digest_of(bytes);
+  Descriptor d{std::string(media_type), digest, static_cast<std::int64_t>(bytes.size()), {}, {}, {}, {}};
+  if (has_blob(digest)) return d;
+  auto writer = begin_blob(Hashing::no);
+  if (!writer) return fail(writer.error());
+  if (auto s = writer->write(std::as_bytes(std::span(bytes.data(), bytes.size()))); !s) return fail(s.error());
+  return writer->commit(media_type, digest);
+}
+
+Result<Descriptor> Store::copy_blob(const Layout& from, const Descriptor& descriptor) {
+  if (has_blob(descriptor.digest)) return descriptor;
+  const auto source = from.blob_path(descriptor.digest);
+  auto fd = fs::open_read(source);
+  if (!fd) return fail(fd.error());
+  auto writer = begin_blob(Hashing::no);
+  if (!writer) return fail(writer.error());
+  Hasher hasher(descriptor.digest.algorithm());
+  std::vector<std::byte> buffer(k_write_buffer);
+  std::int64_t size = 0;
+  for (;;) {
+    auto n = fs::read_some(fd->get(), buffer, source);
+    if (!n) return fail(n.error());
+    if (*n == 0) break;
+    const auto chunk = std::span(buffer.data(), *n);
+    hasher.update(chunk);
+    size += static_cast<std::int64_t>(*n);
+    if (auto s = writer->write(chunk); !s) return fail(s.error());
+  }
+  if (size != descriptor.size || hasher.finish() != descriptor.digest) {
+    return fail_input(source.string() + ": content does not match " + descriptor.digest.str());
+  }
+  return writer->commit(descriptor.media_type, descriptor.digest);
+}
+
+std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression compression) const {
+  const auto path = m_dir / "arec" / "layers" / (diff_id.hex() + "." + std::string(compression_name(compression)));
+  auto text = fs::read_file(path);
+  if (!text) return std::nullopt;
+  auto json = parse_json(*text, path.string());
+  if (!json) return std::nullopt;
+  auto d = descriptor_from_json(*json, path.string());
+  if (!d) return std::nullopt;
+  struct stat st {};
+  if (::stat(blob_path(d->digest).c_str(), &st) != 0 || st.st_size != d->size) return std::nullopt;
+  return *d;
+}
+
+void Store::remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const {
+  const auto path = m_dir / "arec" / "layers" / (diff_id.hex() + "." + std::string(compression_name(compression)));
+  auto text = canonical_json(to_json(layer));
+  // Only a shortcut: failing to remember costs a recompression next time, nothing else.
+  if (text) (void)fs::write_file_atomic(temp_dir(), path, *text);
+}
+
+Result<std::vector<Record>> Store::records(History history) const {
+  auto index = read_index();
+  if (!index) return fail(index.error());
+  std::vector<Record> out;
+  for (const auto& d : index->manifests) {
+    if (history == History::latest && d.annotation(annotation::k_ref_name).empty()) continue;
+    auto record = record_from_descriptor(d);
+    if (!record) continue;
+    if (history == History::latest && d.annotation(annotation::k_ref_name) != record->repository()) continue;
+    out.push_back(std::move(*record));
+  }
+  return out;
+}
+
+Result<std::optional<Record>> Store::latest(std::string_view module, std::string_view name) const {
+  auto all = records(History::latest);
+  if (!all) return fail(all.error());
+  for (auto& r : *all) {
+    if (r.module == module && r.name == name) return std::optional<Record>(std::move(r));
+  }
+  return std::optional<Record>();
+}
+
+Result<Store::Commit> Store::commit(const Record& record) const {
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  auto index = read_index();
+  if (!index) return fail(index.error());
+  const std::string ref = record.repository();
+  for (auto& d : index->manifests) {
+    if (d.annotation(annotation::k_ref_name) != ref) continue;
+    if (auto existing = record_from_descriptor(d); existing && existing->manifest.digest == record.manifest.digest) {
+      return Commit{*existing, false};
+    }
+    d.annotations.erase(std::string(annotation::k_ref_name));
+  }
+  index->manifests.push_back(to_descriptor(record, true));
+  if (auto s = write_index(*index); !s) return fail(s.error());
+  return Commit{record, true};
+}
+
+Status Store::write_index(const Index& index) const {
+  auto text = canonical_json(to_json(index));
+  if (!text) return fail(std::move(text.error()).context("writing " + in_store(m_dir, "index.json")));
+  return fs::write_file_atomic(temp_dir(), m_dir / "index.json", *text);
+}
+
+}  // namespace arec

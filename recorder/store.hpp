@@ -1,0 +1,107 @@
+// The store: an OCI image layout directory (image-layout.md) that is also arec's record book.
+//
+//   oci-layout, index.json, blobs/<alg>/<hex>   the layout, readable by skopeo, umoci and any OCI tool
+//   arec/lock                                   serialises writers of index.json (flock)
+//   arec/tmp/                                   temporaries, renamed into place when complete
+//   arec/layers/<hex>.<compression>             compressed layer known for a DiffID, to skip recompression
+//
+// index.json holds every record ever made, oldest first: the latest of each module/name carries
+// org.opencontainers.image.ref.name, earlier ones are its history. One atomic rename commits a record,
+// so the latest view and the history can never disagree, whatever is killed when.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recorder/compress.hpp"
+#include "recorder/fs.hpp"
+#include "recorder/oci.hpp"
+#include "recorder/record.hpp"
+
+namespace arec {
+
+// Any OCI image layout, read side: the store itself, or a base image's layout.
+class Layout {
+ public:
+  static Result<Layout> open(const fs::Path& dir);
+
+  const fs::Path& dir() const { return m_dir; }
+  fs::Path blob_path(const Digest& digest) const;
+  bool has_blob(const Digest& digest) const;
+  Result<Index> read_index() const;
+  // A small blob (manifest, config), verified against the descriptor's size and digest.
+  Result<std::string> read_blob(const Descriptor& descriptor) const;
+
+ protected:
+  explicit Layout(fs::Path dir) : m_dir(std::move(dir)) {}
+  fs::Path m_dir;
+};
+
+enum class Hashing { yes, no };
+
+// A blob being written: bytes go to a temporary file (hashed unless the caller already knows the
+// digest) and become blobs/<alg>/<hex> on commit. Dropped without commit, nothing is left.
+class BlobWriter final : public ByteSink {
+ public:
+  BlobWriter(fs::AtomicFile file, fs::Path blobs_dir, Hashing hashing);
+  Status write(std::span<const std::byte> data) override;
+  Status finish() override;
+  // Commits under the digest of what was written (Hashing::yes) or the digest given (Hashing::no).
+  Result<Descriptor> commit(std::string_view media_type, std::optional<Digest> known = std::nullopt);
+
+ private:
+  Status flush();
+
+  fs::AtomicFile m_file;
+  fs::Path m_blobs_dir;
+  std::optional<Hasher> m_hasher;
+  std::vector<std::byte> m_buffer;
+  std::int64_t m_size = 0;
+};
+
+enum class History { latest, all };
+
+class Store : public Layout {
+ public:
+  // Opens the store at `dir`, creating it when missing. A directory that exists, is not empty and is
+  // not an OCI layout is refused rather than written into.
+  static Result<Store> open(const fs::Path& dir);
+  // Opens an existing store without creating anything (for readers).
+  static Result<Store> open_existing(const fs::Path& dir);
+
+  Result<BlobWriter> begin_blob(Hashing hashing);
+  Result<Descriptor> put_blob(std::string_view bytes, std::string_view media_type);
+  // Copies a blob from another layout, streamed and verified; skipped when already present.
+  Result<Descriptor> copy_blob(const Layout& from, const Descriptor& descriptor);
+
+  std::optional<Descriptor> cached_layer(const Digest& diff_id, Compression compression) const;
+  void remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const;
+
+  Result<std::vector<Record>> records(History history) const;
+  // The latest record of module/name, if any. Reads without the lock: index.json is replaced atomically.
+  Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
+
+  struct Commit {
+    Record record;  // what the store holds as the latest of module/name
+    bool changed;   // false when it already held exactly this digest
+  };
+  // Makes `record` the latest of its module/name, under the store lock.
+  Result<Commit> commit(const Record& record) const;
+
+  fs::Path temp_dir() const { return m_dir / "arec" / "tmp"; }
+  fs::Path lock_path() const { return m_dir / "arec" / "lock"; }
+
+  // How long a writer waits for the lock: AREC_LOCK_TIMEOUT seconds, default 120.
+  static std::chrono::milliseconds lock_timeout();
+
+ private:
+  using Layout::Layout;
+  Status write_index(const Index& index) const;
+};
+
+// The store directory when none is given: AREC_STORE, else ${XDG_DATA_HOME:-~/.local/share}/arec/store.
+fs::Path default_store_dir();
+
+}  // namespace arec

@@ -1,0 +1,171 @@
+#include "registry-client/reference.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "recorder/digest.hpp"
+#include "recorder/record.hpp"
+
+namespace arec {
+
+namespace {
+
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_word(char c) { return is_alnum(c) || c == '_'; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// domain-component := [a-zA-Z0-9] | [a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]
+bool is_domain_component(std::string_view s) {
+  if (s.empty() || !is_alnum(s.front()) || !is_alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return is_alnum(c) || c == '-'; });
+}
+
+Error invalid(std::string_view text, const std::string& problem) {
+  return Error::input("reference \"" + std::string(text) + "\": " + problem);
+}
+
+Status check_domain(std::string_view text, std::string_view domain) {
+  std::string_view host = domain;
+  std::string_view port;
+  if (domain.front() == '[') {
+    const auto close = domain.find(']');
+    if (close == std::string_view::npos) return fail(invalid(text, "domain \"" + std::string(domain) + "\": unclosed '['"));
+    const auto inside = domain.substr(1, close - 1);
+    if (inside.empty() || !std::all_of(inside.begin(), inside.end(), [](char c) { return is_hex(c) || c == ':'; })) {
+      return fail(invalid(text, "domain \"" + std::string(domain) + "\": not an IPv6 address"));
+    }
+    host = domain.substr(0, close + 1);
+    const auto after = domain.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return fail(invalid(text, "domain \"" + std::string(domain) + "\": junk after ']'"));
+      port = after.substr(1);
+      if (port.empty()) return fail(invalid(text, "domain \"" + std::string(domain) + "\": empty port"));
+    }
+  } else {
+    const auto colon = domain.find(':');
+    if (colon != std::string_view::npos) {
+      host = domain.substr(0, colon);
+      port = domain.substr(colon + 1);
+      if (port.empty()) return fail(invalid(text, "domain \"" + std::string(domain) + "\": empty port"));
+    }
+    std::size_t pos = 0;
+    while (pos <= host.size()) {
+      const auto end = std::min(host.find('.', pos), host.size());
+      const auto component = host.substr(pos, end - pos);
+      if (!is_domain_component(component)) {
+        return fail(invalid(text, "domain \"" + std::string(domain) + "\": \"" + std::string(component) +
+                                      "\" is not a host name component"));
+      }
+      pos = end + 1;
+    }
+  }
+  if (!port.empty() && !std::all_of(port.begin(), port.end(), is_digit)) {
+    return fail(invalid(text, "domain \"" + std::string(domain) + "\": port \"" + std::string(port) + "\" is not a number"));
+  }
+  return {};
+}
+
+Status check_path(std::string_view text, std::string_view path) {
+  if (path.empty()) return fail(invalid(text, "repository path is empty"));
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const auto end = std::min(path.find('/', pos), path.size());
+    const auto component = path.substr(pos, end - pos);
+    if (component.empty()) return fail(invalid(text, "repository path \"" + std::string(path) + "\" has an empty component"));
+    if (!is_path_component(component)) {
+      if (is_path_component(lower(component))) {
+        return fail(invalid(text, "repository path component \"" + std::string(component) + "\" must be lowercase"));
+      }
+      return fail(invalid(text, "repository path component \"" + std::string(component) +
+                                    "\" is invalid (lowercase letters and digits separated by '.', '_', '__' or '-')"));
+    }
+    pos = end + 1;
+  }
+  if (path.size() > k_max_path_length) {
+    return fail(invalid(text, "repository path is " + std::to_string(path.size()) + " characters, more than " +
+                                  std::to_string(k_max_path_length)));
+  }
+  return {};
+}
+
+// tag := [\w][\w.-]{0,127}
+Status check_tag(std::string_view text, std::string_view tag) {
+  const bool ok = !tag.empty() && tag.size() <= 128 && is_word(tag.front()) &&
+                  std::all_of(tag.begin(), tag.end(), [](char c) { return is_word(c) || c == '.' || c == '-'; });
+  if (!ok) {
+    return fail(invalid(text, "tag \"" + std::string(tag) + "\" is invalid (up to 128 of [A-Za-z0-9_.-], not starting with '.' or '-')"));
+  }
+  return {};
+}
+
+Status check_digest(std::string_view text, std::string_view digest) {
+  auto parsed = Digest::parse(digest);
+  if (!parsed) return fail(invalid(text, parsed.error().message));
+  return {};
+}
+
+}  // namespace
+
+Result<Reference> Reference::parse(std::string_view text) {
+  if (text.empty()) return fail(invalid(text, "is empty"));
+  Reference ref;
+  std::string_view rest = text;
+  if (const auto at = rest.find('@'); at != std::string_view::npos) {
+    ref.digest = std::string(rest.substr(at + 1));
+    rest = rest.substr(0, at);
+    if (auto s = check_digest(text, ref.digest); !s) return fail(s.error());
+  }
+  if (const auto colon = rest.rfind(':'); colon != std::string_view::npos && rest.find('/', colon) == std::string_view::npos &&
+                                          rest.find(']', colon) == std::string_view::npos) {
+    ref.tag = std::string(rest.substr(colon + 1));
+    rest = rest.substr(0, colon);
+    if (auto s = check_tag(text, ref.tag); !s) return fail(s.error());
+  }
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    const auto first = rest.substr(0, slash);
+    const bool is_domain = first.find_first_of(".:[") != std::string_view::npos || first == "localhost" ||
+                           lower(first) != first;
+    if (is_domain) {
+      if (first.empty()) return fail(invalid(text, "domain is empty"));
+      if (auto s = check_domain(text, first); !s) return fail(s.error());
+      ref.domain = std::string(first);
+      rest = rest.substr(slash + 1);
+    }
+  }
+  if (auto s = check_path(text, rest); !s) return fail(s.error());
+  ref.path = std::string(rest);
+  return ref;
+}
+
+std::size_t Reference::segments() const {
+  return path.empty() ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/')) + 1;
+}
+
+std::string Reference::host() const {
+  if (domain.starts_with('[')) return domain.substr(0, domain.find(']') + 1);
+  return domain.substr(0, domain.find(':'));
+}
+
+std::string Reference::port() const {
+  const auto from = domain.starts_with('[') ? domain.find(']') : 0;
+  const auto colon = domain.find(':', from);
+  return colon == std::string::npos ? std::string() : domain.substr(colon + 1);
+}
+
+std::string Reference::name() const { return domain.empty() ? path : domain + "/" + path; }
+
+std::string Reference::str() const {
+  std::string out = name();
+  if (!tag.empty()) out += ":" + tag;
+  if (!digest.empty()) out += "@" + digest;
+  return out;
+}
+
+}  // namespace arec
