@@ -1,13 +1,6 @@
 #include "recorder/image.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-
-extern char** environ;
+#include "recorder/process.hpp"
 
 namespace arec {
 
@@ -84,34 +77,9 @@ void merge_env(nlohmann::json& config, const std::vector<std::string>& env) {
 
 // The source revision of the git work tree around the working directory, or empty.
 std::string git_revision() {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  char arg0[] = "git", arg1[] = "rev-parse", arg2[] = "--verify", arg3[] = "-q", arg4[] = "HEAD";
-  char* argv[] = {arg0, arg1, arg2, arg3, arg4, nullptr};
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "git", &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(pipe_fds[1]);
-  std::string out;
-  if (rc == 0) {
-    std::array<char, 128> buffer{};
-    for (;;) {
-      const ssize_t n = ::read(pipe_fds[0], buffer.data(), buffer.size());
-      if (n > 0) {
-        out.append(buffer.data(), static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        break;
-      }
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out.clear();
-  }
-  ::close(pipe_fds[0]);
+  auto run = run_process({"git", "rev-parse", "--verify", "-q", "HEAD"}, {}, std::chrono::seconds(30), 256);
+  if (!run || run->exit_code != 0) return {};
+  std::string out = std::move(run->out);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out.size() == 40 || out.size() == 64 ? out : std::string();
 }
