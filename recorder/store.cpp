@@ -262,6 +262,19 @@ Result<Store::Commit> Store::commit(const Record& record) const {
   return Commit{record, true};
 }
 
+Result<bool> Store::keep(const Descriptor& image) const {
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  auto index = read_index();
+  if (!index) return fail(index.error());
+  for (const auto& d : index->manifests) {
+    if (d.digest == image.digest) return false;
+  }
+  index->manifests.push_back(image);
+  if (auto s = write_index(*index); !s) return fail(s.error());
+  return true;
+}
+
 Status Store::write_index(const Index& index) const {
   auto text = canonical_json(to_json(index));
   if (!text) return fail(std::move(text.error()).context("writing " + in_store(m_dir, "index.json")));

@@ -89,6 +89,9 @@ class Store : public Layout {
   };
   // Makes `record` the latest of its module/name, under the store lock.
   Result<Commit> commit(const Record& record) const;
+  // Lists an image that is not a record (a pulled base image) in index.json, once per digest, under
+  // the store lock. Its blobs must be in the store already. False when it was listed before.
+  Result<bool> keep(const Descriptor& image) const;
 
   fs::Path temp_dir() const { return m_dir / "arec" / "tmp"; }
   fs::Path lock_path() const { return m_dir / "arec" / "lock"; }
