@@ -95,10 +95,8 @@ Status check_path(std::string_view text, std::string_view path) {
   return {};
 }
 
-// tag := [\w][\w.-]{0,127}
 Status check_tag(std::string_view text, std::string_view tag) {
-  const bool ok = !tag.empty() && tag.size() <= 128 && is_word(tag.front()) &&
-                  std::all_of(tag.begin(), tag.end(), [](char c) { return is_word(c) || c == '.' || c == '-'; });
+  const bool ok = is_tag(tag);
   if (!ok) {
     return fail(invalid(text, "tag \"" + std::string(tag) + "\" is invalid (up to 128 of [A-Za-z0-9_.-], not starting with '.' or '-')"));
   }
@@ -112,6 +110,12 @@ Status check_digest(std::string_view text, std::string_view digest) {
 }
 
 }  // namespace
+
+// tag := [\w][\w.-]{0,127}
+bool is_tag(std::string_view tag) {
+  return !tag.empty() && tag.size() <= 128 && is_word(tag.front()) &&
+         std::all_of(tag.begin(), tag.end(), [](char c) { return is_word(c) || c == '.' || c == '-'; });
+}
 
 Result<Reference> Reference::parse(std::string_view text) {
   if (text.empty()) return fail(invalid(text, "is empty"));

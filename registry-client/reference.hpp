@@ -37,4 +37,7 @@ struct Reference {
 
 inline constexpr std::size_t k_max_path_length = 255;
 
+// True for a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
+bool is_tag(std::string_view tag);
+
 }  // namespace arec

@@ -1,0 +1,348 @@
+#include "registry-client/registry.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace arec {
+
+namespace {
+
+constexpr std::int64_t k_max_manifest = std::int64_t{4} << 20;
+constexpr int k_auth_rounds = 2;
+constexpr std::string_view k_octet_stream = "Content-Type: application/octet-stream";
+
+// Passes bytes on while hashing and counting them, so a download is verified as it arrives.
+class VerifyingSink final : public ByteSink {
+ public:
+  VerifyingSink(ByteSink& next, const Descriptor& expected)
+      : m_next(next), m_expected(expected), m_hasher(expected.digest.algorithm()) {}
+
+  Status write(std::span<const std::byte> data) override {
+    m_size += static_cast<std::int64_t>(data.size());
+    if (m_size > m_expected.size) {
+      return fail(Error::registry("the registry sent more than the " + std::to_string(m_expected.size) + " bytes of " +
+                                  m_expected.digest.str()));
+    }
+    m_hasher.update(data);
+    return m_next.write(data);
+  }
+  Status finish() override { return m_next.finish(); }
+
+  std::optional<std::string> problem() {
+    if (m_size != m_expected.size) {
+      return "the registry sent " + std::to_string(m_size) + " of the " + std::to_string(m_expected.size) + " bytes of " +
+             m_expected.digest.str();
+    }
+    if (const auto got = m_hasher.finish(); got != m_expected.digest) {
+      return "the content the registry sent for " + m_expected.digest.str() + " has the digest " + got.str();
+    }
+    return std::nullopt;
+  }
+
+ private:
+  ByteSink& m_next;
+  const Descriptor& m_expected;
+  Hasher m_hasher;
+  std::int64_t m_size = 0;
+};
+
+RegistryResult<http::Response> expect(RegistryResult<http::Response> response, std::initializer_list<int> statuses) {
+  if (!response) return response;
+  if (std::ranges::find(statuses, response->status) == statuses.end()) {
+    return std::unexpected(RegistryError::from_response(*response));
+  }
+  return response;
+}
+
+std::string media_type_of(const http::Response& response) {
+  std::string type = response.headers.get("Content-Type").value_or("");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  return type;
+}
+
+RegistryResult<std::string> location_of(const http::Response& response, std::string_view request_url) {
+  const auto location = response.headers.get("Location");
+  if (!location || location->empty()) {
+    return std::unexpected(RegistryError::protocol("the registry started an upload without a Location"));
+  }
+  auto url = http::resolve_url(request_url, *location);
+  if (!url) return std::unexpected(RegistryError::protocol(url.error().message));
+  return *url;
+}
+
+// A reported Docker-Content-Digest that contradicts `digest`, as an error; fine when absent.
+RegistryResult<void> check_reported_digest(const http::Response& response, const Digest& digest) {
+  const auto reported = response.headers.get("Docker-Content-Digest");
+  if (reported && *reported != digest.str()) {
+    return std::unexpected(RegistryError::protocol("the registry reports the digest " + *reported + " for " + digest.str()));
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- addresses -------------------------------------------------------------------------------------
+
+Scheme scheme_for(std::string_view host, InsecureRegistry insecure) {
+  std::string_view name = host;
+  if (name.starts_with('[')) {
+    name = name.substr(0, name.find(']') + 1);
+  } else if (const auto colon = name.rfind(':'); colon != std::string_view::npos && name.find(':') == colon) {
+    name = name.substr(0, colon);
+  }
+  return insecure == InsecureRegistry::yes || is_loopback_host(name) ? Scheme::http : Scheme::https;
+}
+
+std::string RegistryAddress::base_url() const {
+  const std::string api_host = credential_key(host) == "index.docker.io" ? "registry-1.docker.io" : host;
+  return (scheme == Scheme::http ? "http://" : "https://") + api_host;
+}
+
+Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, std::string_view ca_file) {
+  auto resolution = resolve(settings, "registry");
+  if (!resolution) return fail(resolution.error());
+  auto endpoint = resolution->endpoint();
+  if (!endpoint) return fail(endpoint.error());
+  RegistryAddress address;
+  address.host = *endpoint;
+  address.scheme = scheme_for(*endpoint, resolution->insecure_registry ? InsecureRegistry::yes : InsecureRegistry::no);
+  address.ca_file = std::string(ca_file);
+  return address;
+}
+
+Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, std::string_view ca_file) {
+  if (domain.empty()) return registry_from_settings(settings, ca_file);
+  InsecureRegistry insecure = InsecureRegistry::no;
+  for (const auto& [name, node] : settings.nodes) {
+    const auto port = node.ports.find("registry");
+    if (!node.insecure_registry || node.address.empty() || port == node.ports.end()) continue;
+    const std::string host = node.address.find(':') != std::string::npos ? "[" + node.address + "]" : node.address;
+    if (host + ":" + std::to_string(port->second) == domain) insecure = InsecureRegistry::yes;
+  }
+  return RegistryAddress{std::string(domain), scheme_for(domain, insecure), std::string(ca_file)};
+}
+
+// ---- Registry --------------------------------------------------------------------------------------
+
+Registry::Registry(RegistryAddress address, Access access)
+    : m_address(std::move(address)), m_access(access), m_auth(m_address.host, http::origin_of(m_address.base_url() + "/")) {}
+
+std::string Registry::scope(std::string_view repository) const {
+  return "repository:" + std::string(repository) + (m_access == Access::push ? ":pull,push" : ":pull");
+}
+
+std::string manifest_accept() {
+  return "Accept: " + std::string(media_type::k_manifest) + ", " + std::string(media_type::k_index) + ", " +
+         std::string(media_type::k_docker_manifest) + ", " + std::string(media_type::k_docker_list);
+}
+
+Descriptor FetchedManifest::descriptor() const {
+  Descriptor d;
+  d.media_type = media_type;
+  d.digest = digest;
+  d.size = static_cast<std::int64_t>(bytes.size());
+  return d;
+}
+
+// ---- Session ---------------------------------------------------------------------------------------
+
+Session::Session(Registry& registry) : m_registry(registry), m_client(http::TlsOptions{registry.address().ca_file}) {}
+
+RegistryResult<http::Response> Session::send(const http::Request& request, const std::vector<std::string>& scopes) {
+  Authenticator& auth = m_registry.authenticator();
+  const bool ours = auth.sends_to(request.url);
+  for (int round = 0;; ++round) {
+    http::Request attempt = request;
+    const std::string sent = ours ? auth.header() : std::string();
+    if (!sent.empty()) attempt.headers.push_back("Authorization: " + sent);
+    auto response = m_client.perform(attempt);
+    if (!response) return std::unexpected(RegistryError::from_failure(response.error()));
+    if (response->status != 401 || !ours || round == k_auth_rounds) return std::move(*response);
+    if (auto authorized = auth.authorize(response->headers, sent, scopes, m_client); !authorized) {
+      return std::unexpected(authorized.error());
+    }
+  }
+}
+
+RegistryResult<void> Session::ping() {
+  auto response = expect(send({.url = m_registry.url("/v2/")}, {}), {200});
+  if (!response) return std::unexpected(response.error());
+  return {};
+}
+
+RegistryResult<std::optional<std::int64_t>> Session::blob_size(std::string_view repository, const Digest& digest) {
+  http::Request request{.method = http::Method::head,
+                        .url = m_registry.url("/v2/" + std::string(repository) + "/blobs/" + digest.str())};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 404) return std::optional<std::int64_t>();
+  const auto length = response->headers.get("Content-Length");
+  return std::optional<std::int64_t>(length ? std::atoll(length->c_str()) : -1);
+}
+
+RegistryResult<UploadStart> Session::start_upload(std::string_view repository, const Digest& digest,
+                                                  std::optional<std::string> from) {
+  std::string url = m_registry.url("/v2/" + std::string(repository) + "/blobs/uploads/");
+  std::vector<std::string> scopes{m_registry.scope(repository)};
+  if (from) {
+    // distribution 2.8 mounts only when both mount and from are given.
+    url += "?mount=" + digest.str() + "&from=" + http::url_encode(*from);
+    scopes.push_back("repository:" + *from + ":pull");
+  }
+  auto response = expect(send({.method = http::Method::post, .url = url}, scopes), {201, 202});
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 201) return UploadStart{true, {}};
+  auto location = location_of(*response, url);
+  if (!location) return std::unexpected(location.error());
+  return UploadStart{false, *location};
+}
+
+RegistryResult<void> Session::upload(const std::string& location, const Descriptor& blob, int fd, std::int64_t chunk_size,
+                                     const Progress& progress) {
+  const std::vector<std::string> scopes;  // the upload URL is already authorized for the repository's scope
+  std::string url = location;
+  std::int64_t offset = 0;
+  if (chunk_size > 0 && blob.size > chunk_size) {
+    while (offset < blob.size) {
+      const std::int64_t length = std::min(chunk_size, blob.size - offset);
+      http::Request patch{.method = http::Method::patch,
+                          .url = url,
+                          .headers = {std::string(k_octet_stream),
+                                      "Content-Range: " + std::to_string(offset) + "-" + std::to_string(offset + length - 1)},
+                          .body = http::FileRange{fd, offset, length}};
+      if (progress) patch.on_progress = [&progress, offset](std::int64_t now) { return progress(offset + now); };
+      auto response = expect(send(patch, scopes), {202});
+      if (!response) return std::unexpected(response.error());
+      auto next = location_of(*response, url);
+      if (!next) return std::unexpected(next.error());
+      url = *next;
+      offset += length;
+    }
+  }
+  auto put_url = http::add_query(url, "digest", blob.digest.str());
+  if (!put_url) return std::unexpected(RegistryError::protocol(put_url.error().message));
+  http::Request put{.method = http::Method::put, .url = *put_url, .headers = {std::string(k_octet_stream)}};
+  if (offset < blob.size) {
+    put.body = http::FileRange{fd, 0, blob.size};
+    put.on_progress = progress;
+  }
+  auto response = expect(send(put, scopes), {201});
+  if (!response) return std::unexpected(response.error());
+  return check_reported_digest(*response, blob.digest);
+}
+
+RegistryResult<void> Session::download_blob(std::string_view repository, const Descriptor& blob, ByteSink& sink,
+                                            const Progress& progress) {
+  VerifyingSink verifying(sink, blob);
+  http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/blobs/" + blob.digest.str()),
+                        .sink = &verifying,
+                        .redirects = http::Redirects::follow,
+                        .on_progress = progress};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200});
+  if (!response) return std::unexpected(response.error());
+  if (auto problem = verifying.problem()) return std::unexpected(RegistryError::protocol(*problem));
+  if (auto s = verifying.finish(); !s) return std::unexpected(RegistryError::local(s.error()));
+  return {};
+}
+
+RegistryResult<Digest> Session::put_manifest(std::string_view repository, std::string_view reference,
+                                             std::string_view media_type, std::string_view bytes) {
+  http::Request request{.method = http::Method::put,
+                        .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+                        .headers = {"Content-Type: " + std::string(media_type)},
+                        .body = bytes};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200, 201});
+  if (!response) return std::unexpected(response.error());
+  const Digest digest = digest_of(bytes);
+  if (auto checked = check_reported_digest(*response, digest); !checked) return std::unexpected(checked.error());
+  return digest;
+}
+
+RegistryResult<FetchedManifest> Session::get_manifest(std::string_view repository, std::string_view reference) {
+  http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+                        .headers = {manifest_accept()},
+                        .max_body = k_max_manifest};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200});
+  if (!response) return std::unexpected(response.error());
+  FetchedManifest out;
+  out.bytes = std::move(response->body);
+  out.media_type = media_type_of(*response);
+  if (out.media_type.empty() || out.media_type == "application/json" || out.media_type == "text/plain") {
+    const auto json = nlohmann::json::parse(out.bytes, nullptr, false);
+    if (json.is_object() && json.contains("mediaType") && json["mediaType"].is_string()) out.media_type = json["mediaType"];
+  }
+  auto asked = Digest::parse(reference);
+  out.digest = digest_of(out.bytes, asked ? asked->algorithm() : DigestAlgorithm::sha256);
+  if (asked && *asked != out.digest) {
+    return std::unexpected(RegistryError::protocol("the manifest the registry sent for " + std::string(reference) +
+                                                   " has the digest " + out.digest.str()));
+  }
+  if (auto checked = check_reported_digest(*response, out.digest); !checked) return std::unexpected(checked.error());
+  return out;
+}
+
+RegistryResult<std::optional<ManifestInfo>> Session::head_manifest(std::string_view repository, std::string_view reference) {
+  http::Request request{.method = http::Method::head,
+                        .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+                        .headers = {manifest_accept()}};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 404) return std::optional<ManifestInfo>();
+  ManifestInfo info;
+  info.media_type = media_type_of(*response);
+  info.size = std::atoll(response->headers.get("Content-Length").value_or("0").c_str());
+  const auto reported = response->headers.get("Docker-Content-Digest");
+  auto digest = reported ? Digest::parse(*reported) : Digest::parse(reference);
+  if (!digest) return std::unexpected(RegistryError::protocol("the registry reports no usable digest for " + std::string(reference)));
+  info.digest = *digest;
+  return std::optional<ManifestInfo>(std::move(info));
+}
+
+RegistryResult<std::vector<std::string>> Session::list(std::string url, const std::string& key,
+                                                       const std::vector<std::string>& scopes) {
+  std::vector<std::string> out;
+  for (;;) {
+    auto response = expect(send({.url = url}, scopes), {200});
+    if (!response) return std::unexpected(response.error());
+    const auto json = nlohmann::json::parse(response->body, nullptr, false);
+    if (!json.is_object()) return std::unexpected(RegistryError::protocol("the list at " + url + " is not a JSON object"));
+    if (json.contains(key) && json[key].is_array()) {
+      for (const auto& item : json[key]) {
+        if (item.is_string()) out.push_back(item.get<std::string>());
+      }
+    }
+    const auto link = response->headers.get("Link");
+    const auto next = link ? next_link(*link, url) : std::nullopt;
+    if (!next) return out;
+    url = *next;
+  }
+}
+
+RegistryResult<std::vector<std::string>> Session::tags(std::string_view repository) {
+  return list(m_registry.url("/v2/" + std::string(repository) + "/tags/list"), "tags", {m_registry.scope(repository)});
+}
+
+RegistryResult<std::vector<std::string>> Session::catalog() {
+  return list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"});
+}
+
+std::optional<std::string> next_link(std::string_view link, std::string_view request_url) {
+  // Link: <url>; rel="next"[, <url>; rel="..."]
+  std::size_t pos = 0;
+  while ((pos = link.find('<', pos)) != std::string_view::npos) {
+    const auto close = link.find('>', pos);
+    if (close == std::string_view::npos) return std::nullopt;
+    const auto target = link.substr(pos + 1, close - pos - 1);
+    const auto end = link.find('<', close);
+    const auto params = link.substr(close + 1, end == std::string_view::npos ? std::string_view::npos : end - close - 1);
+    if (params.find("rel=\"next\"") != std::string_view::npos || params.find("rel=next") != std::string_view::npos) {
+      auto url = http::resolve_url(request_url, target);
+      return url ? std::optional<std::string>(*url) : std::nullopt;
+    }
+    pos = close;
+  }
+  return std::nullopt;
+}
+
+}  // namespace arec

@@ -1,0 +1,134 @@
+// The OCI distribution API (distribution-spec): ping, blobs (exists, mount, upload, download),
+// manifests (put, get, head), tags and catalog. A Registry holds what the workers of a run share
+// (address, authorization); a Session is one worker's connection. Every step returns RegistryResult,
+// so callers decide about retries from is_temporary(); nothing here retries.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recorder/oci.hpp"
+#include "registry-client/auth.hpp"
+#include "registry-client/http.hpp"
+#include "registry-client/nodes.hpp"
+#include "registry-client/registry_error.hpp"
+
+namespace arec {
+
+enum class Scheme { http, https };
+enum class InsecureRegistry { no, yes };
+
+// The scheme rule: plain HTTP only for a loopback host or a node marked insecure_registry; HTTPS with
+// certificate verification everywhere else.
+Scheme scheme_for(std::string_view host, InsecureRegistry insecure);
+
+// Where a registry is, as read for this run (never kept across runs).
+struct RegistryAddress {
+  std::string host;  // host[:port] as references write it: "127.0.0.1:5000", "[::1]:5000"
+  Scheme scheme = Scheme::https;
+  std::string ca_file;  // a CA bundle to trust besides the system's
+
+  // scheme://host, with Docker Hub's API host for docker.io.
+  std::string base_url() const;
+};
+
+// The registry the node settings give at this moment (service "registry").
+Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, std::string_view ca_file);
+// The registry of a reference's domain; an empty domain means the node settings' registry. A domain
+// that is a node's registry endpoint gets that node's insecure_registry.
+Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, std::string_view ca_file);
+
+// What a run asks of repositories, which is what a Bearer token is requested for.
+enum class Access { pull, push };
+
+class Registry {
+ public:
+  Registry(RegistryAddress address, Access access);
+
+  const RegistryAddress& address() const { return m_address; }
+  const std::string& host() const { return m_address.host; }
+  Authenticator& authenticator() { return m_auth; }
+  // "repository:<repository>:pull" or ":pull,push", per the run's access.
+  std::string scope(std::string_view repository) const;
+  std::string url(std::string_view path) const { return m_address.base_url() + std::string(path); }
+
+ private:
+  RegistryAddress m_address;
+  Access m_access;
+  Authenticator m_auth;
+};
+
+// The manifest media types arec reads, as an Accept header value.
+std::string manifest_accept();
+
+struct ManifestInfo {
+  Digest digest;
+  std::string media_type;
+  std::int64_t size = 0;
+};
+
+struct FetchedManifest {
+  std::string media_type;
+  std::string bytes;
+  Digest digest;  // verified: of the bytes, and equal to what was asked for or announced
+
+  Descriptor descriptor() const;
+};
+
+// Where a blob upload stands after its first request.
+struct UploadStart {
+  bool mounted = false;  // the registry linked the blob from another repository: nothing to send
+  std::string location;  // otherwise: the upload session's URL
+};
+
+using Progress = std::function<bool(std::int64_t)>;  // bytes so far; false cancels
+
+class Session {
+ public:
+  explicit Session(Registry& registry);
+
+  Registry& registry() { return m_registry; }
+
+  // GET /v2/: reachable, speaks the API, and authorization (if asked for) works.
+  RegistryResult<void> ping();
+  // HEAD a blob: its size when the repository has it, nothing when it does not.
+  RegistryResult<std::optional<std::int64_t>> blob_size(std::string_view repository, const Digest& digest);
+  // POST an upload; with `from`, asks to mount `digest` from that repository of the same registry
+  // (201: mounted), which a registry may answer with an ordinary upload session instead (202).
+  RegistryResult<UploadStart> start_upload(std::string_view repository, const Digest& digest,
+                                           std::optional<std::string> from);
+  // Sends a blob into an upload session: one PUT streamed from the file, or PATCH chunks of
+  // `chunk_size` bytes and a closing PUT when the blob is larger. Never holds the blob in memory.
+  RegistryResult<void> upload(const std::string& location, const Descriptor& blob, int fd, std::int64_t chunk_size,
+                              const Progress& progress);
+  // GET a blob into `sink`, following redirects; its size and digest are verified as it arrives.
+  RegistryResult<void> download_blob(std::string_view repository, const Descriptor& blob, ByteSink& sink,
+                                     const Progress& progress);
+  // PUT manifest bytes as they are, under a digest or a tag; returns the digest the registry reports.
+  RegistryResult<Digest> put_manifest(std::string_view repository, std::string_view reference,
+                                      std::string_view media_type, std::string_view bytes);
+  // GET a manifest or index by tag or digest, digest-verified.
+  RegistryResult<FetchedManifest> get_manifest(std::string_view repository, std::string_view reference);
+  // HEAD a manifest: what the registry holds under the reference, or nothing.
+  RegistryResult<std::optional<ManifestInfo>> head_manifest(std::string_view repository, std::string_view reference);
+  RegistryResult<std::vector<std::string>> tags(std::string_view repository);
+  RegistryResult<std::vector<std::string>> catalog();
+
+ private:
+  // Sends a request with the registry's authorization, answering 401 challenges for `scopes`.
+  RegistryResult<http::Response> send(const http::Request& request, const std::vector<std::string>& scopes);
+  RegistryResult<std::vector<std::string>> list(std::string url, const std::string& key, const std::vector<std::string>& scopes);
+
+  Registry& m_registry;
+  http::Client m_client;
+};
+
+// The next page of a paginated list from a Link header (`<url>; rel="next"`), resolved against the
+// URL of the request; nothing on the last page.
+std::optional<std::string> next_link(std::string_view link, std::string_view request_url);
+
+}  // namespace arec

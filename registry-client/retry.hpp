@@ -1,0 +1,57 @@
+// Retries of registry steps: bounded attempts, exponential backoff with jitter, Retry-After honoured,
+// and a time budget after which the step gives up with the last error.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <stop_token>
+#include <string_view>
+
+#include "registry-client/registry_error.hpp"
+
+namespace arec {
+
+struct RetryPolicy {
+  int max_attempts = 5;
+  std::chrono::milliseconds initial{200};  // the first wait; each next one doubles
+  std::chrono::milliseconds cap{5000};     // no computed wait is longer (a Retry-After may be)
+  std::chrono::milliseconds budget{60000};  // a step gives up when waiting would end past this
+
+  // The defaults, with the budget from AREC_RETRY_BUDGET (seconds) when set.
+  static RetryPolicy from_environment();
+
+  // How long to wait before trying again after `error` ended attempt number `attempt` (from 1),
+  // `elapsed` after the first attempt began; nothing when the step should give up. `jitter` in
+  // [0, 1) picks the wait within [half, all] of the backoff, so parallel workers do not retry in step.
+  std::optional<std::chrono::milliseconds> next_delay(const RegistryError& error, int attempt,
+                                                      std::chrono::milliseconds elapsed, double jitter) const;
+};
+
+namespace detail {
+double random_jitter();
+void log_retry(std::string_view step, const RegistryError& error, int attempt, std::chrono::milliseconds delay);
+// Sleeps for `delay` unless `stop` is requested first; false when stopped.
+bool wait_for(std::chrono::milliseconds delay, std::stop_token stop);
+}  // namespace detail
+
+// Runs `attempt` (returning RegistryResult<T>) until it succeeds, fails for good, or the policy gives
+// up; the error returned then says how many attempts were made. `step` names it in warnings.
+template <typename F>
+auto with_retry(const RetryPolicy& policy, std::string_view step, std::stop_token stop, F&& attempt) -> decltype(attempt()) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int n = 1;; ++n) {
+    auto result = attempt();
+    if (result || !result.error().is_temporary()) return result;
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    const auto delay = policy.next_delay(result.error(), n, elapsed, detail::random_jitter());
+    if (!delay || stop.stop_requested()) {
+      result.error().attempts = n;
+      result.error().elapsed = elapsed;
+      return result;
+    }
+    detail::log_retry(step, result.error(), n, *delay);
+    if (!detail::wait_for(*delay, stop)) return result;
+  }
+}
+
+}  // namespace arec
