@@ -9,6 +9,7 @@
 
 #include "recorder/error.hpp"
 #include "recorder/store.hpp"
+#include "registry-client/registry.hpp"
 
 namespace arec::cli {
 
@@ -17,6 +18,7 @@ struct Globals {
   std::string store;  // --store / AREC_STORE
   std::string nodes;  // --nodes / AREC_NODES
   std::string self;   // --self / AREC_SELF
+  std::string ca_file;  // --ca-file / AREC_CA_FILE: a CA bundle to trust for registry TLS
   int verbose = 0;    // -v, repeatable
   bool quiet = false;
 };
@@ -34,8 +36,15 @@ fs::Path store_dir(const Globals& globals);
 // Writes a JSON document and a newline to stdout.
 void print_json(const nlohmann::json& json);
 
+// The registry of a reference's domain, or for an empty domain the registry the node settings give,
+// read now (rule 3: an address is read where it is used, never kept).
+Result<RegistryAddress> registry_for(const Globals& globals, std::string_view domain);
+
 void add_record(CLI::App& app, Globals& globals, Action& action);
 void add_records(CLI::App& app, Globals& globals, Action& action);
 void add_ref(CLI::App& app, Globals& globals, Action& action);
+void add_push(CLI::App& app, Globals& globals, Action& action);
+void add_pull(CLI::App& app, Globals& globals, Action& action);
+void add_verify(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace arec::cli

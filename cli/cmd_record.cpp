@@ -6,6 +6,7 @@
 
 #include "cli/cli.hpp"
 #include "recorder/image.hpp"
+#include "registry-client/transfer.hpp"
 
 namespace arec::cli {
 
@@ -53,7 +54,8 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
   // Every input is checked before the store is touched, so bad input leaves the store as it was.
   auto entries = collect_entries(inputs);
   if (!entries) return fail(entries.error());
-  if (!o.base.empty()) {
+  // A registry base is pulled into the store, so it is opened once the store is (run_record).
+  if (o.base.starts_with("oci:")) {
     auto base = open_layout_base(o.base);
     if (!base) return fail(base.error());
     request.base = std::move(*base);
@@ -75,6 +77,13 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   if (!request) return fail(request.error());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
+  if (!o.base.empty() && !request->base) {
+    TransferOptions options;
+    options.progress = progress_display_for_stderr(globals.quiet);
+    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); }, options);
+    if (!base) return fail(base.error());
+    request->base = std::move(*base);
+  }
   auto outcome = record_image(*request, *store);
   if (!outcome) return fail(outcome.error());
   if (!outcome->changed) spdlog::debug("{} already recorded; nothing changed", outcome->record.identity());
@@ -136,7 +145,8 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--file", o->files, "A file to pack; DEST defaults to /usr/local/bin/<basename>")
       ->type_name("SRC[=DEST]");
   cmd->add_option("--dir", o->dirs, "A directory tree to pack under DEST (default /)")->type_name("SRC[=DEST]");
-  cmd->add_option("--base", o->base, "Image to build on, from a local OCI layout")->type_name("oci:DIR[:REF]");
+  cmd->add_option("--base", o->base, "Image to build on: a local OCI layout, or a registry reference (pulled once, by digest)")
+      ->type_name("oci:DIR[:REF]|REF");
   cmd->add_option("--entrypoint", o->entrypoint, "Entrypoint argument (repeat for each)")->type_name("ARG");
   cmd->add_option("--env", o->env, "Environment variable of the image (repeatable)")->type_name("K=V");
   cmd->add_option("--compression", o->compression, "Layer compression: gzip, zstd or none")->capture_default_str();

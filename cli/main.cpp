@@ -12,7 +12,7 @@ namespace arec::cli {
 namespace {
 
 // Every command, in the order `arec --help` lists them.
-constexpr std::array<AddCommand, 3> k_commands = {add_record, add_records, add_ref};
+constexpr std::array<AddCommand, 6> k_commands = {add_record, add_records, add_ref, add_push, add_pull, add_verify};
 
 void setup_logging(const Globals& globals) {
   auto logger = spdlog::stderr_logger_st("arec");
@@ -45,6 +45,9 @@ int run(int argc, char** argv) {
       ->type_name("DIR");
   app.add_option("--nodes", globals.nodes, "Node settings file (JSON)")->envname("AREC_NODES")->type_name("FILE");
   app.add_option("--self", globals.self, "The node this machine is")->envname("AREC_SELF")->type_name("NODE");
+  app.add_option("--ca-file", globals.ca_file, "CA bundle to trust for registries over HTTPS")
+      ->envname("AREC_CA_FILE")
+      ->type_name("FILE");
   app.add_flag("-v,--verbose", globals.verbose, "More output (repeat for more)");
   app.add_flag("-q,--quiet", globals.quiet, "Only errors");
   app.footer("Exit codes: 0 ok, 1 the query found something, 2 bad input or usage, 3 registry or network failure.\n"

@@ -1,0 +1,222 @@
+// `arec push`, `arec pull` and `arec verify`: records to and from the registry the node settings
+// give at the moment the command runs.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "cli/cli.hpp"
+#include "registry-client/nodes.hpp"
+#include "registry-client/transfer.hpp"
+
+namespace arec::cli {
+
+namespace {
+
+struct TransferFlags {
+  unsigned jobs = 4;
+  std::string chunk_size;  // empty: AREC_CHUNK_SIZE or the default
+  bool json = false;
+};
+
+Result<TransferOptions> transfer_options(const Globals& globals, const TransferFlags& flags) {
+  TransferOptions options;
+  if (flags.jobs < 1) return fail_input("--jobs must be at least 1");
+  options.jobs = flags.jobs;
+  auto chunk = flags.chunk_size.empty() ? default_chunk_size() : parse_size(flags.chunk_size);
+  if (!chunk) return fail(std::move(chunk.error()).context("--chunk-size"));
+  options.chunk_size = *chunk;
+  options.progress = flags.json ? ProgressDisplay::none : progress_display_for_stderr(globals.quiet);
+  return options;
+}
+
+void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
+  cmd.add_option("--jobs", flags.jobs, "Blobs transferred at once, each on its own connection")->capture_default_str();
+  cmd.add_flag("--json", flags.json, "Print a JSON summary");
+}
+
+// The records named by `selectors` (MODULE, MODULE/NAME or MODULE/NAME@DIGEST), or the latest of
+// every module/name when there are none. Each record once, in the order named.
+Result<std::vector<Record>> select_records(const Store& store, const std::vector<std::string>& selectors) {
+  auto latest = store.records(History::latest);
+  if (!latest) return fail(latest.error());
+  if (selectors.empty()) return latest;
+  auto all = store.records(History::all);
+  if (!all) return fail(all.error());
+  std::vector<Record> out;
+  std::set<std::string> seen;
+  auto take = [&](const Record& r) {
+    if (seen.insert(r.identity()).second) out.push_back(r);
+  };
+  for (const auto& selector : selectors) {
+    const auto at = selector.find('@');
+    const std::string repository = selector.substr(0, at);
+    std::optional<Digest> digest;
+    if (at != std::string::npos) {
+      auto parsed = Digest::parse(selector.substr(at + 1));
+      if (!parsed) return fail(std::move(parsed.error()).context("\"" + selector + "\""));
+      digest = *parsed;
+    }
+    bool matched = false;
+    for (const auto& r : digest ? *all : *latest) {
+      const bool match = digest ? r.repository() == repository && r.manifest.digest == *digest
+                                : r.repository() == repository || r.module == repository;
+      if (match) {
+        matched = true;
+        take(r);
+      }
+    }
+    if (!matched) return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string());
+  }
+  return out;
+}
+
+Result<Store> open_store_for_reading(const Globals& globals) {
+  const auto dir = store_dir(globals);
+  auto store = Store::open_existing(dir);
+  if (!store) return fail(std::move(store.error()).context("the store"));
+  return store;
+}
+
+Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors, const std::vector<std::string>& tags,
+                     const TransferFlags& flags) {
+  for (const auto& tag : tags) {
+    if (!is_tag(tag)) {
+      return fail_input("--tag \"" + tag + "\": not a tag ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})");
+    }
+  }
+  auto options = transfer_options(globals, flags);
+  if (!options) return fail(options.error());
+  auto store = open_store_for_reading(globals);
+  if (!store) return fail(store.error());
+  auto records = select_records(*store, selectors);
+  if (!records) return fail(records.error());
+  if (records->empty()) {
+    spdlog::info("no records in {}: nothing to push", store->dir().string());
+    if (flags.json) print_json(to_json(PushSummary{}));
+    return 0;
+  }
+  auto registry = registry_for(globals, "");
+  if (!registry) return fail(registry.error());
+  auto summary = push_records(*store, *records, tags, *registry, *options);
+  if (!summary) return fail(summary.error());
+  if (flags.json) {
+    print_json(to_json(*summary));
+    return 0;
+  }
+  for (const auto& image : summary->images) {
+    std::cout << summary->registry << '/' << image.repository << '@' << image.digest.str() << '\n';
+  }
+  spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there", summary->images.size(),
+               summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded, summary->uploaded == 1 ? "" : "s",
+               summary->bytes, summary->mounted, summary->skipped);
+  return 0;
+}
+
+Result<int> run_pull(const Globals& globals, const std::string& text, const TransferFlags& flags) {
+  auto reference = Reference::parse(text);
+  if (!reference) return fail(reference.error());
+  auto options = transfer_options(globals, flags);
+  if (!options) return fail(options.error());
+  auto registry = registry_for(globals, reference->domain);
+  if (!registry) return fail(registry.error());
+  auto store = Store::open(store_dir(globals));
+  if (!store) return fail(store.error());
+  auto outcome = pull_image(*store, *reference, *registry, *options);
+  if (!outcome) return fail(outcome.error());
+  if (flags.json) {
+    print_json(to_json(*outcome));
+  } else {
+    std::cout << outcome->image.digest.str() << '\n';
+    spdlog::debug("{} blobs downloaded ({} bytes), {} already in the store", outcome->downloaded, outcome->bytes, outcome->present);
+  }
+  return 0;
+}
+
+Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, bool json) {
+  auto store = open_store_for_reading(globals);
+  if (!store) return fail(store.error());
+  auto records = select_records(*store, selectors);
+  if (!records) return fail(records.error());
+  auto registry = registry_for(globals, "");
+  if (!registry) return fail(registry.error());
+  auto items = verify_records(*records, *registry, TransferOptions{});
+  if (!items) return fail(items.error());
+  std::size_t bad = 0;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& item : *items) {
+    if (item.state != VerifyState::present) ++bad;
+    if (json) {
+      nlohmann::json entry = {{"repository", item.record.repository()},
+                              {"digest", item.record.manifest.digest.str()},
+                              {"state", verify_state_name(item.state)}};
+      if (!item.found.empty()) entry["found"] = item.found;
+      out.push_back(std::move(entry));
+    } else {
+      std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
+                << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")") << '\n';
+    }
+  }
+  if (json) print_json(out);
+  if (bad > 0) {
+    spdlog::error("{} of {} record{} missing or different at {}", bad, items->size(), items->size() == 1 ? "" : "s", registry->host);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<RegistryAddress> registry_for(const Globals& globals, std::string_view domain) {
+  auto settings = NodeSettings::load(globals.nodes, globals.self);
+  if (!settings) return fail(settings.error());
+  return registry_for_domain(domain, *settings, globals.ca_file);
+}
+
+void add_push(CLI::App& app, Globals& globals, Action& action) {
+  auto selectors = std::make_shared<std::vector<std::string>>();
+  auto tags = std::make_shared<std::vector<std::string>>();
+  auto flags = std::make_shared<TransferFlags>();
+  auto* cmd = app.add_subcommand("push", "Push records to the registry the node settings give, as MODULE/NAME@DIGEST");
+  cmd->add_option("records", *selectors, "Records to push (default: the latest of every module/name)")
+      ->type_name("M[/N[@DIGEST]]");
+  cmd->add_option("--tag", *tags, "Also tag each pushed image (repeatable)")->type_name("TAG");
+  cmd->add_option("--chunk-size", flags->chunk_size, "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE or 64M)")
+      ->type_name("SIZE");
+  add_transfer_flags(*cmd, *flags);
+  cmd->footer("Blobs the repository holds are skipped; blobs another repository of the registry holds are mounted.\n"
+              "--json prints {registry, images, uploaded, mounted, skipped, bytes}.");
+  cmd->callback([&action, &globals, selectors, tags, flags] {
+    action = [&globals, selectors, tags, flags] { return run_push(globals, *selectors, *tags, *flags); };
+  });
+}
+
+void add_pull(CLI::App& app, Globals& globals, Action& action) {
+  auto reference = std::make_shared<std::string>();
+  auto flags = std::make_shared<TransferFlags>();
+  auto* cmd = app.add_subcommand("pull", "Fetch an image into the store, digest-verified; prints its digest");
+  cmd->add_option("reference", *reference, "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]; without HOST, the node settings' registry")
+      ->required();
+  add_transfer_flags(*cmd, *flags);
+  cmd->footer("The image is kept in the store by digest only: no name, no address. An index is resolved to this\n"
+              "machine's platform. Use it with `arec record --base REFERENCE`.");
+  cmd->callback([&action, &globals, reference, flags] {
+    action = [&globals, reference, flags] { return run_pull(globals, *reference, *flags); };
+  });
+}
+
+void add_verify(CLI::App& app, Globals& globals, Action& action) {
+  auto selectors = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("verify", "Check that every latest record is at the registry with its exact digest");
+  cmd->add_option("records", *selectors, "Records to check (default: the latest of every module/name)")
+      ->type_name("M[/N[@DIGEST]]");
+  cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, state}");
+  cmd->footer("Exit 1 when a record is missing or different at the registry.");
+  cmd->callback([&action, &globals, selectors, json] {
+    action = [&globals, selectors, json] { return run_verify(globals, *selectors, *json); };
+  });
+}
+
+}  // namespace arec::cli

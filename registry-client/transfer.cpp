@@ -1,0 +1,485 @@
+#include "registry-client/transfer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace arec {
+
+namespace {
+
+// What the workers of a run share: the registry, its first session (whose connection the first
+// worker reuses), the options and the progress display.
+struct Run {
+  Registry registry;
+  Session session;
+  const TransferOptions& options;
+
+  Run(RegistryAddress address, Access access, const TransferOptions& o)
+      : registry(std::move(address), access), session(registry), options(o) {}
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  const std::string& host() const { return registry.host(); }
+
+  // One step against the registry, retried per the policy; its error says what was being done.
+  template <typename F>
+  auto step(const std::string& doing, std::stop_token stop, F&& attempt) -> Result<typename decltype(attempt())::value_type> {
+    auto result = with_retry(options.retry, doing, stop, std::forward<F>(attempt));
+    if (!result) return fail(result.error().to_error(doing));
+    if constexpr (std::is_void_v<typename decltype(attempt())::value_type>) {
+      return {};
+    } else {
+      return std::move(*result);
+    }
+  }
+
+  Status ping(const std::string& context) {
+    return step(context + ": checking the registry (GET /v2/)", {}, [&] { return session.ping(); });
+  }
+};
+
+// Runs work(session, i, stop) for every i < count on up to `jobs` workers, each with a connection of
+// its own. After a failure no new item starts and transfers in flight are cancelled; the first
+// failure is returned.
+Status run_parallel(Run& run, std::size_t count, const std::function<Status(Session&, std::size_t, std::stop_token)>& work) {
+  if (count == 0) return {};
+  std::stop_source stop;
+  std::atomic<std::size_t> next{0};
+  std::optional<Error> failure;
+  auto worker = [&](Session& session) {
+    while (!stop.stop_requested()) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= count) return;
+      if (auto s = work(session, i, stop.get_token()); !s && stop.request_stop()) failure = s.error();
+    }
+  };
+  const auto workers = static_cast<unsigned>(std::clamp<std::size_t>(run.options.jobs, 1, count));
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (unsigned w = 1; w < workers; ++w) sessions.push_back(std::make_unique<Session>(run.registry));
+  {
+    std::vector<std::jthread> threads;
+    for (auto& session : sessions) threads.emplace_back([&worker, s = session.get()] { worker(*s); });
+    worker(run.session);
+  }
+  if (failure) return fail(*failure);
+  return {};
+}
+
+Result<Manifest> read_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what) {
+  auto bytes = layout.read_blob(descriptor);
+  if (!bytes) return fail(bytes.error());
+  auto json = parse_json(*bytes, what);
+  if (!json) return fail(json.error());
+  return manifest_from_json(*json, what);
+}
+
+std::vector<Descriptor> blobs_of(const Manifest& manifest) {
+  std::vector<Descriptor> blobs{manifest.config};
+  blobs.insert(blobs.end(), manifest.layers.begin(), manifest.layers.end());
+  return blobs;
+}
+
+Progress progress_to(ProgressBoard& board, std::size_t slot, std::stop_token stop) {
+  return [&board, slot, stop](std::int64_t bytes) {
+    board.set_bytes(slot, bytes);
+    return !stop.stop_requested();
+  };
+}
+
+// ---- push ------------------------------------------------------------------------------------------
+
+// Repositories of the store's records (newest first) that use each blob: where a mount may come from.
+class MountSources {
+ public:
+  explicit MountSources(const Store& store) {
+    auto records = store.records(History::all);
+    if (!records) return;
+    for (auto r = records->rbegin(); r != records->rend(); ++r) {
+      auto manifest = read_manifest(store, r->manifest, r->identity());
+      if (!manifest) continue;
+      for (const auto& blob : blobs_of(*manifest)) {
+        auto& repositories = m_repositories[blob.digest];
+        if (std::ranges::find(repositories, r->repository()) == repositories.end()) repositories.push_back(r->repository());
+      }
+    }
+  }
+
+  std::optional<std::string> candidate(const Digest& digest, std::string_view repository) const {
+    const auto it = m_repositories.find(digest);
+    if (it == m_repositories.end()) return std::nullopt;
+    for (const auto& r : it->second) {
+      if (r != repository) return r;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::map<Digest, std::vector<std::string>> m_repositories;
+};
+
+struct RecordPlan {
+  Record record;
+  std::string bytes;       // the manifest, exactly as stored
+  std::string media_type;  // its Content-Type
+  std::vector<Descriptor> blobs;
+  bool present = false;
+};
+
+struct BlobJob {
+  Descriptor blob;
+  std::vector<std::string> repositories;  // every repository that needs it, in the order of the records
+  std::size_t slot = 0;
+};
+
+struct BlobOutcome {
+  int uploaded = 0, mounted = 0, skipped = 0;
+  std::int64_t bytes = 0;
+};
+
+Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
+  RecordPlan plan{record, {}, record.manifest.media_type, {}, false};
+  auto bytes = store.read_blob(record.manifest);
+  if (!bytes) return fail(std::move(bytes.error()).context("pushing " + record.identity()));
+  auto json = parse_json(*bytes, record.identity());
+  if (!json) return fail(json.error());
+  auto manifest = manifest_from_json(*json, record.identity());
+  if (!manifest) return fail(manifest.error());
+  plan.bytes = std::move(*bytes);
+  if (!manifest->media_type.empty()) plan.media_type = manifest->media_type;
+  plan.blobs = blobs_of(*manifest);
+  const std::string doing = "pushing " + record.repository() + " to " + run.host() + ": checking manifest " + record.manifest.digest.str();
+  auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
+  if (!found) return fail(found.error());
+  plan.present = found->has_value() && (*found)->digest == record.manifest.digest;
+  return plan;
+}
+
+// One blob into every repository that needs it: skipped where present; the first repository that
+// lacks it gets it mounted from a store repository that may have it, else uploaded; the others
+// mount it from a repository that has it by then.
+Status push_blob(Run& run, Session& session, const Store& store, const MountSources& sources, const BlobJob& job,
+                 ProgressBoard& board, BlobOutcome& outcome, std::stop_token stop) {
+  const std::string digest = job.blob.digest.str();
+  std::optional<std::string> holder;
+  for (const auto& repository : job.repositories) {
+    const std::string context = "pushing " + repository + " to " + run.host();
+    board.set_state(job.slot, "checking");
+    auto size = run.step(context + ": checking blob " + digest, stop, [&] { return session.blob_size(repository, job.blob.digest); });
+    if (!size) return fail(size.error());
+    if (size->has_value()) {
+      ++outcome.skipped;
+      holder = repository;
+      continue;
+    }
+    const auto from = holder ? holder : sources.candidate(job.blob.digest, repository);
+    auto fd = fs::open_read(store.blob_path(job.blob.digest));
+    if (!fd) return fail(std::move(fd.error()).context(context));
+    bool mounted = false;
+    auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
+      // Each attempt is a new upload session: a failed one is never resumed.
+      board.set_state(job.slot, from ? "mounting" : "starting");
+      board.set_bytes(job.slot, 0);
+      auto start = session.start_upload(repository, job.blob.digest, from);
+      if (!start) return std::unexpected(start.error());
+      if ((mounted = start->mounted)) return {};
+      board.set_state(job.slot, "uploading");
+      return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size, progress_to(board, job.slot, stop));
+    });
+    if (!sent) return fail(sent.error());
+    spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository, mounted ? " from " + *from : "");
+    if (mounted) {
+      ++outcome.mounted;
+    } else {
+      ++outcome.uploaded;
+      outcome.bytes += job.blob.size;
+    }
+    holder = repository;
+  }
+  board.finish(job.slot, outcome.uploaded > 0 ? "uploaded" : outcome.mounted > 0 ? "mounted" : "present");
+  return {};
+}
+
+Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, const std::vector<std::string>& tags) {
+  for (const auto& plan : plans) {
+    const std::string repository = plan.record.repository();
+    const std::string context = "pushing " + repository + " to " + run.host();
+    std::vector<std::string> references;
+    if (!plan.present) references.push_back(plan.record.manifest.digest.str());
+    references.insert(references.end(), tags.begin(), tags.end());
+    for (const auto& reference : references) {
+      const std::string doing = context + ": putting manifest " + plan.record.manifest.digest.str() +
+                                (reference.starts_with("sha256:") ? "" : " as tag " + reference);
+      auto digest = run.step(doing, {}, [&] { return run.session.put_manifest(repository, reference, plan.media_type, plan.bytes); });
+      if (!digest) return fail(digest.error());
+      if (*digest != plan.record.manifest.digest) {
+        return fail(Error::registry(doing + ": the registry stored it as " + digest->str()));
+      }
+    }
+  }
+  return {};
+}
+
+// ---- pull ------------------------------------------------------------------------------------------
+
+Result<Descriptor> store_manifest(Run& run, Store& store, const std::string& repository, const std::string& reference,
+                                  const std::string& context) {
+  auto fetched = run.step(context + ": getting manifest " + reference, {}, [&] { return run.session.get_manifest(repository, reference); });
+  if (!fetched) return fail(fetched.error());
+  auto stored = store.put_blob(fetched->bytes, fetched->media_type);
+  if (!stored) return fail(std::move(stored.error()).context(context));
+  return fetched->descriptor();
+}
+
+Status download_blob(Run& run, Session& session, Store& store, const std::string& repository, const Descriptor& blob,
+                     std::size_t slot, ProgressBoard& board, std::stop_token stop, const std::string& context) {
+  board.set_state(slot, "downloading");
+  auto got = run.step(context + ": downloading blob " + blob.digest.str(), stop, [&]() -> RegistryResult<void> {
+    // A fresh temporary each attempt; dropped unless the whole blob arrived and verified.
+    auto writer = store.begin_blob(Hashing::no);
+    if (!writer) return std::unexpected(RegistryError::local(writer.error()));
+    if (auto fetched = session.download_blob(repository, blob, *writer, progress_to(board, slot, stop)); !fetched) return fetched;
+    if (auto committed = writer->commit(blob.media_type, blob.digest); !committed) {
+      return std::unexpected(RegistryError::local(committed.error()));
+    }
+    return {};
+  });
+  if (!got) return fail(got.error());
+  board.finish(slot, "downloaded");
+  return {};
+}
+
+// The manifest for this platform behind an image in the store, when the store holds all its blobs.
+std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest) {
+  auto index = store.read_index();
+  if (!index || !store.has_blob(digest)) return std::nullopt;
+  const auto listed = std::ranges::find(index->manifests, digest, &Descriptor::digest);
+  if (listed == index->manifests.end()) return std::nullopt;
+  auto manifest_descriptor = select_platform_manifest(store, *listed, digest.str());
+  if (!manifest_descriptor) return std::nullopt;
+  auto manifest = read_manifest(store, *manifest_descriptor, digest.str());
+  if (!manifest) return std::nullopt;
+  for (const auto& blob : blobs_of(*manifest)) {
+    if (!store.has_blob(blob.digest)) return std::nullopt;
+  }
+  return *manifest_descriptor;
+}
+
+}  // namespace
+
+// ---- sizes and options -----------------------------------------------------------------------------
+
+Result<std::int64_t> parse_size(std::string_view text) {
+  const std::string what = "size \"" + std::string(text) + "\"";
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0 || digits > 15) return fail_input(what + ": expected a number of bytes, optionally with k, M or G");
+  std::int64_t value = std::stoll(std::string(text.substr(0, digits)));
+  std::string unit(text.substr(digits));
+  if (unit.ends_with("iB")) unit.resize(unit.size() - 2);
+  if (unit == "k" || unit == "K") {
+    value <<= 10;
+  } else if (unit == "M" || unit == "m") {
+    value <<= 20;
+  } else if (unit == "G" || unit == "g") {
+    value <<= 30;
+  } else if (!unit.empty() && unit != "B") {
+    return fail_input(what + ": unknown unit \"" + std::string(text.substr(digits)) + "\" (k, M or G)");
+  }
+  if (value < 1) return fail_input(what + ": must be at least 1 byte");
+  return value;
+}
+
+Result<std::int64_t> default_chunk_size() {
+  const char* env = std::getenv("AREC_CHUNK_SIZE");
+  if (env == nullptr || *env == '\0') return k_default_chunk_size;
+  auto size = parse_size(env);
+  if (!size) return fail(std::move(size.error()).context("AREC_CHUNK_SIZE"));
+  return size;
+}
+
+// ---- push ------------------------------------------------------------------------------------------
+
+nlohmann::json to_json(const PushSummary& summary) {
+  nlohmann::json images = nlohmann::json::array();
+  for (const auto& image : summary.images) {
+    images.push_back({{"repository", image.repository},
+                      {"digest", image.digest.str()},
+                      {"tags", image.tags},
+                      {"present", image.was_present}});
+  }
+  return {{"registry", summary.registry}, {"images", std::move(images)}, {"uploaded", summary.uploaded},
+          {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes}};
+}
+
+Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const std::vector<std::string>& tags,
+                                 const RegistryAddress& address, const TransferOptions& options) {
+  Run run(address, Access::push, options);
+  PushSummary summary;
+  summary.registry = address.host;
+  if (records.empty()) return summary;
+  const std::string context = "pushing " + (records.size() == 1 ? records.front().repository() : "records") + " to " + run.host();
+  if (auto s = run.ping(context); !s) return fail(s.error());
+
+  // Records whose manifest the registry holds already have all their blobs there.
+  std::vector<RecordPlan> plans;
+  std::vector<BlobJob> jobs;
+  std::map<Digest, std::size_t> job_of;
+  for (const auto& record : records) {
+    auto plan = plan_record(run, store, record);
+    if (!plan) return fail(plan.error());
+    for (const auto& blob : plan->blobs) {
+      if (plan->present) {
+        ++summary.skipped;
+        continue;
+      }
+      auto [it, added] = job_of.emplace(blob.digest, jobs.size());
+      if (added) jobs.push_back(BlobJob{blob, {}, 0});
+      auto& repositories = jobs[it->second].repositories;
+      if (std::ranges::find(repositories, record.repository()) == repositories.end()) repositories.push_back(record.repository());
+    }
+    summary.images.push_back({record.repository(), record.manifest.digest, tags, plan->present});
+    plans.push_back(std::move(*plan));
+  }
+
+  // The largest blobs start first, so the parallel transfers end together.
+  std::ranges::stable_sort(jobs, std::greater{}, [](const BlobJob& j) { return j.blob.size; });
+  ProgressBoard board(options.progress, "pushing to " + run.host());
+  for (auto& job : jobs) job.slot = board.add(job.blob.digest.str().substr(0, 19), job.blob.size);
+  std::optional<MountSources> sources;
+  if (!jobs.empty()) sources.emplace(store);
+  std::vector<BlobOutcome> outcomes(jobs.size());
+  auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
+    return push_blob(run, session, store, *sources, jobs[i], board, outcomes[i], stop);
+  });
+  if (!pushed) return fail(pushed.error());
+  for (const auto& o : outcomes) {
+    summary.uploaded += o.uploaded;
+    summary.mounted += o.mounted;
+    summary.skipped += o.skipped;
+    summary.bytes += o.bytes;
+  }
+  if (auto s = put_manifests(run, plans, tags); !s) return fail(s.error());
+  return summary;
+}
+
+// ---- pull ------------------------------------------------------------------------------------------
+
+nlohmann::json to_json(const PullOutcome& outcome) {
+  return {{"registry", outcome.registry},     {"repository", outcome.repository},
+          {"digest", outcome.image.digest.str()}, {"mediaType", outcome.image.media_type},
+          {"manifest", outcome.manifest.digest.str()}, {"downloaded", outcome.downloaded},
+          {"present", outcome.present},       {"bytes", outcome.bytes}};
+}
+
+Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
+                               const TransferOptions& options) {
+  Run run(address, Access::pull, options);
+  const std::string repository = reference.path;
+  const std::string wanted = !reference.digest.empty() ? reference.digest : !reference.tag.empty() ? reference.tag : "latest";
+  const std::string context = "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  if (auto s = run.ping(context); !s) return fail(s.error());
+
+  PullOutcome outcome;
+  outcome.registry = address.host;
+  outcome.repository = repository;
+  auto image = store_manifest(run, store, repository, wanted, context);
+  if (!image) return fail(image.error());
+  outcome.image = *image;
+  auto platform = select_platform_manifest(store, outcome.image, context);
+  if (!platform) return fail(platform.error());
+  outcome.manifest = *platform;
+  if (outcome.manifest.digest != outcome.image.digest) {
+    auto child = store_manifest(run, store, repository, outcome.manifest.digest.str(), context);
+    if (!child) return fail(child.error());
+    outcome.manifest.media_type = child->media_type;
+  }
+  auto manifest = read_manifest(store, outcome.manifest, context);
+  if (!manifest) return fail(manifest.error());
+
+  std::vector<Descriptor> missing;
+  for (const auto& blob : blobs_of(*manifest)) {
+    if (store.has_blob(blob.digest) || std::ranges::find(missing, blob.digest, &Descriptor::digest) != missing.end()) {
+      ++outcome.present;
+    } else {
+      missing.push_back(blob);
+    }
+  }
+  ProgressBoard board(options.progress, "pulling from " + run.host());
+  std::vector<std::size_t> slots;
+  for (const auto& blob : missing) slots.push_back(board.add(blob.digest.str().substr(0, 19), blob.size));
+  auto pulled = run_parallel(run, missing.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
+    return download_blob(run, session, store, repository, missing[i], slots[i], board, stop, context);
+  });
+  if (!pulled) return fail(pulled.error());
+  outcome.downloaded = static_cast<int>(missing.size());
+  for (const auto& blob : missing) outcome.bytes += blob.size;
+
+  Descriptor listed = outcome.image;
+  listed.annotations.emplace(k_pulled_annotation, "true");
+  if (auto kept = store.keep(listed); !kept) return fail(kept.error());
+  return outcome;
+}
+
+// ---- verify ----------------------------------------------------------------------------------------
+
+std::string_view verify_state_name(VerifyState state) {
+  switch (state) {
+    case VerifyState::present: return "present";
+    case VerifyState::missing: return "missing";
+    case VerifyState::different: return "different";
+  }
+  return "present";
+}
+
+Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
+                                               const TransferOptions& options) {
+  Run run(address, Access::pull, options);
+  std::vector<VerifyItem> items;
+  if (records.empty()) return items;
+  if (auto s = run.ping("verifying records at " + run.host()); !s) return fail(s.error());
+  for (const auto& record : records) {
+    const std::string doing = "verifying " + record.repository() + " at " + run.host() + ": checking manifest " +
+                              record.manifest.digest.str();
+    auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
+    if (!found) return fail(found.error());
+    VerifyItem item{record, VerifyState::present, {}};
+    if (!found->has_value()) {
+      item.state = VerifyState::missing;
+    } else if ((*found)->digest != record.manifest.digest || ((*found)->size > 0 && (*found)->size != record.manifest.size)) {
+      item.state = VerifyState::different;
+      item.found = (*found)->digest.str();
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+// ---- bases -----------------------------------------------------------------------------------------
+
+Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryLookup& registry_for, const TransferOptions& options) {
+  if (spec.starts_with("oci:")) return open_layout_base(spec);
+  const std::string what = "base \"" + std::string(spec) + "\"";
+  auto reference = Reference::parse(spec);
+  if (!reference) return fail(std::move(reference.error()).context(what + " (expected oci:DIR[:REF] or a registry reference)"));
+  if (!reference->digest.empty()) {
+    auto digest = Digest::parse(reference->digest);
+    if (!digest) return fail(std::move(digest.error()).context(what));
+    if (auto local = complete_local_image(store, *digest)) {
+      spdlog::debug("{}: using the store's copy of {}", what, digest->str());
+      return BaseImage{store, *local};
+    }
+  }
+  auto address = registry_for(reference->domain);
+  if (!address) return fail(std::move(address.error()).context(what));
+  auto pulled = pull_image(store, *reference, *address, options);
+  if (!pulled) return fail(pulled.error());
+  return BaseImage{store, pulled->manifest};
+}
+
+}  // namespace arec

@@ -1,0 +1,101 @@
+// Moving records between the store and a registry: push (blobs in parallel, skipped when present,
+// mounted when another repository has them, then the manifests' exact bytes), pull (digest-verified,
+// into the store, nothing half-written) and verify (each record present with its exact digest).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "recorder/image.hpp"
+#include "recorder/store.hpp"
+#include "registry-client/progress.hpp"
+#include "registry-client/reference.hpp"
+#include "registry-client/registry.hpp"
+#include "registry-client/retry.hpp"
+
+namespace arec {
+
+inline constexpr std::int64_t k_default_chunk_size = std::int64_t{64} << 20;
+
+struct TransferOptions {
+  unsigned jobs = 4;                                // blobs moved at once, each on its own connection
+  std::int64_t chunk_size = k_default_chunk_size;  // blobs larger than this go up in PATCH chunks
+  ProgressDisplay progress = ProgressDisplay::none;
+  RetryPolicy retry = RetryPolicy::from_environment();
+};
+
+// A byte count as "67108864", "64M", "64MiB", "512k" (binary units); at least 1.
+Result<std::int64_t> parse_size(std::string_view text);
+// The chunk size from AREC_CHUNK_SIZE, else k_default_chunk_size.
+Result<std::int64_t> default_chunk_size();
+
+struct PushedImage {
+  std::string repository;
+  Digest digest;
+  std::vector<std::string> tags;
+  bool was_present = false;  // the registry held the manifest already
+};
+
+struct PushSummary {
+  std::string registry;
+  std::vector<PushedImage> images;
+  int uploaded = 0;  // blobs sent
+  int mounted = 0;   // blobs linked from another repository of the registry
+  int skipped = 0;   // blobs the repository held already
+  std::int64_t bytes = 0;  // bytes of the blobs sent
+};
+
+nlohmann::json to_json(const PushSummary& summary);
+
+// Pushes each record to repository module/name by digest, and under each tag.
+Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const std::vector<std::string>& tags,
+                                 const RegistryAddress& address, const TransferOptions& options);
+
+struct PullOutcome {
+  std::string registry;
+  std::string repository;
+  Descriptor image;     // what the reference names (a manifest or an index), listed in index.json
+  Descriptor manifest;  // the manifest for this machine's platform
+  int downloaded = 0;   // blobs fetched
+  int present = 0;      // blobs the store held already
+  std::int64_t bytes = 0;
+};
+
+nlohmann::json to_json(const PullOutcome& outcome);
+
+// The annotation on index.json entries of pulled images, which are not records and hold no address.
+inline constexpr std::string_view k_pulled_annotation = "dev.arec.pulled";
+
+// Fetches the image `reference` names (default tag "latest") into the store, and lists it in
+// index.json by digest, with no name and no address.
+Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
+                               const TransferOptions& options);
+
+enum class VerifyState { present, missing, different };
+std::string_view verify_state_name(VerifyState state);
+
+struct VerifyItem {
+  Record record;
+  VerifyState state = VerifyState::present;
+  std::string found;  // what the registry holds under the digest when it is different
+};
+
+// Asks the registry for each record's manifest by digest in its repository.
+Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
+                                               const TransferOptions& options);
+
+// The registry of a reference's domain (empty: the node settings' registry), read when needed.
+using RegistryLookup = std::function<Result<RegistryAddress>(std::string_view domain)>;
+
+// A base image for `arec record --base`: `oci:DIR[:REF]` opens a local layout; anything else is a
+// registry reference, pulled into the store once: with a digest the store's copy is used when it is
+// complete, without network.
+Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryLookup& registry_for,
+                            const TransferOptions& options);
+
+}  // namespace arec
