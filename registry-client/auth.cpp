@@ -162,12 +162,11 @@ std::vector<Challenge> parse_challenges(std::string_view header) {
 // ---- credentials -----------------------------------------------------------------------------------
 
 std::string credential_key(std::string_view registry) {
-  std::string_view text = registry;
+  std::string key = lower(registry);
   for (std::string_view scheme : {"https://", "http://"}) {
-    if (text.starts_with(scheme)) text.remove_prefix(scheme.size());
+    if (key.starts_with(scheme)) key.erase(0, scheme.size());
   }
-  text = text.substr(0, text.find('/'));
-  std::string key = lower(text);
+  key = key.substr(0, key.find('/'));
   if (key == "docker.io" || key == "registry-1.docker.io" || key == "index.docker.io") return std::string(k_docker_hub);
   return key;
 }

@@ -100,11 +100,11 @@ std::string ProgressBoard::render() {
 
 void ProgressBoard::run() {
   std::unique_lock lock(m_mutex);
-  while (!m_wake.wait_for(lock, k_interval, [this] { return m_stop; })) {
+  do {
     const std::string frame = render();
     std::fwrite(frame.data(), 1, frame.size(), stderr);
     std::fflush(stderr);
-  }
+  } while (!m_wake.wait_for(lock, k_interval, [this] { return m_stop; }));
   // The display goes away when the transfer ends: what is left to say is said by the caller.
   if (m_drawn > 0) {
     std::string clear = "\x1b[" + std::to_string(m_drawn) + "F\x1b[J";

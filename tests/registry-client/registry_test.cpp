@@ -1,0 +1,163 @@
+#include "registry-client/registry.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "recorder/fs.hpp"
+#include "registry-client/transfer.hpp"
+#include "support/memory_sink.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arec {
+namespace {
+
+using test::MemorySink;
+using test::TempDir;
+
+TEST(Scheme, PlainHttpOnlyForLoopbackOrInsecureNodes) {
+  for (const char* host : {"127.0.0.1:5000", "127.1.2.3:80", "[::1]:5000", "localhost:5000", "localhost"}) {
+    EXPECT_EQ(scheme_for(host, InsecureRegistry::no), Scheme::http) << host;
+  }
+  for (const char* host : {"10.0.0.5:5000", "192.168.1.1", "registry.example:5000", "[2001:db8::1]:5000", "localhost.example:5000"}) {
+    EXPECT_EQ(scheme_for(host, InsecureRegistry::no), Scheme::https) << host;
+    EXPECT_EQ(scheme_for(host, InsecureRegistry::yes), Scheme::http) << host;
+  }
+}
+
+TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryIsPlainHttp) {
+  auto settings = NodeSettings::parse(R"({"self": "n1", "nodes": {
+      "n1": {"address": "10.0.0.1", "ports": {"registry": 5000}},
+      "n2": {"address": "10.0.0.2", "ports": {"registry": 5001}, "insecure_registry": true}},
+      "services": {"registry": "n2"}})",
+                                      "nodes.json");
+  ASSERT_TRUE(settings) << settings.error().message;
+  auto resolved = registry_for_domain("", *settings, "/ca.pem");
+  ASSERT_TRUE(resolved);
+  EXPECT_EQ(resolved->host, "10.0.0.2:5001");
+  EXPECT_EQ(resolved->base_url(), "http://10.0.0.2:5001");
+  EXPECT_EQ(resolved->ca_file, "/ca.pem");
+  EXPECT_EQ(registry_for_domain("10.0.0.2:5001", *settings, "")->scheme, Scheme::http);
+  EXPECT_EQ(registry_for_domain("10.0.0.1:5000", *settings, "")->scheme, Scheme::https);
+  EXPECT_EQ(registry_for_domain("docker.io", *settings, "")->base_url(), "https://registry-1.docker.io");
+}
+
+TEST(Sizes, BytesAndBinaryUnits) {
+  EXPECT_EQ(parse_size("1048576"), 1048576);
+  EXPECT_EQ(parse_size("64M"), std::int64_t{64} << 20);
+  EXPECT_EQ(parse_size("64MiB"), std::int64_t{64} << 20);
+  EXPECT_EQ(parse_size("512k"), 512 * 1024);
+  EXPECT_EQ(parse_size("1G"), std::int64_t{1} << 30);
+  for (const char* bad : {"", "M", "12X", "-1", "0", "1.5M"}) EXPECT_FALSE(parse_size(bad)) << bad;
+}
+
+// ---- against the real registry scripts/test starts -------------------------------------------------
+
+class LiveRegistry : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* address = std::getenv("AREC_TEST_REGISTRY");
+    if (address == nullptr || *address == '\0') GTEST_SKIP() << "AREC_TEST_REGISTRY is not set: run through scripts/test";
+    m_registry.emplace(RegistryAddress{address, Scheme::http, ""}, Access::push);
+    std::random_device random;
+    m_repository = "unit/live" + std::to_string(random());
+  }
+
+  // A file of `size` random bytes and its descriptor.
+  Descriptor blob_file(std::size_t size, const fs::Path& path) {
+    std::string bytes(size, '\0');
+    std::mt19937_64 generator{std::random_device{}()};
+    for (auto& c : bytes) c = static_cast<char>(generator());
+    test::write_file(path, bytes);
+    return Descriptor{"application/octet-stream", digest_of(bytes), static_cast<std::int64_t>(size), {}, {}, {}, {}};
+  }
+
+  std::optional<Registry> m_registry;
+  std::string m_repository;
+  TempDir m_tmp;
+};
+
+TEST_F(LiveRegistry, UploadsMonolithicAndChunkedDownloadsVerified) {
+  Session session(*m_registry);
+  ASSERT_TRUE(session.ping());
+  for (const std::int64_t chunk : {std::int64_t{0}, std::int64_t{100'000}}) {
+    const auto path = m_tmp / ("blob" + std::to_string(chunk));
+    const Descriptor blob = blob_file(350'000, path);
+    auto absent = session.blob_size(m_repository, blob.digest);
+    ASSERT_TRUE(absent);
+    EXPECT_FALSE(*absent);
+    auto start = session.start_upload(m_repository, blob.digest, std::nullopt);
+    ASSERT_TRUE(start) << start.error().str();
+    ASSERT_FALSE(start->mounted);
+    auto fd = fs::open_read(path);
+    std::int64_t last = 0;
+    auto sent = session.upload(start->location, blob, fd->get(), chunk, [&](std::int64_t n) {
+      last = std::max(last, n);
+      return true;
+    });
+    ASSERT_TRUE(sent) << sent.error().str();
+    EXPECT_EQ(last, blob.size);
+    EXPECT_EQ(session.blob_size(m_repository, blob.digest).value(), blob.size);
+
+    MemorySink sink;
+    auto fetched = session.download_blob(m_repository, blob, sink, {});
+    ASSERT_TRUE(fetched) << fetched.error().str();
+    EXPECT_EQ(digest_of(sink.bytes), blob.digest);
+
+    Descriptor lie = blob;
+    lie.digest = digest_of("something else");
+    MemorySink discarded;
+    auto refused = session.download_blob(m_repository, lie, discarded, {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().status, 404);  // asked by a digest the registry does not have
+    lie = blob;
+    lie.size = blob.size - 1;
+    auto too_long = session.download_blob(m_repository, lie, discarded, {});
+    ASSERT_FALSE(too_long);
+    EXPECT_NE(too_long.error().message.find("more than"), std::string::npos) << too_long.error().str();
+  }
+}
+
+TEST_F(LiveRegistry, MountsFromAnotherRepositoryAndManifestsRoundTrip) {
+  Session session(*m_registry);
+  const auto path = m_tmp / "config";
+  const Descriptor config = blob_file(100, path);
+  auto start = session.start_upload(m_repository, config.digest, std::nullopt);
+  ASSERT_TRUE(start);
+  auto fd = fs::open_read(path);
+  ASSERT_TRUE(session.upload(start->location, config, fd->get(), 0, {}));
+  auto mounted = session.start_upload(m_repository + "-copy", config.digest, m_repository);
+  ASSERT_TRUE(mounted) << mounted.error().str();
+  EXPECT_TRUE(mounted->mounted);
+
+  const std::string manifest = R"({"config":{"digest":")" + config.digest.str() +
+                               R"(","mediaType":"application/vnd.oci.image.config.v1+json","size":100},"layers":[],)"
+                               R"("mediaType":"application/vnd.oci.image.manifest.v1+json","schemaVersion":2})";
+  auto put = session.put_manifest(m_repository, "v1", media_type::k_manifest, manifest);
+  ASSERT_TRUE(put) << put.error().str();
+  EXPECT_EQ(*put, digest_of(manifest));
+  auto got = session.get_manifest(m_repository, put->str());
+  ASSERT_TRUE(got) << got.error().str();
+  EXPECT_EQ(got->bytes, manifest);
+  EXPECT_EQ(got->media_type, media_type::k_manifest);
+  auto head = session.head_manifest(m_repository, "v1");
+  ASSERT_TRUE(head && *head);
+  EXPECT_EQ((*head)->digest, *put);
+  EXPECT_EQ((*head)->size, static_cast<std::int64_t>(manifest.size()));
+  EXPECT_FALSE(session.head_manifest(m_repository, "v2").value());
+  auto missing = session.get_manifest(m_repository, "v2");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, "MANIFEST_UNKNOWN");
+
+  auto tags = session.tags(m_repository);
+  ASSERT_TRUE(tags) << tags.error().str();
+  EXPECT_EQ(*tags, std::vector<std::string>{"v1"});
+  auto catalog = session.catalog();
+  ASSERT_TRUE(catalog) << catalog.error().str();
+  EXPECT_NE(std::ranges::find(*catalog, m_repository), catalog->end());
+}
+
+}  // namespace
+}  // namespace arec

@@ -1,0 +1,55 @@
+# Helpers for the registry tests, on top of tests/lib.sh: the shared test registry, extra registries,
+# node settings naming a registry, and isolated credentials.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+[[ -n ${AREC_TEST_REGISTRY:-} ]] || skip "AREC_TEST_REGISTRY is not set: run the tests through scripts/test"
+REG=$AREC_TEST_REGISTRY
+export AREC_STORE=$T/store
+export AREC_RETRY_BUDGET=${AREC_RETRY_BUDGET:-10}
+# Credentials come only from what a test writes.
+export DOCKER_CONFIG=$T/docker XDG_RUNTIME_DIR=$T/runtime
+unset REGISTRY_AUTH_FILE AREC_CA_FILE AREC_CHUNK_SIZE
+mkdir -p "$DOCKER_CONFIG" "$XDG_RUNTIME_DIR"
+# A module of its own: the test registry is shared by tests running in parallel.
+M=t$(basename "$T" | tr 'A-Z' 'a-z' | tr -dc 'a-z0-9')
+
+# start_registry VAR NAME [scripts/registry options]: a fresh registry on a free loopback port, stopped
+# when the test ends; its address goes to $VAR.
+start_registry() {
+  local var=$1 dir=$T/registries/$2
+  shift 2
+  on_exit "'$ROOT/scripts/registry' stop '$dir'"
+  local address
+  address=$("$ROOT/scripts/registry" start "$dir" "$@") || fail "registry $dir did not start"
+  printf -v "$var" %s "$address"
+}
+
+# use_registry HOST:PORT [ADDRESS [INSECURE]]: node settings whose registry is on node n1 at that
+# port (and ADDRESS, else none: loopback by rule 4); exported as AREC_NODES.
+use_registry() {
+  local port=${1##*:} address=${2:-} insecure=${3:-false}
+  local node="\"ports\": {\"registry\": $port}, \"insecure_registry\": $insecure"
+  [[ -n $address ]] && node="\"address\": \"$address\", $node"
+  printf '{"self": "n1", "nodes": {"n1": {%s}}, "services": {"registry": "n1"}}\n' "$node" >"$T/nodes.json"
+  export AREC_NODES=$T/nodes.json
+}
+
+# record NAME [BYTES]: records $M/NAME from a tree with content unique to this test; prints the digest.
+record() {
+  local name=$1 bytes=${2:-1000}
+  mkdir -p "$T/in/$name"
+  echo "$M/$name" >"$T/in/$name/id"
+  head -c "$bytes" /dev/urandom >"$T/in/$name/data"
+  "$AREC" record --module "$M" --name "$name" --dir "$T/in/$name=/srv/$name" | cut -d@ -f2
+}
+
+# Every blob of OCI layout $1 is in layout $2, byte for byte.
+same_blobs() {
+  local n=0 b
+  for b in "$1"/blobs/sha256/*; do
+    cmp -s "$b" "$2/blobs/sha256/$(basename "$b")" || fail "blob $(basename "$b") of $1 differs in $2"
+    n=$((n + 1))
+  done
+  echo "$n"
+}
