@@ -59,6 +59,8 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
     auto base = open_layout_base(o.base);
     if (!base) return fail(base.error());
     request.base = std::move(*base);
+  } else if (!o.base.empty()) {
+    if (auto reference = parse_base_reference(o.base); !reference) return fail(reference.error());
   }
   request.entries = std::move(*entries);
   request.entrypoint = o.entrypoint;

@@ -462,11 +462,25 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
 
 // ---- bases -----------------------------------------------------------------------------------------
 
+Result<Reference> parse_base_reference(std::string_view spec) {
+  const std::string what = "base \"" + std::string(spec) + "\": expected oci:DIR[:REF] or a registry reference "
+                           "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]";
+  static constexpr std::string_view k_transports[] = {"docker-archive:", "oci-archive:", "docker-daemon:", "containers-storage:",
+                                                      "dir:", "tarball:", "ostree:", "sif:"};
+  for (const auto transport : k_transports) {
+    if (spec.starts_with(transport)) return fail_input(what);
+  }
+  if (spec.starts_with("docker://")) spec.remove_prefix(9);
+  auto reference = Reference::parse(spec);
+  if (!reference) return fail(std::move(reference.error()).context(what));
+  return reference;
+}
+
 Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryLookup& registry_for, const TransferOptions& options) {
   if (spec.starts_with("oci:")) return open_layout_base(spec);
   const std::string what = "base \"" + std::string(spec) + "\"";
-  auto reference = Reference::parse(spec);
-  if (!reference) return fail(std::move(reference.error()).context(what + " (expected oci:DIR[:REF] or a registry reference)"));
+  auto reference = parse_base_reference(spec);
+  if (!reference) return fail(reference.error());
   if (!reference->digest.empty()) {
     auto digest = Digest::parse(reference->digest);
     if (!digest) return fail(std::move(digest.error()).context(what));

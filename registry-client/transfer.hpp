@@ -89,6 +89,10 @@ struct VerifyItem {
 Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
                                                const TransferOptions& options);
 
+// A --base that is not `oci:DIR[:REF]`: a registry reference, optionally written `docker://REF`.
+// Other transports of skopeo's syntax (docker-archive:, containers-storage:, ...) are refused.
+Result<Reference> parse_base_reference(std::string_view spec);
+
 // The registry of a reference's domain (empty: the node settings' registry), read when needed.
 using RegistryLookup = std::function<Result<RegistryAddress>(std::string_view domain)>;
 
