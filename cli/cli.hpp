@@ -37,5 +37,7 @@ void print_json(const nlohmann::json& json);
 void add_record(CLI::App& app, Globals& globals, Action& action);
 void add_records(CLI::App& app, Globals& globals, Action& action);
 void add_ref(CLI::App& app, Globals& globals, Action& action);
+void add_check(CLI::App& app, Globals& globals, Action& action);
+void add_gc(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace arec::cli
