@@ -98,6 +98,10 @@ expect_exit 0 "$arec" compose "$work/conn.env" -o "$work/conn" --depfile "$work/
 expect_eq "$(<"$work/conn.d")" "$work/conn: $work/conn.env $work/nodes.json"
 expect_exit 2 "$arec" compose "$work/conn.env" --depfile "$work/conn.d"
 
+# OUT named without a directory is written in the working directory.
+(cd "$work" && "$arec" compose conn.env -o conn.composed) || fail "compose -o with a bare file name"
+expect_contains "$(<"$work/conn.composed")" "BUS_URL=amqp://mesh@10.20.0.11:5679/vhost"
+
 # A template that is not there.
 expect_exit 2 "$arec" compose "$work/missing.in"
 expect_contains "$err" "reading template"

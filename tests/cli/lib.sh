@@ -4,6 +4,7 @@ set -euo pipefail
 
 arec=${1:?usage: bash TEST.sh PATH/TO/arec}
 [[ -x $arec ]] || { echo "FAIL: $arec is not an executable" >&2; exit 1; }
+arec=$(realpath "$arec")  # tests change directory
 examples=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../examples" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/arec-cli-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
