@@ -78,8 +78,8 @@ Request parse_image(Request r, std::string_view text, std::size_t at) {
   const auto name_at = at + module + 1;
   const auto name = path_component_at(text, name_at);
   if (name == 0) return malformed(r, text, std::string(expected));
-  r.module = std::string(text.substr(at, module));
-  r.name = std::string(text.substr(name_at, name));
+  r.module = text.substr(at, module);
+  r.name = text.substr(name_at, name);
   auto pos = name_at + name;
   if (pos + 1 < text.size() && text[pos] == '/' && is_lower_alnum(text[pos + 1])) {
     // Records are MODULE/NAME (rule 2); a third segment is a mistake, not the end of the request.
@@ -89,7 +89,7 @@ Request parse_image(Request r, std::string_view text, std::size_t at) {
     const auto length = run(text, pos + 1, is_tag_char);
     const auto tag = text.substr(pos + 1, length);
     if (!is_tag(tag)) return malformed(r, text, "tag \"" + std::string(tag) + "\" is longer than " + std::to_string(k_max_tag_length));
-    r.tag = std::string(tag);
+    r.tag = tag;
     pos += 1 + length;
   }
   // "@" starts a digest only when an algorithm and ':' follow; otherwise the request ends before it.
@@ -99,9 +99,9 @@ Request parse_image(Request r, std::string_view text, std::size_t at) {
     if (algorithm > 0 && colon < text.size() && text[colon] == ':') {
       const auto end = colon + 1 + run(text, colon + 1, is_digest_char);
       const auto digest = text.substr(pos + 1, end - pos - 1);
-      auto parsed = Digest::parse(digest);
-      if (!parsed) return malformed(r, text, parsed.error().message);
-      r.digest = parsed->str();
+      // Digest::parse takes only the canonical spelling, so the text is the digest.
+      if (auto parsed = Digest::parse(digest); !parsed) return malformed(r, text, parsed.error().message);
+      r.digest = digest;
       pos = end;
     }
   }
@@ -115,7 +115,7 @@ Request parse_service(Request r, Kind kind, std::string_view text, std::size_t a
   const auto service = text.substr(at, run(text, at, is_service_char));
   if (!is_service_name(service)) return malformed(r, text, "expected a service name ([a-z0-9][a-z0-9-]*) after the kind");
   r.kind = kind;
-  r.service = std::string(service);
+  r.service = service;
   r.length = at + service.size() - r.offset;
   return r;
 }
@@ -134,7 +134,7 @@ Request parse_request(std::string_view text, std::size_t offset) {
   if (kind == k_port) known = Kind::port;
   if (!known) {
     r.kind = Kind::unknown;
-    r.problem = std::string(kind);
+    r.written = kind;
     r.length = word_end(text, offset) - offset;
     return r;
   }
@@ -190,7 +190,7 @@ class Filler {
   std::optional<Filled> fill(const Request& r, std::string_view text, std::size_t line) {
     switch (r.kind) {
       case Kind::unknown: {
-        const auto what = quoted(r, text) + ": unknown request kind \"" + r.problem + "\"";
+        const auto what = quoted(r, text) + ": unknown request kind \"" + std::string(r.written) + "\"";
         if (m_options.strictness == Strictness::strict) {
           problem(line, what + " (--strict)");
         } else {
@@ -226,20 +226,20 @@ class Filler {
     return std::nullopt;
   }
 
-  // `text` with every request filled in place, byte for byte elsewhere. `line_of` gives the line of
-  // the i-th request.
+  // `text` with every request filled in place, byte for byte elsewhere. `line_of(request)` says
+  // which line of the template a request is on.
   template <typename LineOf>
-  std::string fill_text(std::string_view text, const std::vector<Request>& requests, LineOf line_of) {
+  std::string fill_text(std::string_view text, LineOf line_of) {
     std::string out;
-    out.reserve(text.size());
+    out.reserve(text.size() + text.size() / 4);
     std::size_t copied = 0;
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      const auto& r = requests[i];
-      auto filled = fill(r, text, line_of(i));
+    RequestScanner scanner(text);
+    while (const auto r = scanner.next()) {
+      const auto filled = fill(*r, text, line_of(*r));
       if (!filled) continue;
-      out.append(text.substr(copied, r.offset - copied));
+      out.append(text.substr(copied, r->offset - copied));
       out.append(filled->text);
-      copied = r.offset + r.length;
+      copied = r->offset + r->length;
     }
     out.append(text.substr(copied));
     return out;
@@ -268,13 +268,13 @@ class Filler {
     return std::nullopt;
   }
 
-  const Result<Resolution>& resolution_of(const std::string& service) {
+  const Result<Resolution>& resolution_of(std::string_view service) {
     auto found = m_resolutions.find(service);
     if (found == m_resolutions.end()) found = m_resolutions.emplace(service, resolve(m_settings, service)).first;
     return found->second;
   }
 
-  const Result<std::optional<std::uint16_t>>& given_port_of(const std::string& service) {
+  const Result<std::optional<std::uint16_t>>& given_port_of(std::string_view service) {
     auto found = m_ports.find(service);
     if (found == m_ports.end()) found = m_ports.emplace(service, given_port(m_settings, service)).first;
     return found->second;
@@ -296,14 +296,14 @@ class Filler {
   std::optional<Filled> fill_image(const Request& r, std::string_view text, std::size_t line) {
     const auto& book_read = book();
     if (!book_read) return problem(line, quoted(r, text) + ": " + book_read.error().message);
-    const std::string repository = r.module + "/" + r.name;
+    const std::string repository = std::string(r.module) + "/" + std::string(r.name);
     const std::string in_store = m_options.store.empty() ? "the store" : "store " + m_options.store;
-    std::string digest = r.digest;
+    std::string digest(r.digest);
     if (digest.empty()) {
       const Record* latest = book_read->latest(repository);
       if (!latest) {
         return problem(line, quoted(r, text) + ": no record of " + repository + " in " + in_store +
-                                 " (record it with arec record --module " + r.module + " --name " + r.name + ")");
+                                 " (record it with arec record --module " + std::string(r.module) + " --name " + std::string(r.name) + ")");
       }
       digest = latest->manifest.digest.str();
     } else if (!book_read->holds(repository, digest)) {
@@ -315,15 +315,15 @@ class Filler {
     if (!endpoint) return problem(line, quoted(r, text) + ": " + endpoint.error().message);
     ++m_filled;
     std::string out = *endpoint + "/" + repository;
-    if (!r.tag.empty()) out += ":" + r.tag;
+    if (!r.tag.empty()) out += ":" + std::string(r.tag);
     return Filled{out + "@" + digest, std::nullopt};
   }
 
   const ComposeOptions& m_options;
   const NodeSettings& m_settings;
   const RecordReader& m_read_records;
-  std::map<std::string, Result<Resolution>> m_resolutions;
-  std::map<std::string, Result<std::optional<std::uint16_t>>> m_ports;
+  std::map<std::string, Result<Resolution>, std::less<>> m_resolutions;
+  std::map<std::string, Result<std::optional<std::uint16_t>>, std::less<>> m_ports;
   std::optional<Result<RecordBook>> m_book;
   bool m_book_read = false;
   std::size_t m_filled = 0;
@@ -341,42 +341,42 @@ class JsonFiller {
   void walk(OrderedJson& value) {
     if (value.is_object()) {
       bool keys_hold_requests = false;
+      for (const auto& [key, member] : value.items()) keys_hold_requests = keys_hold_requests || holds_request(key);
+      if (!keys_hold_requests) {
+        for (auto& [key, member] : value.items()) walk(member);
+        return;
+      }
+      // Keys are rarely requests; only then is the object rebuilt, in order, each key before its value.
+      OrderedJson rebuilt = OrderedJson::object();
       for (auto& [key, member] : value.items()) {
-        keys_hold_requests = keys_hold_requests || key.find(k_request_scheme) != std::string::npos;
+        auto filled_key = fill(key);
         walk(member);
+        rebuilt[std::move(filled_key)] = std::move(member);
       }
-      // Keys are rarely requests; only then is the object rebuilt, keeping its order.
-      if (keys_hold_requests) {
-        OrderedJson rebuilt = OrderedJson::object();
-        for (auto& [key, member] : value.items()) rebuilt[fill_string(key)] = std::move(member);
-        value = std::move(rebuilt);
-      }
+      value = std::move(rebuilt);
     } else if (value.is_array()) {
       for (auto& element : value) walk(element);
     } else if (value.is_string()) {
       const auto& text = value.get_ref<const std::string&>();
-      const auto requests = scan_requests(text);
-      if (requests.empty()) return;
-      const auto& only = requests.front();
-      if (requests.size() == 1 && only.kind == Kind::port && only.offset == 0 && only.length == text.size()) {
+      const auto first = RequestScanner(text).next();
+      if (!first) return;
+      if (first->kind == Kind::port && first->offset == 0 && first->length == text.size()) {
         // A string that is exactly a port request becomes a number, or "" when no port was given.
-        if (auto filled = m_filler.fill(only, text, line_of(only, text))) {
+        if (const auto filled = m_filler.fill(*first, text, line_of(*first, text))) {
           value = filled->port ? OrderedJson(*filled->port) : OrderedJson("");
         }
         return;
       }
-      value = fill_requests(text, requests);
+      value = fill(text);
     }
   }
 
  private:
-  std::string fill_string(const std::string& text) {
-    const auto requests = scan_requests(text);
-    return requests.empty() ? text : fill_requests(text, requests);
-  }
+  static bool holds_request(std::string_view text) { return text.find(k_request_scheme) != std::string_view::npos; }
 
-  std::string fill_requests(const std::string& text, const std::vector<Request>& requests) {
-    return m_filler.fill_text(text, requests, [&](std::size_t i) { return line_of(requests[i], text); });
+  std::string fill(const std::string& text) {
+    if (!holds_request(text)) return text;
+    return m_filler.fill_text(text, [&](const Request& r) { return line_of(r, text); });
   }
 
   // The line of a request found in a decoded string: the next request of the raw document spelled
@@ -412,22 +412,28 @@ Result<std::string> compose_json(std::string_view text, const ComposeOptions& op
 
 }  // namespace
 
+std::optional<Request> RequestScanner::next() {
+  const auto at = m_text.find(k_request_scheme, m_at);
+  if (at == std::string_view::npos) {
+    m_at = m_text.size();
+    return std::nullopt;
+  }
+  m_line += static_cast<std::size_t>(std::count(m_text.begin() + static_cast<std::ptrdiff_t>(m_counted),
+                                                m_text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  m_counted = at;
+  Request r = parse_request(m_text, at);
+  r.line = m_line;
+  // A request that will be filled is consumed whole; one left as it is is looked into, so nothing
+  // after its scheme is missed.
+  const bool fillable = r.kind != Kind::unknown && r.kind != Kind::malformed;
+  m_at = at + (fillable ? r.length : k_request_scheme.size());
+  return r;
+}
+
 std::vector<Request> scan_requests(std::string_view text) {
   std::vector<Request> requests;
-  std::size_t line = 1;
-  std::size_t counted = 0;
-  for (auto at = text.find(k_request_scheme); at != std::string_view::npos; at = text.find(k_request_scheme, at)) {
-    line += static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(counted),
-                                                text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
-    counted = at;
-    Request r = parse_request(text, at);
-    r.line = line;
-    // A request that will be filled is consumed whole; one left as it is is looked into, so nothing
-    // after its scheme is missed.
-    const bool fillable = r.kind != Kind::unknown && r.kind != Kind::malformed;
-    at += fillable ? r.length : k_request_scheme.size();
-    requests.push_back(std::move(r));
-  }
+  RequestScanner scanner(text);
+  while (auto r = scanner.next()) requests.push_back(std::move(*r));
   return requests;
 }
 
@@ -444,8 +450,7 @@ Result<Composed> compose(std::string_view text, const ComposeOptions& options, c
     if (!json) return fail(json.error());
     composed.text = std::move(*json);
   } else {
-    const auto requests = scan_requests(text);
-    composed.text = filler.fill_text(text, requests, [&](std::size_t i) { return requests[i].line; });
+    composed.text = filler.fill_text(text, [](const Request& r) { return r.line; });
   }
   if (auto s = filler.status(); !s) return fail(s.error());
   composed.warnings = filler.take_warnings();

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +25,8 @@ namespace arec {
 
 inline constexpr std::string_view k_request_scheme = "arec://";
 
-// One arec:// occurrence in a text, parsed as far as its grammar goes.
+// One arec:// occurrence in a text, parsed as far as its grammar goes. Its parts are views into the
+// text it was found in, valid as long as that text is.
 struct Request {
   enum class Kind {
     image,
@@ -40,17 +42,32 @@ struct Request {
   std::size_t length = 0;  // bytes the request spans; for unknown and malformed, up to the end of the word
   std::size_t line = 1;    // 1-based line of the offset
 
-  std::string service;  // endpoint, address, port
-  std::string module;   // image
-  std::string name;     // image
-  std::string tag;      // image, empty when absent
-  std::string digest;   // image, "sha256:...", empty when absent (then the latest record is meant)
-  std::string problem;  // malformed: what is wrong; unknown: the kind as written
+  std::string_view service;  // endpoint, address, port
+  std::string_view module;   // image
+  std::string_view name;     // image
+  std::string_view tag;      // image, empty when absent
+  std::string_view digest;   // image, "sha256:...", empty when absent (then the latest record is meant)
+  std::string_view written;  // unknown: the kind as written
+  std::string problem;       // malformed: what is wrong
 
   std::string_view text(std::string_view in) const { return in.substr(offset, length); }
 };
 
-// Every arec:// occurrence in `text`, in order. Pure: no I/O, any input (it never fails).
+// Reads the requests of a text one by one, in order. Pure: no I/O, any input (it never fails).
+class RequestScanner {
+ public:
+  explicit RequestScanner(std::string_view text) : m_text(text) {}
+  // The next request, or nothing at the end of the text.
+  std::optional<Request> next();
+
+ private:
+  std::string_view m_text;
+  std::size_t m_at = 0;       // where to look for the next "arec://"
+  std::size_t m_counted = 0;  // newlines are counted up to here
+  std::size_t m_line = 1;
+};
+
+// Every arec:// occurrence in `text`, in order.
 std::vector<Request> scan_requests(std::string_view text);
 
 enum class TemplateFormat {

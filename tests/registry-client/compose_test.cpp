@@ -146,11 +146,11 @@ TEST(ScanRequests, UnknownKindsAreKeptWithTheirName) {
   const auto r = scan_requests(text);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].kind, Request::Kind::unknown);
-  EXPECT_EQ(r[0].problem, "vault");
+  EXPECT_EQ(r[0].written, "vault");
   EXPECT_EQ(r[0].text(text), "arec://vault/secret/db");
   EXPECT_EQ(r[0].line, 2u);
   EXPECT_EQ(r[1].kind, Request::Kind::unknown);
-  EXPECT_EQ(r[1].problem, "");
+  EXPECT_EQ(r[1].written, "");
 }
 
 TEST(ScanRequests, KnownKindsThatBreakTheirGrammarAreMalformed) {
