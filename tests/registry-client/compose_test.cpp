@@ -341,6 +341,14 @@ TEST(ComposeJson, WarningsAndErrorsNameTheLine) {
             "deploy.json:3: arec://port/nope:");
 }
 
+TEST(ComposeJson, KeysAreMetBeforeTheirValues) {
+  auto c = compose_json("{\n  \"arec://vault/key\":\n    \"arec://vault/value\"\n}", settings());
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c->warnings.size(), 2u);
+  EXPECT_EQ(c->warnings[0].substr(0, 36), "deploy.json:2: arec://vault/key: unk");
+  EXPECT_EQ(c->warnings[1].substr(0, 38), "deploy.json:3: arec://vault/value: unk");
+}
+
 TEST(ComposeJson, MalformedJsonNamesTheLine) {
   EXPECT_EQ(error_of(compose_json("{\n  \"a\": 1,\n}", settings())), "deploy.json: malformed JSON at line 3, column 1");
 }
