@@ -20,6 +20,16 @@ bool path_exists(const fs::Path& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+// True when `dir` holds anything but what a store being created by a concurrent arec may already have.
+bool holds_foreign_files(const fs::Path& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename();
+    if (name != "blobs" && name != "arec" && name != "index.json") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // ---- Layout ----------------------------------------------------------------------------------------
@@ -133,11 +143,8 @@ Result<Store> Store::open_existing(const fs::Path& dir) {
 
 Result<Store> Store::open(const fs::Path& dir) {
   const std::string what = "store " + dir.string();
-  if (!path_exists(dir / "oci-layout")) {
-    std::error_code ec;
-    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec)) {
-      return fail_input(what + ": exists and is not an OCI image layout; give an empty or new directory");
-    }
+  if (!path_exists(dir / "oci-layout") && holds_foreign_files(dir)) {
+    return fail_input(what + ": exists and is not an OCI image layout; give an empty or new directory");
   }
   for (const auto& sub : {dir / "blobs" / "sha256", dir / "arec" / "tmp", dir / "arec" / "layers"}) {
     if (auto s = fs::make_directories(sub); !s) return fail(std::move(s.error()).context(what));

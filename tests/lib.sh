@@ -1,0 +1,55 @@
+# Shared helpers for the command-line tests. Source it; $AREC is the arec binary under test.
+# Each test runs in its own temporary directory ($T), removed on exit.
+set -euo pipefail
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/arec-t.XXXXXX")
+_cleanups=()
+on_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+  local rc=$?
+  for c in "${_cleanups[@]}"; do eval "$c" || true; done
+  rm -rf "$T"
+  exit $rc
+}
+trap _run_cleanups EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+note() { echo "-- $*" >&2; }
+
+expect_eq() { # expected actual [what]
+  [[ $1 == "$2" ]] || fail "${3:-value}: expected [$1], got [$2]"
+}
+expect_ne() {
+  [[ $1 != "$2" ]] || fail "${3:-value}: expected something other than [$1]"
+}
+expect_contains() { # haystack needle [what]
+  [[ $1 == *"$2"* ]] || fail "${3:-output}: expected to contain [$2], got [$1]"
+}
+expect_not_contains() {
+  [[ $1 != *"$2"* ]] || fail "${3:-output}: must not contain [$2], got [$1]"
+}
+
+# expect_exit CODE cmd...: runs cmd, checks its exit code; its stdout is in $OUT, stderr in $ERR.
+expect_exit() {
+  local want=$1
+  shift
+  local rc=0
+  "$@" >"$T/.out" 2>"$T/.err" || rc=$?
+  OUT=$(cat "$T/.out")
+  ERR=$(cat "$T/.err")
+  [[ $rc == "$want" ]] || fail "$* exited $rc, expected $want; stderr: $ERR; stdout: $OUT"
+}
+
+# One line, starting "arec: error:", naming `needle`.
+expect_one_line_error() { # needle
+  expect_eq 1 "$(printf '%s\n' "$ERR" | grep -c .)" "number of error lines in [$ERR]"
+  expect_contains "$ERR" "arec: error: " "error"
+  expect_contains "$ERR" "$1" "error"
+}
+
+# A fingerprint of every file in a directory (names, modes and contents), to prove it did not change.
+tree_state() { (cd "$1" && find . -printf '%p %m %s\n' | sort && find . -type f -exec sha256sum {} + | sort); }
+
+# A JSON field with jq.
+json_get() { jq -r "$1"; }
