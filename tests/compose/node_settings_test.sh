@@ -1,16 +1,20 @@
+#!/usr/bin/env bash
 # Every node-settings error names the file and the JSON path of what is wrong, and exits 2.
-source "$(dirname "$0")/lib.sh"
+AREC=$1
+source "$(dirname "$0")/../lib.sh"
+export AREC_STORE=$T/store SOURCE_DATE_EPOCH=0
+unset AREC_NODES AREC_SELF
 
 # refused JSON EXPECTED-MESSAGE-PART...
 refused() {
   local json=$1
   shift
-  printf '%s' "$json" >"$work/nodes.json"
-  expect_exit 2 "$arec" --nodes "$work/nodes.json" resolve registry
-  expect_eq "$out" "" "stdout of a refused settings file"
-  expect_contains "$err" "node settings $work/nodes.json: "
+  printf '%s' "$json" >"$T/nodes.json"
+  expect_exit 2 "$AREC" --nodes "$T/nodes.json" resolve registry
+  expect_eq "" "$OUT" "stdout of a refused settings file"
+  expect_contains "$ERR" "node settings $T/nodes.json: "
   local part
-  for part in "$@"; do expect_contains "$err" "$part"; done
+  for part in "$@"; do expect_contains "$ERR" "$part"; done
 }
 
 refused '{"nodes": {"n1": {}}, "registries": {}}' '.registries: unknown key'
@@ -30,23 +34,23 @@ refused $'{\n  "nodes": {\n    "n1": { "ports": { "registry": 5000 }\n  }\n' 'ma
 refused '{"nodes": {"n1": {"address": "10.0.0.1:5000"}}}' '.nodes.n1.address: "10.0.0.1:5000" is not an IPv4, IPv6 address or DNS name'
 
 # --self (and AREC_SELF) must name a node of the settings.
-cat >"$work/nodes.json" <<'JSON'
+cat >"$T/nodes.json" <<'JSON'
 { "self": "n1", "nodes": { "n1": { "ports": { "registry": 5000 } } }, "services": { "registry": "n1" } }
 JSON
-expect_exit 2 "$arec" --nodes "$work/nodes.json" --self n9 resolve registry
-expect_contains "$err" "--self \"n9\": no such node in node settings $work/nodes.json"
-expect_exit 2 env AREC_NODES="$work/nodes.json" AREC_SELF=n9 "$arec" resolve registry
-expect_contains "$err" "--self \"n9\": no such node"
+expect_exit 2 "$AREC" --nodes "$T/nodes.json" --self n9 resolve registry
+expect_contains "$ERR" "--self \"n9\": no such node in node settings $T/nodes.json"
+expect_exit 2 env AREC_NODES="$T/nodes.json" AREC_SELF=n9 "$AREC" resolve registry
+expect_contains "$ERR" "--self \"n9\": no such node"
 
 # A file that is not there is named too.
-expect_exit 2 "$arec" --nodes "$work/missing.json" resolve registry
-expect_contains "$err" "reading node settings"
-expect_contains "$err" "$work/missing.json"
+expect_exit 2 "$AREC" --nodes "$T/missing.json" resolve registry
+expect_contains "$ERR" "reading node settings"
+expect_contains "$ERR" "$T/missing.json"
 
 # The same errors stop compose before anything is written.
-printf '{"nodes": {"n1": {"ports": {"store": "6852"}}}}' >"$work/bad.json"
-echo 'port: arec://port/store' >"$work/t.in"
-expect_exit 2 "$arec" --nodes "$work/bad.json" compose "$work/t.in" -o "$work/out"
-expect_contains "$err" '.nodes.n1.ports.store: "6852" is not a port'
-[[ ! -e $work/out ]] || fail "compose wrote its output although the node settings are wrong"
+printf '{"nodes": {"n1": {"ports": {"store": "6852"}}}}' >"$T/bad.json"
+echo 'port: arec://port/store' >"$T/t.in"
+expect_exit 2 "$AREC" --nodes "$T/bad.json" compose "$T/t.in" -o "$T/out"
+expect_contains "$ERR" '.nodes.n1.ports.store: "6852" is not a port'
+[[ ! -e $T/out ]] || fail "compose wrote its output although the node settings are wrong"
 echo "node settings: ok"
