@@ -109,8 +109,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     return 0;
   }
   const fs::Path out(args.out);
-  if (auto s = fs::write_file_atomic(directory_of(out), out, composed->text); !s) return fail(s.error());
-  spdlog::debug("composed {} requests from {} into {}", composed->requests, args.template_path, args.out);
+  // The depfile first: once OUT is replaced, nothing can fail any more.
   if (!args.depfile.empty()) {
     std::string rule = make_escaped(out) + ":";
     rule += " " + make_escaped(args.template_path);
@@ -119,6 +118,8 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     const fs::Path depfile(args.depfile);
     if (auto s = fs::write_file_atomic(directory_of(depfile), depfile, rule + "\n"); !s) return fail(s.error());
   }
+  if (auto s = fs::write_file_atomic(directory_of(out), out, composed->text); !s) return fail(s.error());
+  spdlog::debug("composed {} requests from {} into {}", composed->requests, args.template_path, args.out);
   return 0;
 }
 
