@@ -38,6 +38,7 @@ expect_exit 0 "${configure[@]}"
 expect_exit 0 "${build[@]}"
 expect_eq $'image: 10.0.0.1:5000/mesh/app@'"$v1"$'\nstore: postgres://app@10.0.0.1:5432/app' "$(<"$deploy")"
 expect_eq "STORE_PORT=5432" "$(<"$ports")"
+[[ -e $T/build/stamp ]] || fail "ports.env was composed without building what it DEPENDS on"
 
 note "nothing changed: nothing is recomposed"
 before=$(inode "$deploy")
