@@ -37,6 +37,8 @@ void print_json(const nlohmann::json& json);
 void add_record(CLI::App& app, Globals& globals, Action& action);
 void add_records(CLI::App& app, Globals& globals, Action& action);
 void add_ref(CLI::App& app, Globals& globals, Action& action);
+void add_check(CLI::App& app, Globals& globals, Action& action);
+void add_gc(CLI::App& app, Globals& globals, Action& action);
 void add_resolve(CLI::App& app, Globals& globals, Action& action);
 void add_compose(CLI::App& app, Globals& globals, Action& action);
 void add_read_port(CLI::App& app, Globals& globals, Action& action);
