@@ -39,5 +39,8 @@ void add_records(CLI::App& app, Globals& globals, Action& action);
 void add_ref(CLI::App& app, Globals& globals, Action& action);
 void add_check(CLI::App& app, Globals& globals, Action& action);
 void add_gc(CLI::App& app, Globals& globals, Action& action);
+void add_resolve(CLI::App& app, Globals& globals, Action& action);
+void add_compose(CLI::App& app, Globals& globals, Action& action);
+void add_read_port(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace arec::cli

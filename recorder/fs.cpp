@@ -161,7 +161,8 @@ Status AtomicFile::commit() {
   }
   m_committed = true;
   m_fd = Fd();
-  return fsync_directory(m_target.parent_path());
+  // A target named without a directory ("deploy.yaml") is in the working directory.
+  return fsync_directory(m_target.has_parent_path() ? m_target.parent_path() : Path("."));
 }
 
 Status write_file_atomic(const Path& temp_dir, const Path& target, std::string_view content) {

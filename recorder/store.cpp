@@ -25,7 +25,8 @@ bool holds_foreign_files(const fs::Path& dir) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const auto name = entry.path().filename();
-    if (name != "blobs" && name != "arec" && name != "index.json") return true;
+    // oci-layout too: another arec may rename it into place after the caller looked for it.
+    if (name != "blobs" && name != "arec" && name != "index.json" && name != "oci-layout") return true;
   }
   return false;
 }
