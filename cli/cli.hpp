@@ -43,6 +43,11 @@ Result<RegistryAddress> registry_for(const Globals& globals, std::string_view do
 void add_record(CLI::App& app, Globals& globals, Action& action);
 void add_records(CLI::App& app, Globals& globals, Action& action);
 void add_ref(CLI::App& app, Globals& globals, Action& action);
+void add_check(CLI::App& app, Globals& globals, Action& action);
+void add_gc(CLI::App& app, Globals& globals, Action& action);
+void add_resolve(CLI::App& app, Globals& globals, Action& action);
+void add_compose(CLI::App& app, Globals& globals, Action& action);
+void add_read_port(CLI::App& app, Globals& globals, Action& action);
 void add_push(CLI::App& app, Globals& globals, Action& action);
 void add_pull(CLI::App& app, Globals& globals, Action& action);
 void add_verify(CLI::App& app, Globals& globals, Action& action);

@@ -12,7 +12,9 @@ namespace arec::cli {
 namespace {
 
 // Every command, in the order `arec --help` lists them.
-constexpr std::array<AddCommand, 6> k_commands = {add_record, add_records, add_ref, add_push, add_pull, add_verify};
+constexpr std::array<AddCommand, 11> k_commands = {add_record, add_records, add_ref,  add_check,     add_gc,
+                                                   add_resolve, add_compose, add_push, add_pull, add_verify,
+                                                   add_read_port};
 
 void setup_logging(const Globals& globals) {
   auto logger = spdlog::stderr_logger_st("arec");

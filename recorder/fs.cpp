@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <thread>
 
@@ -109,7 +111,10 @@ Result<AtomicFile> AtomicFile::create(const Path& dir, Path target) {
     Path temp = dir / (".tmp-" + random_suffix());
     // 0666 and the umask decide the mode, as for any file a user's tool creates.
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return AtomicFile(Fd(fd), std::move(temp), std::move(target));
+    if (fd >= 0) {
+      ::flock(fd, LOCK_EX | LOCK_NB);  // a new file: nobody else can hold it
+      return AtomicFile(Fd(fd), std::move(temp), std::move(target));
+    }
     if (errno != EEXIST) return fail(io_error("creating a temporary file in", dir, errno));
   }
   return fail_input("creating a temporary file in " + dir.string() + ": no free name");
@@ -119,6 +124,8 @@ AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : m_fd(std::move(other.m_fd)),
       m_temp(std::move(other.m_temp)),
       m_target(std::move(other.m_target)),
+      m_written(other.m_written),
+      m_started(other.m_started),
       m_committed(other.m_committed) {
   other.m_committed = true;
 }
@@ -127,18 +134,35 @@ AtomicFile::~AtomicFile() {
   if (!m_committed && !m_temp.empty()) ::unlink(m_temp.c_str());
 }
 
-Status AtomicFile::write(std::span<const std::byte> data) { return write_all(m_fd.get(), data, m_temp); }
+Status AtomicFile::write(std::span<const std::byte> data) {
+  if (auto s = write_all(m_fd.get(), data, m_temp); !s) return s;
+  m_written += static_cast<off_t>(data.size());
+  // Stream large files to the disk as they are written: start writing each window at once and wait
+  // for the one before. commit()'s fsync then has little left to wait for, and dirty pages stay few.
+  constexpr off_t k_window = off_t{8} << 20;
+  while (m_written - m_started >= k_window) {
+    ::sync_file_range(m_fd.get(), m_started, k_window, SYNC_FILE_RANGE_WRITE);
+    if (m_started >= k_window) {
+      ::sync_file_range(m_fd.get(), m_started - k_window, k_window,
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    }
+    m_started += k_window;
+  }
+  return {};
+}
 
-Status AtomicFile::write(std::string_view data) { return write_all(m_fd.get(), data, m_temp); }
+Status AtomicFile::write(std::string_view data) { return write(std::as_bytes(std::span(data.data(), data.size()))); }
 
 Status AtomicFile::commit() {
   if (::fsync(m_fd.get()) != 0) return fail(io_error("syncing", m_temp, errno));
-  m_fd = Fd();
+  // Renamed while still open, so the temporary stays locked (in use) until it has its final name.
   if (::rename(m_temp.c_str(), m_target.c_str()) != 0) {
     return fail(io_error("renaming into place", m_target, errno));
   }
   m_committed = true;
-  return fsync_directory(m_target.parent_path());
+  m_fd = Fd();
+  // A target named without a directory ("deploy.yaml") is in the working directory.
+  return fsync_directory(m_target.has_parent_path() ? m_target.parent_path() : Path("."));
 }
 
 Status write_file_atomic(const Path& temp_dir, const Path& target, std::string_view content) {
@@ -148,14 +172,14 @@ Status write_file_atomic(const Path& temp_dir, const Path& target, std::string_v
   return file->commit();
 }
 
-Result<FileLock> FileLock::acquire(const Path& path, std::chrono::milliseconds timeout) {
+Result<FileLock> FileLock::acquire(const Path& path, std::chrono::milliseconds timeout, LockMode mode) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return fail(io_error("opening lock", path, errno));
   Fd owned(fd);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return FileLock(std::move(owned));
+    if (::flock(fd, (mode == LockMode::shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return FileLock(std::move(owned));
     if (errno != EWOULDBLOCK && errno != EINTR) return fail(io_error("locking", path, errno));
     if (std::chrono::steady_clock::now() >= deadline) {
       return fail_input("locking " + path.string() + ": still held by another process after " +
@@ -165,6 +189,16 @@ Result<FileLock> FileLock::acquire(const Path& path, std::chrono::milliseconds t
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
+}
+
+bool is_abandoned_temporary(const Path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  Fd owned(fd);
+  struct stat st {};
+  // A writer locks its temporary right after creating it; the age covers that instant.
+  if (::fstat(fd, &st) != 0 || std::time(nullptr) - st.st_mtime < 2) return false;
+  return ::flock(fd, LOCK_EX | LOCK_NB) == 0;
 }
 
 }  // namespace arec::fs

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <sys/types.h>
+
 #include <filesystem>
 #include <span>
 #include <string>
@@ -54,7 +56,8 @@ Status make_directories(const Path& path);
 Status fsync_directory(const Path& path);
 
 // A temporary file in `dir` that becomes `target` only on commit(): written, fsynced, renamed, and the
-// directory fsynced. Dropped without commit, it is removed. So a reader sees the old file or the new
+// directory fsynced. Dropped without commit, it is removed. While it is written, its writer holds a
+// lock on it, so a checker can tell a temporary in use from one a killed process left. So a reader sees the old file or the new
 // one, never a half-written one, even if the process is killed.
 class AtomicFile {
  public:
@@ -78,17 +81,22 @@ class AtomicFile {
   Fd m_fd;
   Path m_temp;
   Path m_target;
+  off_t m_written = 0;
+  off_t m_started = 0;  // bytes whose write-back to the disk has been started
   bool m_committed = false;
 };
 
 // Replaces `target` with `content` atomically, staging in `temp_dir` (same file system).
 Status write_file_atomic(const Path& temp_dir, const Path& target, std::string_view content);
 
-// An exclusive advisory lock (flock) on a file. The kernel drops it when the holder dies, so a killed
-// process never leaves the store locked. Waiting is bounded.
+enum class LockMode { shared, exclusive };
+
+// An advisory lock (flock) on a file. The kernel drops it when the holder dies, so a killed process
+// never leaves the store locked. Waiting is bounded.
 class FileLock {
  public:
-  static Result<FileLock> acquire(const Path& path, std::chrono::milliseconds timeout);
+  static Result<FileLock> acquire(const Path& path, std::chrono::milliseconds timeout,
+                                  LockMode mode = LockMode::exclusive);
   FileLock(FileLock&&) noexcept = default;
   FileLock& operator=(FileLock&&) noexcept = default;
   ~FileLock() = default;
@@ -97,6 +105,11 @@ class FileLock {
   explicit FileLock(Fd fd) : m_fd(std::move(fd)) {}
   Fd m_fd;
 };
+
+// True for a temporary file of an AtomicFile whose writer is gone: writers hold a lock on their
+// temporary until it is committed or removed, and the kernel drops it when they die. A temporary
+// younger than 2 s is never called abandoned (its writer may be between creating and locking it).
+bool is_abandoned_temporary(const Path& path);
 
 // A short description of errno for messages ("No such file or directory").
 std::string errno_text(int error);

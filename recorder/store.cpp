@@ -25,7 +25,8 @@ bool holds_foreign_files(const fs::Path& dir) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const auto name = entry.path().filename();
-    if (name != "blobs" && name != "arec" && name != "index.json") return true;
+    // oci-layout too: another arec may rename it into place after the caller looked for it.
+    if (name != "blobs" && name != "arec" && name != "index.json" && name != "oci-layout") return true;
   }
   return false;
 }
@@ -151,6 +152,10 @@ Result<Store> Store::open(const fs::Path& dir) {
   }
   if (::access(dir.c_str(), W_OK) != 0) return fail_input(what + ": not writable: " + fs::errno_text(errno));
   Store store(dir);
+  auto writers = fs::FileLock::acquire(store.writers_lock_path(), lock_timeout(), fs::LockMode::shared);
+  if (!writers) return fail(std::move(writers.error()).context(what + ": waiting for a garbage collection to finish"));
+  store.m_writers_lock = std::make_shared<fs::FileLock>(std::move(*writers));
+  store.sweep_abandoned_temporaries();
   // Concurrent first recorders may both get here: each writes identical content atomically.
   if (!path_exists(dir / "oci-layout")) {
     if (auto s = fs::write_file_atomic(store.temp_dir(), dir / "oci-layout", k_layout_file); !s) {
@@ -165,6 +170,15 @@ Result<Store> Store::open(const fs::Path& dir) {
     }
   }
   return store;
+}
+
+std::size_t Store::sweep_abandoned_temporaries() const {
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(temp_dir(), ec)) {
+    if (fs::is_abandoned_temporary(entry.path()) && ::unlink(entry.path().c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 Result<BlobWriter> Store::begin_blob(Hashing hashing) {
@@ -208,13 +222,18 @@ Result<Descriptor> Store::copy_blob(const Layout& from, const Descriptor& descri
   return writer->commit(descriptor.media_type, descriptor.digest);
 }
 
-std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression compression) const {
-  const auto path = m_dir / "arec" / "layers" / (diff_id.hex() + "." + std::string(compression_name(compression)));
+std::optional<Descriptor> read_descriptor_file(const fs::Path& path) {
   auto text = fs::read_file(path);
   if (!text) return std::nullopt;
   auto json = parse_json(*text, path.string());
   if (!json) return std::nullopt;
   auto d = descriptor_from_json(*json, path.string());
+  if (!d) return std::nullopt;
+  return *d;
+}
+
+std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression compression) const {
+  auto d = read_descriptor_file(layer_cache_path(diff_id, compression));
   if (!d) return std::nullopt;
   struct stat st {};
   if (::stat(blob_path(d->digest).c_str(), &st) != 0 || st.st_size != d->size) return std::nullopt;
@@ -222,10 +241,13 @@ std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression
 }
 
 void Store::remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const {
-  const auto path = m_dir / "arec" / "layers" / (diff_id.hex() + "." + std::string(compression_name(compression)));
   auto text = canonical_json(to_json(layer));
   // Only a shortcut: failing to remember costs a recompression next time, nothing else.
-  if (text) (void)fs::write_file_atomic(temp_dir(), path, *text);
+  if (text) (void)fs::write_file_atomic(temp_dir(), layer_cache_path(diff_id, compression), *text);
+}
+
+fs::Path Store::layer_cache_path(const Digest& diff_id, Compression compression) const {
+  return layer_cache_dir() / (diff_id.hex() + "." + std::string(compression_name(compression)));
 }
 
 Result<std::vector<Record>> Store::records(History history) const {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,8 @@ class Store : public Layout {
   Result<Descriptor> copy_blob(const Layout& from, const Descriptor& descriptor);
 
   std::optional<Descriptor> cached_layer(const Digest& diff_id, Compression compression) const;
+  fs::Path layer_cache_dir() const { return m_dir / "arec" / "layers"; }
+  fs::Path layer_cache_path(const Digest& diff_id, Compression compression) const;
   void remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const;
 
   Result<std::vector<Record>> records(History history) const;
@@ -95,14 +98,27 @@ class Store : public Layout {
 
   fs::Path temp_dir() const { return m_dir / "arec" / "tmp"; }
   fs::Path lock_path() const { return m_dir / "arec" / "lock"; }
+  // Writers hold this shared while they may add blobs; gc takes it exclusively, so it never removes a
+  // blob that a record about to be committed needs.
+  fs::Path writers_lock_path() const { return m_dir / "arec" / "writers.lock"; }
 
   // How long a writer waits for the lock: AREC_LOCK_TIMEOUT seconds, default 120.
   static std::chrono::milliseconds lock_timeout();
 
+  // Removes temporaries that killed writers left behind (see fs::is_abandoned_temporary).
+  // Returns how many it removed.
+  std::size_t sweep_abandoned_temporaries() const;
+
+  // Replaces index.json atomically. The caller holds the lock at lock_path().
+  Status write_index(const Index& index) const;
+
  private:
   using Layout::Layout;
-  Status write_index(const Index& index) const;
+  std::shared_ptr<fs::FileLock> m_writers_lock;
 };
+
+// A descriptor kept as a JSON file, or nothing when it is missing or unreadable.
+std::optional<Descriptor> read_descriptor_file(const fs::Path& path);
 
 // The store directory when none is given: AREC_STORE, else ${XDG_DATA_HOME:-~/.local/share}/arec/store.
 fs::Path default_store_dir();

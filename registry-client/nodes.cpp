@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "recorder/fs.hpp"
+#include "registry-client/text_position.hpp"
 
 namespace arec {
 
@@ -40,20 +41,6 @@ bool is_ipv6(std::string_view text) {
 bool is_ipv4(std::string_view text) {
   in_addr out{};
   return inet_pton(AF_INET, std::string(text).c_str(), &out) == 1;
-}
-
-// Where a syntax error is, as "line L, column C" from nlohmann's byte offset.
-std::string line_and_column(std::string_view text, std::size_t byte) {
-  std::size_t line = 1, column = 1;
-  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
 std::string type_name(const json& value) { return value.is_null() ? "null" : value.type_name(); }
@@ -218,16 +205,35 @@ Result<std::string> Resolution::endpoint() const {
 
 bool Resolution::is_loopback() const { return is_loopback_host(address); }
 
-Result<Resolution> resolve(const NodeSettings& settings, std::string_view service) {
+namespace {
+
+// The name of the node that holds `service`, or the error saying none does.
+Result<std::string> holder_of(const NodeSettings& settings, std::string_view service) {
   const auto held = settings.services.find(std::string(service));
   if (held == settings.services.end()) {
     return fail_input("service " + std::string(service) + ": no node holds it in node settings " + settings.source +
                       " (add \"" + std::string(service) + "\": NODE under \"services\")");
   }
-  const Node& node = settings.nodes.at(held->second);
+  return held->second;
+}
+
+}  // namespace
+
+Result<std::optional<std::uint16_t>> given_port(const NodeSettings& settings, std::string_view service) {
+  auto holder = holder_of(settings, service);
+  if (!holder) return fail(holder.error());
+  const Node& node = settings.nodes.at(*holder);
+  if (const auto port = node.ports.find(std::string(service)); port != node.ports.end()) return port->second;
+  return std::nullopt;
+}
+
+Result<Resolution> resolve(const NodeSettings& settings, std::string_view service) {
+  auto holder = holder_of(settings, service);
+  if (!holder) return fail(holder.error());
+  const Node& node = settings.nodes.at(*holder);
   Resolution r;
   r.service = std::string(service);
-  r.node = held->second;
+  r.node = *holder;
   r.insecure_registry = node.insecure_registry;
   if (const auto port = node.ports.find(r.service); port != node.ports.end()) r.port = port->second;
   if (!node.address.empty()) {

@@ -62,6 +62,10 @@ struct Resolution {
 // without an address resolves to 127.0.0.1 only when it is `self`; otherwise the error names both nodes.
 Result<Resolution> resolve(const NodeSettings& settings, std::string_view service);
 
+// The port the node holding `service` was given for it; empty when it was given none (rule 5). A port
+// needs no address, so this answers even while the holder has none.
+Result<std::optional<std::uint16_t>> given_port(const NodeSettings& settings, std::string_view service);
+
 // True for 127.0.0.0/8, ::1 (with or without brackets) and localhost.
 bool is_loopback_host(std::string_view host);
 

@@ -96,8 +96,7 @@ Status check_path(std::string_view text, std::string_view path) {
 }
 
 Status check_tag(std::string_view text, std::string_view tag) {
-  const bool ok = is_tag(tag);
-  if (!ok) {
+  if (!is_tag(tag)) {
     return fail(invalid(text, "tag \"" + std::string(tag) + "\" is invalid (up to 128 of [A-Za-z0-9_.-], not starting with '.' or '-')"));
   }
   return {};
@@ -112,9 +111,9 @@ Status check_digest(std::string_view text, std::string_view digest) {
 }  // namespace
 
 // tag := [\w][\w.-]{0,127}
-bool is_tag(std::string_view tag) {
-  return !tag.empty() && tag.size() <= 128 && is_word(tag.front()) &&
-         std::all_of(tag.begin(), tag.end(), [](char c) { return is_word(c) || c == '.' || c == '-'; });
+bool is_tag(std::string_view text) {
+  return !text.empty() && text.size() <= k_max_tag_length && is_word(text.front()) &&
+         std::all_of(text.begin(), text.end(), [](char c) { return is_word(c) || c == '.' || c == '-'; });
 }
 
 Result<Reference> Reference::parse(std::string_view text) {

@@ -36,8 +36,9 @@ struct Reference {
 };
 
 inline constexpr std::size_t k_max_path_length = 255;
+inline constexpr std::size_t k_max_tag_length = 128;
 
-// True for a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
-bool is_tag(std::string_view tag);
+// True for a tag: [\w][\w.-]{0,127}
+bool is_tag(std::string_view text);
 
 }  // namespace arec

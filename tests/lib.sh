@@ -53,3 +53,12 @@ tree_state() { (cd "$1" && find . -printf '%p %m %s\n' | sort && find . -type f 
 
 # A JSON field with jq.
 json_get() { jq -r "$1"; }
+
+# Records a one-file artifact MODULE/NAME holding CONTENT with the real `arec record`; prints its digest.
+record_artifact() { # module name content
+  mkdir -p "$T/src/$1/$2"
+  printf '%s' "$3" >"$T/src/$1/$2/$2"
+  local identity
+  identity=$("$AREC" record --module "$1" --name "$2" --file "$T/src/$1/$2/$2")
+  echo "${identity#*@}"
+}

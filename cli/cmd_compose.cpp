@@ -1,0 +1,205 @@
+// `arec resolve`, `arec compose` and `arec read-port`: where services are, filling declarations, and
+// the reader of what a declaration handed a consumer.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.hpp"
+#include "recorder/port_reader.hpp"
+#include "registry-client/compose.hpp"
+#include "registry-client/nodes.hpp"
+
+namespace arec::cli {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+Result<NodeSettings> load_settings(const Globals& globals) { return NodeSettings::load(globals.nodes, globals.self); }
+
+// --- resolve ---
+
+Result<int> run_resolve(const Globals& globals, const std::string& service, bool json) {
+  if (!is_service_name(service)) return fail_input("service \"" + service + "\" is not a service name ([a-z0-9][a-z0-9-]*)");
+  auto settings = load_settings(globals);
+  if (!settings) return fail(settings.error());
+  auto r = resolve(*settings, service);
+  if (!r) return fail(r.error());
+  const bool loopback = r->address_from == Resolution::AddressFrom::loopback;
+  const auto endpoint = r->endpoint();
+  if (json) {
+    print_json(ordered_json{{"service", r->service},
+                            {"node", r->node},
+                            {"address", r->address},
+                            {"address_from", loopback ? "loopback" : "node"},
+                            {"port", r->port ? ordered_json(*r->port) : ordered_json(nullptr)},
+                            {"port_from", r->port ? "node" : "not given"},
+                            {"endpoint", endpoint ? ordered_json(*endpoint) : ordered_json(nullptr)},
+                            {"insecure_registry", r->insecure_registry},
+                            {"settings", settings->source}});
+    return 0;
+  }
+  const std::string address_why = loopback ? "loopback: node " + r->node + " has no address and is self"
+                                           : "the address of node " + r->node;
+  const std::string port_why = r->port ? "given to node " + r->node + " for " + r->service
+                                       : "port not given: node " + r->node + " has no port for " + r->service;
+  std::cout << "service   " << r->service << '\n'
+            << "node      " << r->node << '\n'
+            << "address   " << r->address << "  (" << address_why << ")\n"
+            << "port      " << (r->port ? std::to_string(*r->port) : "-") << "  (" << port_why << ")\n"
+            << "endpoint  " << (endpoint ? *endpoint : "-") << '\n'
+            << "settings  " << settings->source << '\n';
+  return 0;
+}
+
+// --- compose ---
+
+struct ComposeArgs {
+  std::string template_path;
+  std::string out;
+  std::string format;
+  std::string depfile;
+  bool strict = false;
+};
+
+// A path as a Makefile rule names it (the depfile format compilers write).
+std::string make_escaped(const fs::Path& path) {
+  std::string out;
+  for (const char c : std::filesystem::absolute(path).lexically_normal().string()) {
+    if (c == ' ' || c == '#' || c == '\\') out.push_back('\\');
+    if (c == '$') out.push_back('$');
+    out.push_back(c);
+  }
+  return out;
+}
+
+fs::Path directory_of(const fs::Path& file) { return file.has_parent_path() ? file.parent_path() : fs::Path("."); }
+
+Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
+  if (!args.depfile.empty() && args.out.empty()) return fail_input("--depfile needs -o OUT: it says what OUT was composed from");
+  auto text = fs::read_file(args.template_path);
+  if (!text) return fail(std::move(text.error()).context("reading template"));
+  auto settings = load_settings(globals);
+  if (!settings) return fail(settings.error());
+
+  ComposeOptions options;
+  options.source = args.template_path;
+  options.format = format_of(args.template_path);
+  if (args.format == "json") options.format = TemplateFormat::json;
+  if (args.format == "text") options.format = TemplateFormat::text;
+  options.strictness = args.strict ? Strictness::strict : Strictness::lenient;
+  const auto store = store_dir(globals);
+  options.store = store.string();
+  const RecordReader read_records = [&store]() -> Result<std::vector<Record>> {
+    // A store nobody has recorded into yet holds no records; compose says which one is missing.
+    if (!std::filesystem::exists(store)) return std::vector<Record>();
+    auto opened = Store::open_existing(store);
+    if (!opened) return fail(opened.error());
+    return opened->records(History::all);
+  };
+
+  auto composed = compose(*text, options, *settings, read_records);
+  if (!composed) return fail(composed.error());
+  for (const auto& warning : composed->warnings) spdlog::warn("{}", warning);
+
+  if (args.out.empty()) {
+    std::cout << composed->text << std::flush;
+    return 0;
+  }
+  const fs::Path out(args.out);
+  // The depfile first: once OUT is replaced, nothing can fail any more.
+  if (!args.depfile.empty()) {
+    std::string rule = make_escaped(out) + ":";
+    rule += " " + make_escaped(args.template_path);
+    if (!globals.nodes.empty()) rule += " " + make_escaped(globals.nodes);
+    if (composed->reads_records) rule += " " + make_escaped(store / "index.json");
+    const fs::Path depfile(args.depfile);
+    if (auto s = fs::write_file_atomic(directory_of(depfile), depfile, rule + "\n"); !s) return fail(s.error());
+  }
+  if (auto s = fs::write_file_atomic(directory_of(out), out, composed->text); !s) return fail(s.error());
+  spdlog::debug("composed {} requests from {} into {}", composed->requests, args.template_path, args.out);
+  return 0;
+}
+
+// --- read-port ---
+
+Result<int> run_read_port(const std::string& value, std::optional<std::uint16_t> sealed, bool json) {
+  auto reading = read_port(value, sealed);
+  if (!reading) return fail(reading.error());
+  const std::string stands = sealed ? "the sealed port " + std::to_string(*sealed) + " stands" : "no --sealed port was given";
+  std::string_view said = "port";
+  switch (reading->said) {
+    case PortReading::Said::port:
+      break;
+    case PortReading::Said::empty:
+      said = "empty";
+      spdlog::debug("empty value: nothing said; {}", stands);
+      break;
+    case PortReading::Said::unfilled_request:
+      said = "unfilled request";
+      spdlog::warn("unfilled request {}: nothing said (was it composed by an older arec?); {}", reading->request, stands);
+      break;
+  }
+  if (json) {
+    ordered_json out{{"port", reading->port ? ordered_json(*reading->port) : ordered_json(nullptr)}, {"said", said}};
+    if (!reading->request.empty()) out["request"] = reading->request;
+    print_json(out);
+  } else {
+    std::cout << (reading->port ? std::to_string(*reading->port) : std::string()) << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_resolve(CLI::App& app, Globals& globals, Action& action) {
+  auto service = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("resolve", "Where a service is: node, address and port, and how each was decided");
+  cmd->add_option("service", *service, "The service, e.g. registry, store, bus")->required();
+  cmd->add_flag("--json", *json, "Print service, node, address, address_from, port, port_from, endpoint as JSON");
+  cmd->footer("A holder with no address resolves to 127.0.0.1 only when it is this node (--self); a port the\n"
+              "holder was not given resolves to none, and no other value is guessed.");
+  cmd->callback([&action, &globals, service, json] {
+    action = [&globals, service, json] { return run_resolve(globals, *service, *json); };
+  });
+}
+
+void add_compose(CLI::App& app, Globals& globals, Action& action) {
+  auto args = std::make_shared<ComposeArgs>();
+  auto* cmd = app.add_subcommand("compose", "Fill every arec:// request of a declaration from the store and the node settings");
+  cmd->add_option("template", args->template_path, "The declaration to fill (YAML, JSON, .env, any text)")->required();
+  cmd->add_option("-o,--output", args->out, "Write here, atomically (default: stdout)")->type_name("OUT");
+  cmd->add_flag("--strict", args->strict, "An arec:// kind this arec does not know is an error, not a warning");
+  cmd->add_option("--format", args->format, "text or json (default: json for *.json and *.json.in, else text)")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--depfile", args->depfile, "Also write a Makefile rule naming what OUT was composed from")
+      ->type_name("FILE");
+  cmd->footer("Requests: arec://image/M/N[:TAG][@sha256:HEX], arec://endpoint/S, arec://address/S, arec://port/S.\n"
+              "A request ends where its grammar ends, so it can sit inside a connection string.\n"
+              "On any error nothing is written.");
+  cmd->callback([&action, &globals, args] { action = [&globals, args] { return run_compose(globals, *args); }; });
+}
+
+void add_read_port(CLI::App& app, Globals&, Action& action) {
+  auto value = std::make_shared<std::string>();
+  auto sealed = std::make_shared<int>(0);
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("read-port", "Read a port value as a consumer does: a port, or nothing said");
+  cmd->add_option("value", *value, "The value a declaration handed over (may be empty)")->required();
+  auto* sealed_option = cmd->add_option("--sealed", *sealed, "The port sealed at genesis, which stands when nothing is said")
+                            ->check(CLI::Range(1, 65535))
+                            ->type_name("N");
+  cmd->add_flag("--json", *json, "Print port, said (port, empty, unfilled request) and the request as JSON");
+  cmd->footer("Prints the port: the value's, or the sealed one when the value is empty or an unfilled arec://\n"
+              "request (with a warning naming it). Anything else is an error, \"not a port\" (exit 2).");
+  cmd->callback([&action, value, sealed, sealed_option, json] {
+    std::optional<std::uint16_t> given;
+    if (sealed_option->count() > 0) given = static_cast<std::uint16_t>(*sealed);
+    action = [value, given, json] { return run_read_port(*value, given, *json); };
+  });
+}
+
+}  // namespace arec::cli

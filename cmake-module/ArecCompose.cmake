@@ -1,0 +1,118 @@
+# ArecCompose.cmake: arec_compose, composing a declaration as a build output.
+#
+# Included by ArtifactRecorder.cmake; usable on its own when an `Arec::arec` executable target exists
+# (the arec build tree, find_package(Arec), or an imported executable).
+include_guard(GLOBAL)
+
+#[=======================================================================[
+arec_compose
+------------
+
+Composes a declaration at build time: runs ``arec compose`` on a template, filling every ``arec://``
+request from the store's records and the node settings (DESIGN "Requests").
+
+::
+
+  arec_compose(<output>
+               TEMPLATE <file>
+               [NODES <file>]
+               [STORE <dir>]
+               [STRICT]
+               [TARGET <name>]
+               [DEPENDS <target-or-file>...])
+
+``<output>``
+  The composed file; a relative path is taken from ``CMAKE_CURRENT_BINARY_DIR``. Written atomically:
+  when composing fails, the build fails with arec's message and the output is left as it was.
+``TEMPLATE <file>``
+  The declaration to fill; relative to ``CMAKE_CURRENT_SOURCE_DIR``. ``*.json`` and ``*.json.in`` are
+  composed as JSON, anything else as text.
+``NODES <file>``
+  The node settings (``--nodes``). Without it, arec reads ``AREC_NODES`` from the build's environment,
+  or uses its built-in default.
+``STORE <dir>``
+  The store (``--store``). Without it, arec reads ``AREC_STORE`` from the build's environment, or uses
+  its default store.
+``STRICT``
+  An ``arec://`` kind this arec does not know fails the build instead of warning.
+``TARGET <name>``
+  The name of the target that builds the output (default ``arec_compose_<output>``, with every
+  character other than ``[A-Za-z0-9_.+-]`` made ``_``). It is part of ``ALL``.
+``DEPENDS <target-or-file>...``
+  Composed after these: name the targets whose records the template asks for (those given to
+  ``arec_record``), so that a relink, and so a new record, recomposes the output.
+
+The output is recomposed when the template, the node settings, or (when the template asks for images)
+the store's records change: ``arec compose --depfile`` names exactly what it read, so a store that does
+not exist yet is no error until an image is asked of it.
+
+Example::
+
+  arec_record(controlplane MODULE mesh NAME controlplane)
+  arec_compose(deploy.yaml TEMPLATE deploy.yaml.in NODES ${CMAKE_SOURCE_DIR}/nodes.json
+               STRICT DEPENDS controlplane)
+#]=======================================================================]
+function(arec_compose output)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "STRICT" "TEMPLATE;NODES;STORE;TARGET" "DEPENDS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    list(JOIN ARG_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "arec_compose(${output}): unknown arguments: ${unknown}\n"
+                        "Expected: TEMPLATE <file> [NODES <file>] [STORE <dir>] [STRICT] [TARGET <name>] "
+                        "[DEPENDS <target-or-file>...]")
+  endif()
+  if(ARG_KEYWORDS_MISSING_VALUES)
+    message(FATAL_ERROR "arec_compose(${output}): ${ARG_KEYWORDS_MISSING_VALUES} given without a value")
+  endif()
+  if(NOT ARG_TEMPLATE)
+    message(FATAL_ERROR "arec_compose(${output}): TEMPLATE <file> is required")
+  endif()
+  if(NOT TARGET Arec::arec)
+    message(FATAL_ERROR "arec_compose(${output}): no Arec::arec target; use find_package(Arec) or add arec's "
+                        "source tree before calling arec_compose")
+  endif()
+
+  cmake_path(ABSOLUTE_PATH output BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE OUTPUT_VARIABLE out)
+  cmake_path(ABSOLUTE_PATH ARG_TEMPLATE BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE OUTPUT_VARIABLE template)
+  if(NOT EXISTS "${template}")
+    message(FATAL_ERROR "arec_compose(${output}): TEMPLATE ${template} does not exist")
+  endif()
+
+  set(globals "")
+  set(depends "${template}")
+  if(ARG_NODES)
+    cmake_path(ABSOLUTE_PATH ARG_NODES BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE OUTPUT_VARIABLE nodes)
+    list(APPEND globals --nodes "${nodes}")
+    list(APPEND depends "${nodes}")
+  endif()
+  if(ARG_STORE)
+    cmake_path(ABSOLUTE_PATH ARG_STORE BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE OUTPUT_VARIABLE store)
+    list(APPEND globals --store "${store}")
+  endif()
+  set(strict "")
+  if(ARG_STRICT)
+    set(strict --strict)
+  endif()
+
+  cmake_path(RELATIVE_PATH out BASE_DIRECTORY "${CMAKE_BINARY_DIR}" OUTPUT_VARIABLE shown)
+  set(target "${ARG_TARGET}")
+  if(NOT target)
+    string(REGEX REPLACE "[^A-Za-z0-9_.+-]" "_" target "arec_compose_${shown}")
+  endif()
+  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.d")
+  # arec writes OUT and the depfile by renaming a temporary in the same directory, which must exist.
+  cmake_path(GET out PARENT_PATH out_dir)
+  file(MAKE_DIRECTORY "${out_dir}" "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles")
+
+  # Depfile paths are absolute; NEW makes every generator read them the same way.
+  cmake_policy(PUSH)
+  cmake_policy(SET CMP0116 NEW)
+  add_custom_command(
+    OUTPUT "${out}"
+    COMMAND "$<TARGET_FILE:Arec::arec>" ${globals} compose "${template}" -o "${out}" --depfile "${depfile}" ${strict}
+    DEPENDS ${depends} ${ARG_DEPENDS}
+    DEPFILE "${depfile}"
+    COMMENT "Composing ${shown}"
+    VERBATIM)
+  cmake_policy(POP)
+  add_custom_target(${target} ALL DEPENDS "${out}")
+endfunction()

@@ -1,0 +1,185 @@
+#include "recorder/maintenance.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
+namespace arec {
+
+namespace {
+
+// The blobs reachable from one index entry: the manifest, its config and layers, and through an
+// image index, the manifests it lists. `problems` gets what cannot be read.
+void reach(const Store& store, const Descriptor& d, std::set<Digest>& reached, std::vector<std::string>& problems,
+           int depth = 0) {
+  if (!reached.insert(d.digest).second) return;
+  if (depth > 8) {
+    problems.push_back(d.digest.str() + ": indexes nested too deeply");
+    return;
+  }
+  const bool is_manifest = d.media_type == media_type::k_manifest || d.media_type == media_type::k_docker_manifest;
+  const bool is_index = d.media_type == media_type::k_index || d.media_type == media_type::k_docker_list;
+  if (!is_manifest && !is_index) {
+    struct stat st {};
+    const auto path = store.blob_path(d.digest);
+    if (::stat(path.c_str(), &st) != 0) {
+      problems.push_back(path.string() + ": missing (" + d.media_type + ")");
+    } else if (st.st_size != d.size) {
+      problems.push_back(path.string() + ": " + std::to_string(st.st_size) + " bytes, its descriptor says " +
+                         std::to_string(d.size));
+    }
+    return;
+  }
+  auto bytes = store.read_blob(d);
+  if (!bytes) {
+    problems.push_back(bytes.error().message);
+    return;
+  }
+  auto json = parse_json(*bytes, store.blob_path(d.digest).string());
+  if (!json) {
+    problems.push_back(json.error().message);
+    return;
+  }
+  if (is_index) {
+    auto index = index_from_json(*json, store.blob_path(d.digest).string());
+    if (!index) {
+      problems.push_back(index.error().message);
+      return;
+    }
+    for (const auto& m : index->manifests) reach(store, m, reached, problems, depth + 1);
+    return;
+  }
+  auto manifest = manifest_from_json(*json, store.blob_path(d.digest).string());
+  if (!manifest) {
+    problems.push_back(manifest.error().message);
+    return;
+  }
+  reach(store, manifest->config, reached, problems, depth + 1);
+  for (const auto& layer : manifest->layers) reach(store, layer, reached, problems, depth + 1);
+}
+
+// Hashes a blob file in blocks and compares it with its name.
+std::optional<std::string> verify_blob_file(const fs::Path& path, const Digest& digest) {
+  auto fd = fs::open_read(path);
+  if (!fd) return fd.error().message;
+  Hasher hasher(digest.algorithm());
+  std::vector<std::byte> buffer(std::size_t{1} << 20);
+  for (;;) {
+    auto n = fs::read_some(fd->get(), buffer, path);
+    if (!n) return n.error().message;
+    if (*n == 0) break;
+    hasher.update(std::span(buffer.data(), *n));
+  }
+  if (hasher.finish() != digest) return path.string() + ": content does not hash to its name";
+  return std::nullopt;
+}
+
+void check_records(const Index& index, CheckReport& report, const std::string& where) {
+  // module/name -> position of its newest entry, and of the entry carrying its ref.name
+  std::map<std::string, std::size_t> newest;
+  std::map<std::string, std::vector<std::size_t>> tagged;
+  for (std::size_t i = 0; i < index.manifests.size(); ++i) {
+    const auto& d = index.manifests[i];
+    auto record = record_from_descriptor(d);
+    if (!record) continue;
+    ++report.records;
+    newest[record->repository()] = i;
+    if (d.annotation(annotation::k_ref_name) == record->repository()) tagged[record->repository()].push_back(i);
+  }
+  for (const auto& [repository, position] : newest) {
+    const auto it = tagged.find(repository);
+    if (it == tagged.end()) {
+      report.problems.push_back(where + ": " + repository + " has records but none is marked latest");
+    } else if (it->second.size() > 1) {
+      report.problems.push_back(where + ": " + repository + " is marked latest " + std::to_string(it->second.size()) +
+                                " times");
+    } else if (it->second.front() != position) {
+      report.problems.push_back(where + ": " + repository + " is marked latest on an older record than its newest");
+    }
+  }
+}
+
+}  // namespace
+
+Result<CheckReport> check_store(const Store& store) {
+  CheckReport report;
+  auto index = store.read_index();
+  if (!index) return fail(index.error());
+  std::set<Digest> reached;
+  for (const auto& d : index->manifests) reach(store, d, reached, report.problems);
+  // Sizes were checked on the way; now every reached blob's content, which is the expensive part.
+  for (const auto& digest : reached) {
+    const auto path = store.blob_path(digest);
+    if (::access(path.c_str(), F_OK) != 0) continue;  // reported as missing already
+    ++report.blobs_checked;
+    if (auto problem = verify_blob_file(path, digest)) report.problems.push_back(*problem);
+  }
+  check_records(*index, report, (store.dir() / "index.json").string());
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(store.temp_dir(), ec)) {
+    if (fs::is_abandoned_temporary(entry.path())) report.stray_temporaries.push_back(entry.path());
+  }
+  return report;
+}
+
+Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dry_run) {
+  auto writers = fs::FileLock::acquire(store.writers_lock_path(), Store::lock_timeout(), fs::LockMode::exclusive);
+  if (!writers) return fail(std::move(writers.error()).context("waiting for recorders to finish"));
+  auto lock = fs::FileLock::acquire(store.lock_path(), Store::lock_timeout());
+  if (!lock) return fail(lock.error());
+  auto index = store.read_index();
+  if (!index) return fail(index.error());
+
+  GcReport report;
+  if (keep > 0) {
+    std::map<std::string, std::size_t> remaining;
+    for (const auto& d : index->manifests) {
+      if (auto r = record_from_descriptor(d)) ++remaining[r->repository()];
+    }
+    std::vector<Descriptor> kept;
+    for (const auto& d : index->manifests) {
+      auto r = record_from_descriptor(d);
+      if (r && remaining[r->repository()]-- > keep) {
+        ++report.records_dropped;
+        continue;
+      }
+      kept.push_back(d);
+    }
+    index->manifests = std::move(kept);
+  }
+  std::set<Digest> reached;
+  std::vector<std::string> problems;
+  for (const auto& d : index->manifests) reach(store, d, reached, problems);
+  if (!problems.empty()) {
+    return fail_input("collecting garbage in " + store.dir().string() + ": the store has problems (run arec check): " +
+                      problems.front());
+  }
+  std::vector<fs::Path> doomed;
+  std::error_code ec;
+  for (const auto& algorithm : std::filesystem::directory_iterator(store.dir() / "blobs", ec)) {
+    for (const auto& blob : std::filesystem::directory_iterator(algorithm.path(), ec)) {
+      auto digest = Digest::parse(algorithm.path().filename().string() + ":" + blob.path().filename().string());
+      if (digest && reached.contains(*digest)) continue;
+      if (!digest) continue;  // not a blob arec could have written: left alone
+      ++report.blobs_removed;
+      report.bytes_removed += static_cast<std::int64_t>(blob.file_size(ec));
+      doomed.push_back(blob.path());
+    }
+  }
+  if (dry_run == DryRun::yes) return report;
+  // The index first: a crash after it leaves only unreferenced blobs, never a dangling reference.
+  if (report.records_dropped > 0) {
+    if (auto s = store.write_index(*index); !s) return fail(s.error());
+  }
+  for (const auto& path : doomed) ::unlink(path.c_str());
+  // Remembered layers whose blob is gone are useless; drop them too.
+  for (const auto& entry : std::filesystem::directory_iterator(store.layer_cache_dir(), ec)) {
+    auto d = read_descriptor_file(entry.path());
+    if (!d || !store.has_blob(d->digest)) ::unlink(entry.path().c_str());
+  }
+  return report;
+}
+
+}  // namespace arec
