@@ -1,0 +1,130 @@
+# Shared by the CMake tests: each test configures and builds projects with the module, in its own work
+# directory with its own stores, and checks what a user would see. Sourced by the test scripts.
+#
+# From tests/cmake/CMakeLists.txt, through the environment:
+#   AREC_TEST_SOURCE_DIR   the arec source tree
+#   AREC_TEST_PROJECTS     tests/cmake/projects
+#   AREC_TEST_PREFIX       where the install fixture put arec and its package
+#   AREC_TEST_AREC         the arec of this build, to query stores with
+#   AREC_TEST_CXX          the C++ compiler arec was built with, for every project
+#   AREC_TEST_WORK         this test's work directory (emptied first, removed when the test passes)
+set -euo pipefail
+
+for var in AREC_TEST_SOURCE_DIR AREC_TEST_PROJECTS AREC_TEST_PREFIX AREC_TEST_AREC AREC_TEST_CXX AREC_TEST_WORK; do
+  [[ -n ${!var:-} ]] || { echo "FAIL: $var is not set (run this test through ctest)" >&2; exit 1; }
+done
+# Every project is told where to record; nothing comes from the environment of the caller.
+unset AREC_STORE AREC_NODES AREC_SELF AREC_EXECUTABLE CMAKE_GENERATOR CMAKE_BUILD_TYPE
+export SOURCE_DATE_EPOCH=0
+
+work=$AREC_TEST_WORK
+rm -rf "$work"
+mkdir -p "$work"
+
+_finish() {
+  local rc=$?
+  if ((rc == 0)); then
+    rm -rf "$work"
+  else
+    echo "FAIL (exit $rc); the work directory is kept: $work" >&2
+  fi
+}
+trap _finish EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+expect_eq() {  # ACTUAL EXPECTED WHAT
+  [[ $1 == "$2" ]] || fail "$3: expected \"$2\", got \"$1\""
+}
+
+expect_contains() {  # FILE TEXT WHAT
+  grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "$3: the output above does not contain \"$2\""; }
+}
+
+# configure LOG SOURCE BUILD [cmake arguments...]: configures with Ninja unless a -G is given; fails the
+# test, showing the output, if cmake fails.
+configure() {
+  local log=$1 source=$2 build=$3
+  shift 3
+  local generator=(-G Ninja)
+  [[ " $* " == *" -G "* ]] && generator=()
+  if ! cmake -S "$source" -B "$build" "${generator[@]}" -DCMAKE_CXX_COMPILER="$AREC_TEST_CXX" "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    fail "configuring $source in $build failed"
+  fi
+}
+
+# build LOG BUILD [cmake --build arguments...]: builds; fails the test, showing the output, if it fails.
+build() {
+  local log=$1 dir=$2
+  shift 2
+  if ! cmake --build "$dir" "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    fail "building $dir failed"
+  fi
+}
+
+# The records arec shows for STORE, as JSON: latest ones, or every one with --history.
+records() {  # STORE [--history]
+  "$AREC_TEST_AREC" --store "$1" records --json "${@:2}"
+}
+
+# How many recordings a build printed (each prints MODULE/NAME@sha256:HEX).
+recordings_in() {  # LOG
+  grep -cE '^[a-z0-9._-]+/[a-z0-9._-]+@sha256:[0-9a-f]{64}$' "$1" || true
+}
+
+# The latest digest of MODULE/NAME in STORE.
+digest_of() {  # STORE MODULE/NAME
+  records "$1" | jq -r --arg repo "$2" '.[] | select(.module + "/" + .name == $repo) | .digest'
+}
+
+_check_blob() {  # STORE DIGEST WHAT
+  local blob=$1/blobs/sha256/${2#sha256:}
+  [[ -f $blob ]] || fail "$1: blob $2 ($3) is missing"
+  [[ $(sha256sum <"$blob" | cut -d' ' -f1) == "${2#sha256:}" ]] || fail "$1: blob $2 ($3) does not match its digest"
+}
+
+# Fails unless STORE is a complete OCI image layout: every blob that index.json, a manifest or a config
+# names is there and hashes to its name, no temporary is left, and umoci reads it.
+check_store() {  # STORE
+  local store=$1 digest manifest
+  jq -e '.imageLayoutVersion == "1.0.0"' "$store/oci-layout" >/dev/null || fail "$store: bad oci-layout"
+  jq -e '.schemaVersion == 2' "$store/index.json" >/dev/null || fail "$store: bad index.json"
+  for manifest in $(jq -r '.manifests[].digest' "$store/index.json"); do
+    _check_blob "$store" "$manifest" "a manifest in index.json"
+    for digest in $(jq -r '.config.digest, .layers[].digest' "$store/blobs/sha256/${manifest#sha256:}"); do
+      _check_blob "$store" "$digest" "named by manifest $manifest"
+    done
+  done
+  [[ -z $(ls -A "$store/arec/tmp") ]] || fail "$store: temporaries left in arec/tmp: $(ls "$store/arec/tmp")"
+  umoci ls --layout "$store" >/dev/null || fail "$store: umoci cannot read it"
+}
+
+# Runs an image's entrypoint, with the image's environment and ARGS after it, in its own root file
+# system: chroot'ed where this user may (root, or a user namespace), else by its path in that tree.
+run_image() {  # STORE MODULE/NAME [ARGS...]
+  local store=$1 repo=$2 dir
+  shift 2
+  dir=$(mktemp -d "$work/image.XXXXXX")
+  umoci unpack --rootless --image "$store:$repo" "$dir/bundle" >/dev/null || fail "umoci cannot unpack $repo from $store"
+  local rootfs=$dir/bundle/rootfs
+  local -a entry env
+  mapfile -t entry < <(jq -r '.process.args[]' "$dir/bundle/config.json")
+  mapfile -t env < <(jq -r '.process.env[]' "$dir/bundle/config.json")
+  ((${#entry[@]})) || fail "$repo has no entrypoint"
+  # env -i clears PATH, so the host's programs are named by their paths.
+  local chroot unshare
+  chroot=$(PATH=$PATH:/usr/sbin:/sbin command -v chroot || true)
+  unshare=$(command -v unshare || true)
+  if [[ -n $chroot && $(id -u) == 0 ]]; then
+    env -i "${env[@]}" "$chroot" "$rootfs" "${entry[@]}" "$@"
+  elif [[ -n $chroot && -n $unshare ]] && "$unshare" --user --map-root-user true 2>/dev/null; then
+    env -i "${env[@]}" "$unshare" --user --map-root-user "$chroot" "$rootfs" "${entry[@]}" "$@"
+  else
+    env -i "${env[@]}" "$rootfs${entry[0]}" "${entry[@]:1}" "$@"
+  fi
+}
