@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A consumer project gets arec through find_package (from the install prefix), add_subdirectory or
+# FetchContent (of this source tree), and records a program and a shared library with the same calls.
+#
+#   consumer.sh find_package|add_subdirectory|fetchcontent
+source "$(dirname "$0")/lib.sh"
+
+mode=$1
+store=$work/store
+# Without a build type: single-config builds record no configuration.
+configure "$work/configure.log" "$AREC_TEST_PROJECTS/consumer" "$work/build" -DAREC_CONSUME="$mode" \
+  -DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" -DAREC_SOURCE_DIR="$AREC_TEST_SOURCE_DIR" -DAREC_STORE="$store"
+build "$work/build.log" "$work/build" --parallel 2
+expect_eq "$(recordings_in "$work/build.log")" 2 "recordings in the build"
+expect_eq "$(records "$store" | jq -c '[.[] | [.module, .name, .target, .config]] | sort')" \
+  '[["consumer","greeting","greeting",null],["consumer","hello","hello",null]]' "records"
+check_store "$store"
+
+# The library's image holds it under its file name and its SONAME.
+umoci unpack --rootless --image "$store:consumer/greeting" "$work/greeting" >/dev/null
+expect_eq "$(cd "$work/greeting/rootfs" && find . -type f | sort | paste -sd' ')" \
+  "./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" "files of consumer/greeting"
+
+case $mode in
+  find_package) expect_contains "$work/build/build.ninja" "$AREC_TEST_PREFIX/bin/arec" "the recording command" ;;
+  add_subdirectory) [[ -x $work/build/arec/cli/arec ]] || fail "add_subdirectory did not build arec in the consumer's tree" ;;
+  fetchcontent) [[ -x $work/build/_deps/arec-build/cli/arec ]] || fail "FetchContent did not build arec in the consumer's tree" ;;
+esac
