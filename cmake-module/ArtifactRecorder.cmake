@@ -20,8 +20,8 @@ Cache variables
 ``AREC_STORE``
   The store every ``arec_record`` records into when it is given no ``STORE``. Empty (the default)
   leaves the choice to ``arec`` when the build runs: the ``AREC_STORE`` environment variable of the
-  build, else ``${XDG_DATA_HOME:-~/.local/share}/arec/store``. A relative path is taken from the top
-  of the build tree.
+  build, else ``${XDG_DATA_HOME:-~/.local/share}/arec/store``. A relative path given with ``-D`` is
+  taken from the directory cmake runs in, as for any PATH cache entry.
 
 ``AREC_EXECUTABLE``
   The ``arec`` program to run. Empty (the default) means the ``Arec::arec`` target.
