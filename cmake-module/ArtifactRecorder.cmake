@@ -109,8 +109,8 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 FILES controlplane.toml=/etc/mesh/controlplane.toml
                       $<$<CONFIG:Debug>:debug.toml=/etc/mesh/debug.toml>
                 ENV MESH_LOG=info)
-    # mesh/controlplane: /usr/local/bin/controlplane, its two configuration files, and the
-    # entrypoint /usr/local/bin/controlplane.
+    # mesh/controlplane: /usr/local/bin/controlplane (also the entrypoint), its configuration file,
+    # and in Debug builds a second one.
 #]=======================================================================]
 function(arec_record target)
   cmake_parse_arguments(PARSE_ARGV 1 arg

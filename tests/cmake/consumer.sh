@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A consumer project gets arec through find_package (from the install prefix), add_subdirectory or
-# FetchContent (of this source tree), and records a program and a shared library with the same calls.
+# FetchContent (of this source tree), and records a shared library and a program built on its image with
+# the same calls.
 #
 #   consumer.sh find_package|add_subdirectory|fetchcontent
 source "$(dirname "$0")/lib.sh"
@@ -20,6 +21,13 @@ check_store "$store"
 umoci unpack --rootless --image "$store:consumer/greeting" "$work/greeting" >/dev/null
 expect_eq "$(cd "$work/greeting/rootfs" && find . -type f | sort | paste -sd' ')" \
   "./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" "files of consumer/greeting"
+
+# The program's image is built on the library's.
+expect_eq "$(records "$store" | jq -r '.[] | select(.name == "hello") | .base')" "$(digest_of "$store" consumer/greeting)" \
+  "the base of consumer/hello"
+umoci unpack --rootless --image "$store:consumer/hello" "$work/hello" >/dev/null
+expect_eq "$(cd "$work/hello/rootfs" && find . -type f | sort | paste -sd' ')" \
+  "./usr/local/bin/hello ./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" "files of consumer/hello"
 
 case $mode in
   find_package) expect_contains "$work/build/build.ninja" "$AREC_TEST_PREFIX/bin/arec" "the recording command" ;;
