@@ -13,20 +13,18 @@ configure "$work/configure.log" "$AREC_TEST_PROJECTS/consumer" "$work/build" -DA
   -DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" -DAREC_SOURCE_DIR="$AREC_TEST_SOURCE_DIR" -DAREC_STORE="$store"
 build "$work/build.log" "$work/build" --parallel 2
 expect_eq "$(recordings_in "$work/build.log")" 2 "recordings in the build"
-expect_eq "$(records "$store" | jq -c '[.[] | [.module, .name, .target, .config]] | sort')" \
+expect_eq "$(record_rows "$store")" \
   '[["consumer","greeting","greeting",null],["consumer","hello","hello",null]]' "records"
 check_store "$store"
 
 # The library's image holds it under its file name and its SONAME.
-umoci unpack --rootless --image "$store:consumer/greeting" "$work/greeting" >/dev/null
-expect_eq "$(cd "$work/greeting/rootfs" && find . -type f | sort | paste -sd' ')" \
+expect_eq "$(image_files "$store" consumer/greeting)" \
   "./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" "files of consumer/greeting"
 
 # The program's image is built on the library's.
 expect_eq "$(records "$store" | jq -r '.[] | select(.name == "hello") | .base')" "$(digest_of "$store" consumer/greeting)" \
   "the base of consumer/hello"
-umoci unpack --rootless --image "$store:consumer/hello" "$work/hello" >/dev/null
-expect_eq "$(cd "$work/hello/rootfs" && find . -type f | sort | paste -sd' ')" \
+expect_eq "$(image_files "$store" consumer/hello)" \
   "./usr/local/bin/hello ./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" "files of consumer/hello"
 
 case $mode in

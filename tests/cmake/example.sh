@@ -12,7 +12,7 @@ configure "$work/configure.log" "$src" "$work/build" -DCMAKE_PREFIX_PATH="$AREC_
 
 build "$work/build1.log" "$work/build"
 expect_eq "$(recordings_in "$work/build1.log")" 2 "recordings in the first build"
-expect_eq "$(records "$store" | jq -c '[.[] | [.module, .name, .target, .config]] | sort')" \
+expect_eq "$(record_rows "$store")" \
   '[["mesh","builder","builder","Release"],["mesh","controlplane","controlplane","Release"]]' "records"
 check_store "$store"
 expect_eq "$(run_image "$store" mesh/controlplane --version)" "controlplane 1.0.0" "controlplane run in its image"

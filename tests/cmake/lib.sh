@@ -72,6 +72,11 @@ records() {  # STORE [--history]
   "$AREC_TEST_AREC" --store "$1" records --json "${@:2}"
 }
 
+# The records of STORE as sorted [module, name, target, config] rows, in compact JSON.
+record_rows() {  # STORE [--history]
+  records "$@" | jq -c '[.[] | [.module, .name, .target, .config]] | sort'
+}
+
 # How many recordings a build printed (each prints MODULE/NAME@sha256:HEX).
 recordings_in() {  # LOG
   grep -cE '^[a-z0-9._-]+/[a-z0-9._-]+@sha256:[0-9a-f]{64}$' "$1" || true
@@ -104,17 +109,31 @@ check_store() {  # STORE
   umoci ls --layout "$store" >/dev/null || fail "$store: umoci cannot read it"
 }
 
+# Unpacks the image MODULE/NAME of STORE with umoci, as a runtime bundle; prints the bundle's directory.
+unpack_image() {  # STORE MODULE/NAME
+  local bundle
+  bundle=$(mktemp -d "$work/image.XXXXXX")/bundle
+  umoci unpack --rootless --image "$1:$2" "$bundle" >/dev/null || fail "umoci cannot unpack $2 from $1"
+  echo "$bundle"
+}
+
+# The regular files of an image, sorted, on one line.
+image_files() {  # STORE MODULE/NAME
+  local bundle
+  bundle=$(unpack_image "$1" "$2")
+  (cd "$bundle/rootfs" && find . -type f | sort | paste -sd' ')
+}
+
 # Runs an image's entrypoint, with the image's environment and ARGS after it, in its own root file
 # system: chroot'ed where this user may (root, or a user namespace), else by its path in that tree.
 run_image() {  # STORE MODULE/NAME [ARGS...]
-  local store=$1 repo=$2 dir
+  local store=$1 repo=$2 bundle
   shift 2
-  dir=$(mktemp -d "$work/image.XXXXXX")
-  umoci unpack --rootless --image "$store:$repo" "$dir/bundle" >/dev/null || fail "umoci cannot unpack $repo from $store"
-  local rootfs=$dir/bundle/rootfs
+  bundle=$(unpack_image "$store" "$repo")
+  local rootfs=$bundle/rootfs
   local -a entry env
-  mapfile -t entry < <(jq -r '.process.args[]' "$dir/bundle/config.json")
-  mapfile -t env < <(jq -r '.process.env[]' "$dir/bundle/config.json")
+  mapfile -t entry < <(jq -r '.process.args[]' "$bundle/config.json")
+  mapfile -t env < <(jq -r '.process.env[]' "$bundle/config.json")
   ((${#entry[@]})) || fail "$repo has no entrypoint"
   # env -i clears PATH, so the host's programs are named by their paths.
   local chroot unshare

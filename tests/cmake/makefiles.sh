@@ -7,7 +7,7 @@ configure "$work/configure.log" "$AREC_TEST_SOURCE_DIR/examples/mesh" "$work/bui
   -DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" -DCMAKE_BUILD_TYPE=Release -DAREC_STORE="$store"
 build "$work/build1.log" "$work/build" --parallel 2
 expect_eq "$(recordings_in "$work/build1.log")" 2 "recordings in the first build"
-expect_eq "$(records "$store" | jq -c '[.[] | [.module, .name, .target, .config]] | sort')" \
+expect_eq "$(record_rows "$store")" \
   '[["mesh","builder","builder","Release"],["mesh","controlplane","controlplane","Release"]]' "records"
 check_store "$store"
 

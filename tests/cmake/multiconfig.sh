@@ -10,8 +10,8 @@ build "$work/debug.log" "$work/build" --config Debug
 build "$work/release.log" "$work/build" --config Release
 expect_eq "$(recordings_in "$work/debug.log")" 2 "recordings in the Debug build"
 expect_eq "$(recordings_in "$work/release.log")" 2 "recordings in the Release build"
-expect_eq "$(records "$store" --history | jq -c '[.[] | [.name, .target, .config]] | sort')" \
-  '[["builder","builder","Debug"],["builder","builder","Release"],["controlplane","controlplane","Debug"],["controlplane","controlplane","Release"]]' \
+expect_eq "$(record_rows "$store" --history)" \
+  '[["mesh","builder","builder","Debug"],["mesh","builder","builder","Release"],["mesh","controlplane","controlplane","Debug"],["mesh","controlplane","controlplane","Release"]]' \
   "history"
 for name in controlplane builder; do
   expect_eq "$(records "$store" --history | jq --arg n "$name" '[.[] | select(.name == $n) | .digest] | unique | length')" 2 \
