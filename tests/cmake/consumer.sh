@@ -12,23 +12,23 @@ store=$work/store
 configure "$work/configure.log" "$AREC_TEST_PROJECTS/consumer" "$work/build" -DAREC_CONSUME="$mode" \
   -DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" -DAREC_SOURCE_DIR="$AREC_TEST_SOURCE_DIR" -DAREC_STORE="$store"
 build "$work/build.log" "$work/build" --parallel 2
-expect_eq "$(recordings_in "$work/build.log")" 2 "recordings in the build"
-expect_eq "$(record_rows "$store")" \
-  '[["consumer","greeting","greeting",null],["consumer","hello","hello",null]]' "records"
+expect_eq 2 "$(recordings_in "$work/build.log")" "recordings in the build"
+expect_eq '[["consumer","greeting","greeting",null],["consumer","hello","hello",null]]' \
+  "$(record_rows "$store")" "records"
 check_store "$store"
 
 # The library's image holds it under its file name and its SONAME.
-expect_eq "$(image_files "$store" consumer/greeting)" \
-  "./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" "files of consumer/greeting"
+expect_eq "./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" \
+  "$(image_files "$store" consumer/greeting)" "files of consumer/greeting"
 
 # The program's image is built on the library's.
-expect_eq "$(records "$store" | jq -r '.[] | select(.name == "hello") | .base')" "$(digest_of "$store" consumer/greeting)" \
+expect_eq "$(digest_of "$store" consumer/greeting)" "$(records "$store" | jq -r '.[] | select(.name == "hello") | .base')" \
   "the base of consumer/hello"
-expect_eq "$(image_files "$store" consumer/hello)" \
-  "./usr/local/bin/hello ./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" "files of consumer/hello"
+expect_eq "./usr/local/bin/hello ./usr/local/lib/libgreeting.so.1 ./usr/local/lib/libgreeting.so.1.0.0" \
+  "$(image_files "$store" consumer/hello)" "files of consumer/hello"
 
 case $mode in
-  find_package) expect_contains "$work/build/build.ninja" "$AREC_TEST_PREFIX/bin/arec" "the recording command" ;;
+  find_package) grep -qF "$AREC_TEST_PREFIX/bin/arec" "$work/build/build.ninja" || fail "the recording does not run the installed arec" ;;
   add_subdirectory) [[ -x $work/build/arec/cli/arec ]] || fail "add_subdirectory did not build arec in the consumer's tree" ;;
   fetchcontent) [[ -x $work/build/_deps/arec-build/cli/arec ]] || fail "FetchContent did not build arec in the consumer's tree" ;;
 esac

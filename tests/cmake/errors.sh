@@ -24,9 +24,9 @@ if [[ $case != recording_fails ]]; then
     *) fail "unknown case $case" ;;
   esac
   # CMake wraps long messages; compare with the line breaks and indentation taken out.
-  tr -s ' \n' ' ' <"$work/configure.log" >"$work/configure.flat"
-  expect_contains "$work/configure.flat" "$message" "the configure output"
-  expect_contains "$work/configure.flat" "CMakeLists.txt" "the configure output (the call site)"
+  flat=$(tr -s ' \n' ' ' <"$work/configure.log")
+  expect_contains "$flat" "$message" "the configure output"
+  expect_contains "$flat" "CMakeLists.txt" "the configure output (the call site)"
   [[ ! -e $store ]] || fail "a failed configure step created the store"
   exit 0
 fi
@@ -36,10 +36,10 @@ if cmake --build "$work/build" >"$work/build1.log" 2>&1; then
   cat "$work/build1.log" >&2
   fail "the build succeeded though the recording could not"
 fi
-expect_contains "$work/build1.log" "arec: error: --file \"$work/build/app.conf\": No such file or directory" "the build output"
-expect_eq "$(records "$store" | jq length)" 0 "records after the failed recording"
+expect_contains "$(<"$work/build1.log")" "arec: error: --file \"$work/build/app.conf\": No such file or directory" "the build output"
+expect_eq 0 "$(records "$store" | jq length)" "records after the failed recording"
 
 echo "listen = 8080" >"$work/build/app.conf"
 build "$work/build2.log" "$work/build"
-expect_eq "$(recordings_in "$work/build2.log")" 1 "recordings once app.conf exists"
-expect_eq "$(records "$store" | jq -r '.[] | .module + "/" + .name')" "errors/app" "records once app.conf exists"
+expect_eq 1 "$(recordings_in "$work/build2.log")" "recordings once app.conf exists"
+expect_eq "errors/app" "$(records "$store" | jq -r '.[] | .module + "/" + .name')" "records once app.conf exists"

@@ -1,5 +1,6 @@
-# Shared by the CMake tests: each test configures and builds projects with the module, in its own work
-# directory with its own stores, and checks what a user would see. Sourced by the test scripts.
+# Helpers of the CMake tests, on top of tests/lib.sh (fail, expect_eq, expect_contains, $T, cleanup):
+# each test configures and builds projects with the module in its own temporary directory ($work),
+# with its own stores, and checks what a user would see. Sourced by the test scripts.
 #
 # From tests/cmake/CMakeLists.txt, through the environment:
 #   AREC_TEST_SOURCE_DIR   the arec source tree
@@ -7,42 +8,15 @@
 #   AREC_TEST_PREFIX       where the install fixture put arec and its package
 #   AREC_TEST_AREC         the arec of this build, to query stores with
 #   AREC_TEST_CXX          the C++ compiler arec was built with, for every project
-#   AREC_TEST_WORK         this test's work directory (emptied first, removed when the test passes)
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-for var in AREC_TEST_SOURCE_DIR AREC_TEST_PROJECTS AREC_TEST_PREFIX AREC_TEST_AREC AREC_TEST_CXX AREC_TEST_WORK; do
-  [[ -n ${!var:-} ]] || { echo "FAIL: $var is not set (run this test through ctest)" >&2; exit 1; }
+for var in AREC_TEST_SOURCE_DIR AREC_TEST_PROJECTS AREC_TEST_PREFIX AREC_TEST_AREC AREC_TEST_CXX; do
+  [[ -n ${!var:-} ]] || fail "$var is not set (run this test through ctest)"
 done
 # Every project is told where to record; nothing comes from the environment of the caller.
 unset AREC_STORE AREC_NODES AREC_SELF AREC_EXECUTABLE CMAKE_GENERATOR CMAKE_BUILD_TYPE
 export SOURCE_DATE_EPOCH=0
-
-work=$AREC_TEST_WORK
-rm -rf "$work"
-mkdir -p "$work"
-
-_finish() {
-  local rc=$?
-  if ((rc == 0)); then
-    rm -rf "$work"
-  else
-    echo "FAIL (exit $rc); the work directory is kept: $work" >&2
-  fi
-}
-trap _finish EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-expect_eq() {  # ACTUAL EXPECTED WHAT
-  [[ $1 == "$2" ]] || fail "$3: expected \"$2\", got \"$1\""
-}
-
-expect_contains() {  # FILE TEXT WHAT
-  grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "$3: the output above does not contain \"$2\""; }
-}
+work=$T
 
 # configure LOG SOURCE BUILD [cmake arguments...]: configures with Ninja unless a -G is given; fails the
 # test, showing the output, if cmake fails.

@@ -6,12 +6,12 @@ store=$work/store
 configure "$work/configure.log" "$AREC_TEST_SOURCE_DIR/examples/mesh" "$work/build" -G "Unix Makefiles" \
   -DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" -DCMAKE_BUILD_TYPE=Release -DAREC_STORE="$store"
 build "$work/build1.log" "$work/build" --parallel 2
-expect_eq "$(recordings_in "$work/build1.log")" 2 "recordings in the first build"
-expect_eq "$(record_rows "$store")" \
-  '[["mesh","builder","builder","Release"],["mesh","controlplane","controlplane","Release"]]' "records"
+expect_eq 2 "$(recordings_in "$work/build1.log")" "recordings in the first build"
+expect_eq '[["mesh","builder","builder","Release"],["mesh","controlplane","controlplane","Release"]]' \
+  "$(record_rows "$store")" "records"
 check_store "$store"
 
 history=$(records "$store" --history)
 build "$work/build2.log" "$work/build" --parallel 2
-expect_eq "$(recordings_in "$work/build2.log")" 0 "recordings in a rebuild with nothing changed"
-expect_eq "$(records "$store" --history)" "$history" "history after a rebuild with nothing changed"
+expect_eq 0 "$(recordings_in "$work/build2.log")" "recordings in a rebuild with nothing changed"
+expect_eq "$history" "$(records "$store" --history)" "history after a rebuild with nothing changed"

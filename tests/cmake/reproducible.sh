@@ -12,5 +12,5 @@ done
 for repo in mesh/controlplane mesh/builder; do
   first=$(digest_of "$work/one/store" "$repo")
   [[ $first == sha256:* ]] || fail "no record of $repo in the first tree's store"
-  expect_eq "$(digest_of "$work/two/deeper/store" "$repo")" "$first" "digest of $repo in the second tree"
+  expect_eq "$first" "$(digest_of "$work/two/deeper/store" "$repo")" "digest of $repo in the second tree"
 done
