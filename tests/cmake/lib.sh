@@ -61,26 +61,13 @@ digest_of() {  # STORE MODULE/NAME
   records "$1" | jq -r --arg repo "$2" '.[] | select(.module + "/" + .name == $repo) | .digest'
 }
 
-_check_blob() {  # STORE DIGEST WHAT
-  local blob=$1/blobs/sha256/${2#sha256:}
-  [[ -f $blob ]] || fail "$1: blob $2 ($3) is missing"
-  [[ $(sha256sum <"$blob" | cut -d' ' -f1) == "${2#sha256:}" ]] || fail "$1: blob $2 ($3) does not match its digest"
-}
-
-# Fails unless STORE is a complete OCI image layout: every blob that index.json, a manifest or a config
-# names is there and hashes to its name, no temporary is left, and umoci reads it.
+# Fails unless STORE is sound as arec check sees it (layout, index, every blob's digest, records, no
+# temporaries left behind) and umoci, another reader, lists it.
 check_store() {  # STORE
-  local store=$1 digest manifest
-  jq -e '.imageLayoutVersion == "1.0.0"' "$store/oci-layout" >/dev/null || fail "$store: bad oci-layout"
-  jq -e '.schemaVersion == 2' "$store/index.json" >/dev/null || fail "$store: bad index.json"
-  for manifest in $(jq -r '.manifests[].digest' "$store/index.json"); do
-    _check_blob "$store" "$manifest" "a manifest in index.json"
-    for digest in $(jq -r '.config.digest, .layers[].digest' "$store/blobs/sha256/${manifest#sha256:}"); do
-      _check_blob "$store" "$digest" "named by manifest $manifest"
-    done
-  done
-  [[ -z $(ls -A "$store/arec/tmp") ]] || fail "$store: temporaries left in arec/tmp: $(ls "$store/arec/tmp")"
-  umoci ls --layout "$store" >/dev/null || fail "$store: umoci cannot read it"
+  local report
+  report=$("$AREC_TEST_AREC" --store "$1" check --json) || fail "arec check finds $1 not sound: $report"
+  expect_eq "true 0" "$(jq -r '"\(.ok) \(.stray_temporaries | length)"' <<<"$report")" "arec check of $1: $report"
+  umoci ls --layout "$1" >/dev/null || fail "umoci cannot read $1"
 }
 
 # Unpacks the image MODULE/NAME of STORE with umoci, as a runtime bundle; prints the bundle's directory.
