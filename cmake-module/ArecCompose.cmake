@@ -1,7 +1,7 @@
 # ArecCompose.cmake: arec_compose, composing a declaration as a build output.
 #
-# Included by ArtifactRecorder.cmake; usable on its own when an `Arec::arec` executable target exists
-# (the arec build tree, find_package(Arec), or an imported executable).
+# Included by ArtifactRecorder.cmake, whose _arec_command() finds the tool and the store the same way
+# for arec_record() and arec_compose().
 include_guard(GLOBAL)
 
 #[=======================================================================[
@@ -66,11 +66,6 @@ function(arec_compose output)
   if(NOT ARG_TEMPLATE)
     message(FATAL_ERROR "arec_compose(${output}): TEMPLATE <file> is required")
   endif()
-  if(NOT TARGET Arec::arec)
-    message(FATAL_ERROR "arec_compose(${output}): no Arec::arec target; use find_package(Arec) or add arec's "
-                        "source tree before calling arec_compose")
-  endif()
-
   cmake_path(ABSOLUTE_PATH output BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE OUTPUT_VARIABLE out)
   cmake_path(ABSOLUTE_PATH ARG_TEMPLATE BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE OUTPUT_VARIABLE template)
   if(NOT EXISTS "${template}")
@@ -84,10 +79,7 @@ function(arec_compose output)
     list(APPEND globals --nodes "${nodes}")
     list(APPEND depends "${nodes}")
   endif()
-  if(ARG_STORE)
-    cmake_path(ABSOLUTE_PATH ARG_STORE BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE OUTPUT_VARIABLE store)
-    list(APPEND globals --store "${store}")
-  endif()
+  _arec_command(command "${ARG_STORE}")
   set(strict "")
   if(ARG_STRICT)
     set(strict --strict)
@@ -108,11 +100,11 @@ function(arec_compose output)
   cmake_policy(SET CMP0116 NEW)
   add_custom_command(
     OUTPUT "${out}"
-    COMMAND "$<TARGET_FILE:Arec::arec>" ${globals} compose "${template}" -o "${out}" --depfile "${depfile}" ${strict}
+    COMMAND ${command} ${globals} compose "${template}" -o "${out}" --depfile "${depfile}" ${strict}
     DEPENDS ${depends} ${ARG_DEPENDS}
     DEPFILE "${depfile}"
     COMMENT "Composing ${shown}"
-    VERBATIM)
+    VERBATIM COMMAND_EXPAND_LISTS)
   cmake_policy(POP)
   add_custom_target(${target} ALL DEPENDS "${out}")
 endfunction()

@@ -1,0 +1,295 @@
+#[=======================================================================[.rst:
+ArtifactRecorder
+----------------
+
+Records the outputs of CMake targets as reproducible OCI images, by module, name and digest, with the
+``arec`` tool. A build records into a store (an OCI image layout directory); ``arec records`` lists
+what it holds.
+
+Use it through the package::
+
+  find_package(Arec CONFIG REQUIRED)
+  arec_record(controlplane MODULE mesh NAME controlplane)
+
+or by adding the arec source tree (``add_subdirectory`` or ``FetchContent``), which defines the same
+functions and the ``Arec::arec`` tool target.
+
+Cache variables
+^^^^^^^^^^^^^^^
+
+``AREC_STORE``
+  The store every ``arec_record`` records into when it is given no ``STORE``. Empty (the default)
+  leaves the choice to ``arec`` when the build runs: the ``AREC_STORE`` environment variable of the
+  build, else ``${XDG_DATA_HOME:-~/.local/share}/arec/store``. A relative path given with ``-D`` is
+  taken from the directory cmake runs in, as for any PATH cache entry.
+
+``AREC_EXECUTABLE``
+  The ``arec`` program to run. Empty (the default) means the ``Arec::arec`` target.
+#]=======================================================================]
+
+include_guard(GLOBAL)
+
+set(AREC_STORE "" CACHE PATH "Store that arec_record() records into (empty: AREC_STORE of the build's environment, else arec's default)")
+set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empty: the Arec::arec target)")
+
+#[=======================================================================[.rst:
+.. command:: arec_record
+
+  Records a target's output as an OCI image each time the target is linked::
+
+    arec_record(<target>
+                [MODULE <module>]
+                [NAME <name>]
+                [DESTINATION <dir>]
+                [FILES <src>[=<dest>]...]
+                [DIRECTORIES <src>[=<dest>]...]
+                [BASE oci:<dir>[:<ref>] | <reference>]
+                [ENTRYPOINT <arg>...]
+                [ENV <key>=<value>...]
+                [COMPRESSION gzip|zstd|none]
+                [STORE <dir>])
+
+  Adds a ``POST_BUILD`` step to ``<target>`` that runs ``arec record`` on ``$<TARGET_FILE:<target>>``.
+  It runs only when the target is built (relinked), never on a build with nothing to do, and records
+  nothing new when the image comes out with the digest already recorded. A failing recording fails the
+  build with arec's own message. The record carries the target's name and, when there is one, the build
+  configuration (``$<CONFIG>``), so Ninja Multi-Config records Debug and Release apart.
+
+  ``<target>``
+    An executable or a shared library built in the current directory (an ALIAS of one is accepted).
+
+  ``MODULE <module>``
+    The module of the record. Default: ``PROJECT_NAME``, lower-cased, with every run of characters
+    that may not appear in a repository path component replaced by ``-``.
+
+  ``NAME <name>``
+    The name of the record within its module. Default: the target's name, treated the same way.
+    Module and name each must be one OCI repository path component: ``[a-z0-9]+((.|_|__|-+)[a-z0-9]+)*``.
+
+  ``DESTINATION <dir>``
+    Where the target's file goes in the image. Default: ``/usr/local/bin`` for an executable,
+    ``/usr/local/lib`` for a shared library (which is also recorded under its ``SONAME``, when that
+    name differs from the file's).
+
+  ``FILES <src>[=<dest>]...``
+    More files to pack: ``<src>`` on the build machine (relative to the current source directory),
+    ``<dest>`` its path in the image (default: ``/usr/local/bin/<file name>``).
+
+  ``DIRECTORIES <src>[=<dest>]...``
+    Directory trees to pack under ``<dest>`` (default ``/``).
+
+  ``BASE oci:<dir>[:<ref>] | <reference>``
+    The image to build on: from a local OCI image layout (relative to the current source directory), or
+    a registry reference such as ``mesh/base@sha256:...``, pulled into the store once and recorded by
+    digest only (without a host, from the registry the node settings give).
+
+  ``ENTRYPOINT <arg>...``
+    The image's entrypoint. Default for an executable: ``<DESTINATION>/<target file name>``; a shared
+    library has none. ``ENTRYPOINT`` with no argument gives an executable's image none either.
+
+  ``ENV <key>=<value>...``
+    Environment variables of the image.
+
+  ``COMPRESSION gzip|zstd|none``
+    Layer compression. Default: ``gzip``.
+
+  ``STORE <dir>``
+    The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
+
+  ``FILES``, ``DIRECTORIES``, ``ENTRYPOINT`` and ``ENV`` accept generator expressions. An item that
+  evaluates to an empty string is left out, and one that evaluates to a list gives one argument per
+  element; a literal comma inside such an item is written ``$<COMMA>``.
+
+  Unknown keywords, a missing target and a target of an unsupported type are errors when the project
+  is configured.
+
+  Example::
+
+    add_executable(controlplane controlplane.cpp)
+    target_link_options(controlplane PRIVATE -static)
+    arec_record(controlplane MODULE mesh
+                FILES controlplane.toml=/etc/mesh/controlplane.toml
+                      $<$<CONFIG:Debug>:debug.toml=/etc/mesh/debug.toml>
+                ENV MESH_LOG=info)
+    # mesh/controlplane: /usr/local/bin/controlplane (also the entrypoint), its configuration file,
+    # and in Debug builds a second one.
+#]=======================================================================]
+function(arec_record target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg
+    ""
+    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;STORE"
+    "FILES;DIRECTORIES;ENTRYPOINT;ENV")
+  if(arg_UNPARSED_ARGUMENTS)
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "arec_record(${target}): unknown argument(s): ${unknown}")
+  endif()
+  foreach(keyword IN LISTS arg_KEYWORDS_MISSING_VALUES)
+    if(NOT keyword MATCHES "^(FILES|DIRECTORIES|ENTRYPOINT|ENV)$")
+      message(FATAL_ERROR "arec_record(${target}): ${keyword} needs a value")
+    endif()
+  endforeach()
+
+  _arec_built_target(built "${target}")
+  get_target_property(type ${built} TYPE)
+
+  if(NOT DEFINED arg_MODULE)
+    _arec_path_component(arg_MODULE "${PROJECT_NAME}" "the project name")
+  endif()
+  if(NOT DEFINED arg_NAME)
+    _arec_path_component(arg_NAME "${built}" "the target name")
+  endif()
+  _arec_check_component("${target}" MODULE "${arg_MODULE}")
+  _arec_check_component("${target}" NAME "${arg_NAME}")
+
+  if(NOT DEFINED arg_DESTINATION)
+    if(type STREQUAL "EXECUTABLE")
+      set(arg_DESTINATION /usr/local/bin)
+    else()
+      set(arg_DESTINATION /usr/local/lib)
+    endif()
+  endif()
+  if(NOT arg_DESTINATION MATCHES "^/")
+    message(FATAL_ERROR "arec_record(${target}): DESTINATION \"${arg_DESTINATION}\" is not an absolute path in the image")
+  endif()
+  string(REGEX REPLACE "/+$" "" destination "${arg_DESTINATION}")
+
+  if(DEFINED arg_COMPRESSION AND NOT arg_COMPRESSION MATCHES "^(gzip|zstd|none)$")
+    message(FATAL_ERROR "arec_record(${target}): COMPRESSION \"${arg_COMPRESSION}\" is not one of gzip, zstd, none")
+  endif()
+
+  set(file "$<TARGET_FILE:${built}>")
+  set(args --module=${arg_MODULE} --name=${arg_NAME} --target=${built}
+           "$<$<BOOL:$<CONFIG>>:--config=$<CONFIG>>"
+           "--file=${file}=${destination}/$<TARGET_FILE_NAME:${built}>")
+  if(type STREQUAL "SHARED_LIBRARY")
+    # The dynamic loader looks a library up by its SONAME (libfoo.so.1), not its file name (libfoo.so.1.2.3).
+    set(soname "$<TARGET_SONAME_FILE_NAME:${built}>")
+    list(APPEND args "$<$<NOT:$<STREQUAL:${soname},$<TARGET_FILE_NAME:${built}>>>:--file=${file}=${destination}/${soname}>")
+  endif()
+  if(type STREQUAL "EXECUTABLE" AND NOT DEFINED arg_ENTRYPOINT AND NOT "ENTRYPOINT" IN_LIST arg_KEYWORDS_MISSING_VALUES)
+    set(arg_ENTRYPOINT "${destination}/$<TARGET_FILE_NAME:${built}>")
+  endif()
+  _arec_option_args(args --file ${arg_FILES})
+  _arec_option_args(args --dir ${arg_DIRECTORIES})
+  _arec_option_args(args --entrypoint ${arg_ENTRYPOINT})
+  _arec_option_args(args --env ${arg_ENV})
+  if(DEFINED arg_BASE)
+    list(APPEND args "--base=${arg_BASE}")
+  endif()
+  if(DEFINED arg_COMPRESSION)
+    list(APPEND args "--compression=${arg_COMPRESSION}")
+  endif()
+
+  _arec_command(command "${arg_STORE}")
+  add_custom_command(TARGET ${built} POST_BUILD
+    COMMAND ${command} record ${args}
+    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    COMMENT "Recording ${arg_MODULE}/${arg_NAME}"
+    VERBATIM COMMAND_EXPAND_LISTS)
+endfunction()
+
+# --- Composing declarations ---------------------------------------------------------------------------
+# arec_compose(): see ArecCompose.cmake. Like arec_record() it finds the tool and the store through
+# _arec_command().
+include("${CMAKE_CURRENT_LIST_DIR}/ArecCompose.cmake")
+
+# --- Private helpers ----------------------------------------------------------------------------------
+
+# Sets <out> to the target that arec_record(<target>) records: <target> itself, or what an ALIAS names.
+# A FATAL_ERROR names the problem when that is no target, one of an unsupported type, an imported one,
+# or one defined in another directory (add_custom_command(TARGET) reaches only the current directory).
+function(_arec_built_target out target)
+  if(NOT TARGET "${target}")
+    message(FATAL_ERROR "arec_record(${target}): there is no target named \"${target}\" "
+                        "(call arec_record() after add_executable() or add_library())")
+  endif()
+  get_target_property(aliased "${target}" ALIASED_TARGET)
+  set(built "${target}")
+  if(aliased)
+    set(built "${aliased}")
+  endif()
+  get_target_property(type ${built} TYPE)
+  if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY)$")
+    message(FATAL_ERROR "arec_record(${target}): target \"${target}\" is a ${type}; "
+                        "only an EXECUTABLE or a SHARED_LIBRARY can be recorded")
+  endif()
+  get_target_property(imported ${built} IMPORTED)
+  if(imported)
+    message(FATAL_ERROR "arec_record(${target}): target \"${target}\" is imported; "
+                        "only a target this project builds can be recorded")
+  endif()
+  get_target_property(binary_dir ${built} BINARY_DIR)
+  if(NOT binary_dir STREQUAL CMAKE_CURRENT_BINARY_DIR)
+    get_target_property(source_dir ${built} SOURCE_DIR)
+    message(FATAL_ERROR "arec_record(${target}): target \"${target}\" is defined in ${source_dir}; "
+                        "call arec_record() in that directory's CMakeLists.txt")
+  endif()
+  set(${out} "${built}" PARENT_SCOPE)
+endfunction()
+
+# Sets <out> to <text> made a repository path component: lower-cased, every run of other characters
+# (or of separators that may not follow each other) one "-", no separator at either end.
+function(_arec_path_component out text what)
+  string(TOLOWER "${text}" value)
+  string(REGEX REPLACE "[^a-z0-9._-]+" "-" value "${value}")
+  # Between alphanumerics may stand ".", "_", "__" or a run of "-"; any other run of separators becomes "-".
+  string(REGEX MATCHALL "[a-z0-9]+|[._-]+" parts "${value}")
+  set(value "")
+  foreach(part IN LISTS parts)
+    if(part MATCHES "^[._-]" AND NOT part MATCHES "^([.]|_|__|-+)$")
+      set(part "-")
+    endif()
+    string(APPEND value "${part}")
+  endforeach()
+  string(REGEX REPLACE "^[._-]+|[._-]+$" "" value "${value}")
+  if(value STREQUAL "")
+    message(FATAL_ERROR "arec_record: ${what} \"${text}\" gives no usable record name; give MODULE and NAME")
+  endif()
+  set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+# Fails unless <value> is one repository path component, naming <keyword> of arec_record(<target>).
+function(_arec_check_component target keyword value)
+  if(NOT value MATCHES "^[a-z0-9]+(([.]|_|__|-+)[a-z0-9]+)*$")
+    message(FATAL_ERROR "arec_record(${target}): ${keyword} \"${value}\" is not a repository path component "
+                        "(lower-case letters and digits, separated by \".\", \"_\", \"__\" or \"-\")")
+  endif()
+endfunction()
+
+# Appends "<option>=<item>" to the list <out> for each item. An item holding a generator expression
+# becomes one "<option>=<element>" per element of what it evaluates to, and nothing when that is empty;
+# COMMAND_EXPAND_LISTS then turns each element into an argument of its own.
+function(_arec_option_args out option)
+  set(args ${${out}})
+  foreach(item IN LISTS ARGN)
+    if(item MATCHES [[\$<]])
+      list(APPEND args "$<$<BOOL:${item}>:${option}=$<JOIN:${item},$<SEMICOLON>${option}=>>")
+    else()
+      list(APPEND args "${option}=${item}")
+    endif()
+  endforeach()
+  set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
+# Sets <out> to the arec command line up to the command name: the program, and --store when one is
+# given (<store>, else the AREC_STORE cache variable), as an absolute path.
+function(_arec_command out store)
+  if(AREC_EXECUTABLE)
+    set(command "${AREC_EXECUTABLE}")
+  elseif(TARGET Arec::arec)
+    set(command "$<TARGET_FILE:Arec::arec>")
+  else()
+    message(FATAL_ERROR "arec: no arec program: use find_package(Arec), add the arec source tree with "
+                        "add_subdirectory() or FetchContent, or set AREC_EXECUTABLE")
+  endif()
+  set(base "${CMAKE_CURRENT_BINARY_DIR}")
+  if(store STREQUAL "" AND NOT AREC_STORE STREQUAL "")
+    set(store "${AREC_STORE}")
+    set(base "${CMAKE_BINARY_DIR}")
+  endif()
+  if(NOT store STREQUAL "")
+    cmake_path(ABSOLUTE_PATH store BASE_DIRECTORY "${base}" NORMALIZE)
+    list(APPEND command "--store=${store}")
+  endif()
+  set(${out} ${command} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Mistakes in arec_record() calls fail the configure step with a message naming them; a recording that
+# fails fails the build with arec's own message, records nothing, and runs again once the cause is fixed.
+#
+#   errors.sh unknown_keyword|missing_target|unsupported_type|other_directory|bad_module|recording_fails
+source "$(dirname "$0")/lib.sh"
+
+case=$1
+store=$work/store
+arguments=(-DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" -DAREC_STORE="$store" -DAREC_TEST_CASE="$case")
+
+if [[ $case != recording_fails ]]; then
+  if cmake -S "$AREC_TEST_PROJECTS/errors" -B "$work/build" -G Ninja -DCMAKE_CXX_COMPILER="$AREC_TEST_CXX" \
+    "${arguments[@]}" >"$work/configure.log" 2>&1; then
+    cat "$work/configure.log" >&2
+    fail "configuring with the mistake \"$case\" succeeded"
+  fi
+  case $case in
+    unknown_keyword) message='arec_record(app): unknown argument(s): MODUEL mesh' ;;
+    missing_target) message='arec_record(nothere): there is no target named "nothere"' ;;
+    unsupported_type) message='arec_record(archive): target "archive" is a STATIC_LIBRARY' ;;
+    other_directory) message="arec_record(elsewhere): target \"elsewhere\" is defined in $AREC_TEST_PROJECTS/errors/elsewhere" ;;
+    bad_module) message='arec_record(app): MODULE "Mesh" is not a repository path component' ;;
+    *) fail "unknown case $case" ;;
+  esac
+  # CMake wraps long messages; compare with the line breaks and indentation taken out.
+  flat=$(tr -s ' \n' ' ' <"$work/configure.log")
+  expect_contains "$flat" "$message" "the configure output"
+  expect_contains "$flat" "CMakeLists.txt" "the configure output (the call site)"
+  [[ ! -e $store ]] || fail "a failed configure step created the store"
+  exit 0
+fi
+
+configure "$work/configure.log" "$AREC_TEST_PROJECTS/errors" "$work/build" "${arguments[@]}"
+if cmake --build "$work/build" >"$work/build1.log" 2>&1; then
+  cat "$work/build1.log" >&2
+  fail "the build succeeded though the recording could not"
+fi
+expect_contains "$(<"$work/build1.log")" "arec: error: --file \"$work/build/app.conf\": No such file or directory" "the build output"
+expect_eq 0 "$(records "$store" | jq length)" "records after the failed recording"
+
+echo "listen = 8080" >"$work/build/app.conf"
+build "$work/build2.log" "$work/build"
+expect_eq 1 "$(recordings_in "$work/build2.log")" "recordings once app.conf exists"
+expect_eq "errors/app" "$(records "$store" | jq -r '.[] | .module + "/" + .name')" "records once app.conf exists"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Fixture: installs this build of arec into a prefix, as a user would (`cmake --install`), for the tests
+# that use the package through find_package(Arec). Checks the package's files are all there.
+#
+#   install.sh BUILD_DIR CONFIG PREFIX
+set -euo pipefail
+build=$1 config=$2 prefix=$3
+rm -rf "$prefix"
+cmake --install "$build" --prefix "$prefix" ${config:+--config "$config"}
+[[ -x $prefix/bin/arec ]] || { echo "FAIL: $prefix/bin/arec was not installed" >&2; exit 1; }
+package=$(dirname "$(find "$prefix" -name ArecConfig.cmake -print -quit)")
+for file in ArecConfig.cmake ArecConfigVersion.cmake ArecTargets.cmake ArtifactRecorder.cmake; do
+  [[ -f $package/$file ]] || { echo "FAIL: $file was not installed beside ArecConfig.cmake (in ${package:-nowhere})" >&2; exit 1; }
+done

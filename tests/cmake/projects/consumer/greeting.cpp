@@ -1,0 +1,1 @@
+const char* greeting() { return "hello from a recorded library"; }
