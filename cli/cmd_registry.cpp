@@ -72,11 +72,13 @@ Result<std::vector<Record>> select_records(const Store& store, const std::vector
   return out;
 }
 
-Result<Store> open_store_for_reading(const Globals& globals) {
+// The store to read records from; nothing when it does not exist yet (no records).
+Result<std::optional<Store>> open_store_for_reading(const Globals& globals) {
   const auto dir = store_dir(globals);
+  if (!std::filesystem::exists(dir)) return std::optional<Store>();
   auto store = Store::open_existing(dir);
-  if (!store) return fail(std::move(store.error()).context("the store"));
-  return store;
+  if (!store) return fail(store.error());
+  return std::optional<Store>(std::move(*store));
 }
 
 Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors, const std::vector<std::string>& tags,
@@ -90,16 +92,17 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   if (!options) return fail(options.error());
   auto store = open_store_for_reading(globals);
   if (!store) return fail(store.error());
-  auto records = select_records(*store, selectors);
+  if (!*store && !selectors.empty()) return fail_input("no store at " + store_dir(globals).string() + ": no records to push");
+  auto records = *store ? select_records(**store, selectors) : Result<std::vector<Record>>();
   if (!records) return fail(records.error());
   if (records->empty()) {
-    spdlog::info("no records in {}: nothing to push", store->dir().string());
+    spdlog::info("no records in {}: nothing to push", store_dir(globals).string());
     if (flags.json) print_json(to_json(PushSummary{}));
     return 0;
   }
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
-  auto summary = push_records(*store, *records, tags, *registry, *options);
+  auto summary = push_records(**store, *records, tags, *registry, *options);
   if (!summary) return fail(summary.error());
   if (flags.json) {
     print_json(to_json(*summary));
@@ -137,7 +140,8 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
 Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, bool json) {
   auto store = open_store_for_reading(globals);
   if (!store) return fail(store.error());
-  auto records = select_records(*store, selectors);
+  if (!*store && !selectors.empty()) return fail_input("no store at " + store_dir(globals).string() + ": no records to verify");
+  auto records = *store ? select_records(**store, selectors) : Result<std::vector<Record>>();
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());

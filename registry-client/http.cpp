@@ -22,6 +22,7 @@ constexpr long k_stall_bytes = 1;
 constexpr long k_stall_seconds = 60;
 constexpr long k_download_buffer = 512L * 1024;
 constexpr long k_upload_buffer = 2L * 1024 * 1024;  // libcurl's maximum
+constexpr const char* k_system_ca_directory = "/etc/ssl/certs";
 
 bool iequals(std::string_view a, std::string_view b) {
   return std::ranges::equal(a, b, [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
@@ -240,7 +241,11 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
   curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
-  if (!m_impl->tls.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, m_impl->tls.ca_file.c_str());
+  if (!m_impl->tls.ca_file.empty()) {
+    // The given bundle replaces libcurl's default one; the system's directory keeps its CAs trusted too.
+    curl_easy_setopt(curl, CURLOPT_CAINFO, m_impl->tls.ca_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_CAPATH, k_system_ca_directory);
+  }
   if (request.redirects == Redirects::follow) {
     // libcurl drops a custom Authorization header when a redirect leaves the original host and port.
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);

@@ -13,8 +13,8 @@ namespace arec {
 
 namespace {
 
-// What the workers of a run share: the registry, its first session (whose connection the first
-// worker reuses), the options and the progress display.
+// What the steps of a run share: the registry (address, authorization), the first session (whose
+// connection the first worker reuses) and the options.
 struct Run {
   Registry registry;
   Session session;
