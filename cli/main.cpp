@@ -17,7 +17,8 @@ constexpr std::array<AddCommand, 11> k_commands = {add_record, add_records, add_
                                                    add_read_port};
 
 void setup_logging(const Globals& globals) {
-  auto logger = spdlog::stderr_logger_st("arec");
+  // Multi-threaded: push and pull log from their transfer workers.
+  auto logger = spdlog::stderr_logger_mt("arec");
   logger->set_pattern("arec: %l: %v");
   spdlog::level::level_enum level = spdlog::level::info;
   if (globals.quiet) level = spdlog::level::err;

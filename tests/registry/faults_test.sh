@@ -7,14 +7,14 @@ start_registry R gone
 "$ROOT/scripts/registry" stop "$T/registries/gone"
 use_registry "$R"
 record app 1000 >/dev/null
-export AREC_RETRY_BUDGET=4
+export AREC_RETRY_BUDGET=2
 
 for cmd in push verify "pull $M/app:latest"; do
   start=$(date +%s%N)
   # shellcheck disable=SC2086
   expect_exit 3 "$AREC" $cmd
   elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-  ((elapsed_ms < 8000)) || fail "$cmd took ${elapsed_ms} ms, over the retry budget"
+  ((elapsed_ms < 6000)) || fail "$cmd took ${elapsed_ms} ms, over the retry budget"
   expect_contains "$ERR" "$R" "error of $cmd"
   expect_contains "$ERR" "checking the registry (GET /v2/)" "error of $cmd"
   expect_contains "$ERR" "gave up after" "error of $cmd"
