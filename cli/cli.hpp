@@ -9,6 +9,7 @@
 
 #include "recorder/error.hpp"
 #include "recorder/store.hpp"
+#include "registry-client/nodes.hpp"
 #include "registry-client/registry.hpp"
 
 namespace arec::cli {
@@ -33,6 +34,12 @@ using AddCommand = void (*)(CLI::App& app, Globals& globals, Action& action);
 // The store directory from --store, AREC_STORE, or the default.
 fs::Path store_dir(const Globals& globals);
 
+// The store's records; none when nobody has recorded into it yet (the directory does not exist).
+Result<std::vector<Record>> read_store_records(const Globals& globals, History history);
+
+// The node settings from --nodes / AREC_NODES (or the built-in default) and --self / AREC_SELF.
+Result<NodeSettings> load_settings(const Globals& globals);
+
 // Writes a JSON document and a newline to stdout.
 void print_json(const nlohmann::json& json);
 
@@ -45,6 +52,7 @@ void add_records(CLI::App& app, Globals& globals, Action& action);
 void add_ref(CLI::App& app, Globals& globals, Action& action);
 void add_check(CLI::App& app, Globals& globals, Action& action);
 void add_gc(CLI::App& app, Globals& globals, Action& action);
+void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action);
 void add_resolve(CLI::App& app, Globals& globals, Action& action);
 void add_compose(CLI::App& app, Globals& globals, Action& action);
 void add_read_port(CLI::App& app, Globals& globals, Action& action);

@@ -17,7 +17,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-Result<NodeSettings> load_settings(const Globals& globals) { return NodeSettings::load(globals.nodes, globals.self); }
 
 // --- resolve ---
 
@@ -92,13 +91,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   options.strictness = args.strict ? Strictness::strict : Strictness::lenient;
   const auto store = store_dir(globals);
   options.store = store.string();
-  const RecordReader read_records = [&store]() -> Result<std::vector<Record>> {
-    // A store nobody has recorded into yet holds no records; compose says which one is missing.
-    if (!std::filesystem::exists(store)) return std::vector<Record>();
-    auto opened = Store::open_existing(store);
-    if (!opened) return fail(opened.error());
-    return opened->records(History::all);
-  };
+  const RecordReader read_records = [&globals] { return read_store_records(globals, History::all); };
 
   auto composed = compose(*text, options, *settings, read_records);
   if (!composed) return fail(composed.error());

@@ -101,14 +101,9 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
 
 Result<int> run_records(const Globals& globals, const std::string& filter, bool history, bool json) {
   const auto dir = store_dir(globals);
-  std::vector<Record> records;
-  if (std::filesystem::exists(dir)) {
-    auto store = Store::open_existing(dir);
-    if (!store) return fail(store.error());
-    auto all = store->records(history ? History::all : History::latest);
-    if (!all) return fail(all.error());
-    records = std::move(*all);
-  }
+  auto all = read_store_records(globals, history ? History::all : History::latest);
+  if (!all) return fail(all.error());
+  std::vector<Record> records = std::move(*all);
   std::erase_if(records, [&](const Record& r) {
     return !filter.empty() && r.module != filter && r.repository() != filter;
   });

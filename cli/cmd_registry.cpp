@@ -7,7 +7,6 @@
 #include <set>
 
 #include "cli/cli.hpp"
-#include "registry-client/nodes.hpp"
 #include "registry-client/transfer.hpp"
 
 namespace arec::cli {
@@ -38,17 +37,13 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
 
 // The records named by `selectors` (MODULE, MODULE/NAME or MODULE/NAME@DIGEST), or the latest of
 // every module/name when there are none. Each record once, in the order named.
-Result<std::vector<Record>> select_records(const Store& store, const std::vector<std::string>& selectors) {
-  auto latest = store.records(History::latest);
-  if (!latest) return fail(latest.error());
-  if (selectors.empty()) return latest;
-  auto all = store.records(History::all);
+Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors) {
+  auto latest = read_store_records(globals, History::latest);
+  if (!latest || selectors.empty()) return latest;
+  auto all = read_store_records(globals, History::all);
   if (!all) return fail(all.error());
   std::vector<Record> out;
   std::set<std::string> seen;
-  auto take = [&](const Record& r) {
-    if (seen.insert(r.identity()).second) out.push_back(r);
-  };
   for (const auto& selector : selectors) {
     const auto at = selector.find('@');
     const std::string repository = selector.substr(0, at);
@@ -62,23 +57,13 @@ Result<std::vector<Record>> select_records(const Store& store, const std::vector
     for (const auto& r : digest ? *all : *latest) {
       const bool match = digest ? r.repository() == repository && r.manifest.digest == *digest
                                 : r.repository() == repository || r.module == repository;
-      if (match) {
-        matched = true;
-        take(r);
-      }
+      if (!match) continue;
+      matched = true;
+      if (seen.insert(r.identity()).second) out.push_back(r);
     }
-    if (!matched) return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string());
+    if (!matched) return fail_input("\"" + selector + "\": no such record in the store " + store_dir(globals).string());
   }
   return out;
-}
-
-// The store to read records from; nothing when it does not exist yet (no records).
-Result<std::optional<Store>> open_store_for_reading(const Globals& globals) {
-  const auto dir = store_dir(globals);
-  if (!std::filesystem::exists(dir)) return std::optional<Store>();
-  auto store = Store::open_existing(dir);
-  if (!store) return fail(store.error());
-  return std::optional<Store>(std::move(*store));
 }
 
 Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors, const std::vector<std::string>& tags,
@@ -90,19 +75,18 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   }
   auto options = transfer_options(globals, flags);
   if (!options) return fail(options.error());
-  auto store = open_store_for_reading(globals);
-  if (!store) return fail(store.error());
-  if (!*store && !selectors.empty()) return fail_input("no store at " + store_dir(globals).string() + ": no records to push");
-  auto records = *store ? select_records(**store, selectors) : Result<std::vector<Record>>();
+  auto records = select_records(globals, selectors);
   if (!records) return fail(records.error());
   if (records->empty()) {
     spdlog::info("no records in {}: nothing to push", store_dir(globals).string());
     if (flags.json) print_json(to_json(PushSummary{}));
     return 0;
   }
+  auto store = Store::open_existing(store_dir(globals));
+  if (!store) return fail(store.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
-  auto summary = push_records(**store, *records, tags, *registry, *options);
+  auto summary = push_records(*store, *records, tags, *registry, *options);
   if (!summary) return fail(summary.error());
   if (flags.json) {
     print_json(to_json(*summary));
@@ -138,10 +122,7 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
 }
 
 Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, bool json) {
-  auto store = open_store_for_reading(globals);
-  if (!store) return fail(store.error());
-  if (!*store && !selectors.empty()) return fail_input("no store at " + store_dir(globals).string() + ": no records to verify");
-  auto records = *store ? select_records(**store, selectors) : Result<std::vector<Record>>();
+  auto records = select_records(globals, selectors);
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
@@ -173,7 +154,7 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
 }  // namespace
 
 Result<RegistryAddress> registry_for(const Globals& globals, std::string_view domain) {
-  auto settings = NodeSettings::load(globals.nodes, globals.self);
+  auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
   return registry_for_domain(domain, *settings, globals.ca_file);
 }

@@ -12,9 +12,9 @@ namespace arec::cli {
 namespace {
 
 // Every command, in the order `arec --help` lists them.
-constexpr std::array<AddCommand, 11> k_commands = {add_record, add_records, add_ref,  add_check,     add_gc,
-                                                   add_resolve, add_compose, add_push, add_pull, add_verify,
-                                                   add_read_port};
+constexpr std::array<AddCommand, 12> k_commands = {add_record,  add_records, add_ref,  add_check, add_gc,
+                                                   add_resolve, add_compose, add_push, add_pull,  add_verify,
+                                                   add_read_port, add_needs_rebuild};
 
 void setup_logging(const Globals& globals) {
   // Multi-threaded: push and pull log from their transfer workers.
@@ -31,6 +31,16 @@ void setup_logging(const Globals& globals) {
 }  // namespace
 
 fs::Path store_dir(const Globals& globals) { return globals.store.empty() ? default_store_dir() : fs::Path(globals.store); }
+
+Result<std::vector<Record>> read_store_records(const Globals& globals, History history) {
+  const auto dir = store_dir(globals);
+  if (!std::filesystem::exists(dir)) return std::vector<Record>();
+  auto store = Store::open_existing(dir);
+  if (!store) return fail(store.error());
+  return store->records(history);
+}
+
+Result<NodeSettings> load_settings(const Globals& globals) { return NodeSettings::load(globals.nodes, globals.self); }
 
 void print_json(const nlohmann::json& json) { std::cout << json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'; }
 

@@ -179,7 +179,74 @@ class ZstdStream final : public ByteSink {
   std::vector<std::byte> m_out;
 };
 
+class BackgroundSink final : public ByteSink {
+ public:
+  BackgroundSink(ByteSink& next, std::size_t max_buffered)
+      : m_next(next), m_max_buffered(max_buffered), m_thread([this] { run(); }) {}
+
+  ~BackgroundSink() override { stop(); }
+
+  Status write(std::span<const std::byte> data) override {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return m_buffered + data.size() <= m_max_buffered || m_queue.empty() || !m_status; });
+    if (!m_status) return m_status;
+    m_queue.emplace_back(data.begin(), data.end());
+    m_buffered += data.size();
+    m_changed.notify_all();
+    return {};
+  }
+
+  Status finish() override {
+    stop();
+    if (!m_status) return m_status;
+    return m_next.finish();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::vector<std::byte> chunk;
+      {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait(lock, [&] { return !m_queue.empty() || m_closing; });
+        if (m_queue.empty()) return;
+        chunk = std::move(m_queue.front());
+        m_queue.pop_front();
+      }
+      Status s = m_status ? m_next.write(chunk) : Status{};
+      std::lock_guard lock(m_mutex);
+      m_buffered -= chunk.size();
+      if (!s && m_status) m_status = s;
+      m_changed.notify_all();
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_closing) return;
+      m_closing = true;
+      m_changed.notify_all();
+    }
+    m_thread.join();
+  }
+
+  ByteSink& m_next;
+  std::size_t m_max_buffered;
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::deque<std::vector<std::byte>> m_queue;
+  std::size_t m_buffered = 0;
+  bool m_closing = false;
+  Status m_status;
+  std::thread m_thread;  // last: started once everything it uses exists
+};
+
 }  // namespace
+
+std::unique_ptr<ByteSink> make_background_sink(ByteSink& next, std::size_t max_buffered) {
+  return std::make_unique<BackgroundSink>(next, max_buffered);
+}
 
 std::unique_ptr<ByteSink> make_compressor(Compression compression, const CompressOptions& options, ByteSink& next) {
   switch (compression) {

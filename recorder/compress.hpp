@@ -34,6 +34,10 @@ struct CompressOptions {
 // A sink that compresses into `next`. For Compression::none it passes bytes straight through.
 std::unique_ptr<ByteSink> make_compressor(Compression compression, const CompressOptions& options, ByteSink& next);
 
+// A sink that hands bytes to a thread of its own, which writes them into `next`: the caller goes on
+// (hashing, compressing) while `next` waits for the disk. At most `max_buffered` bytes wait in between.
+std::unique_ptr<ByteSink> make_background_sink(ByteSink& next, std::size_t max_buffered = std::size_t{16} << 20);
+
 // Threads to use when the user did not say: AREC_THREADS, else the machine's cores.
 unsigned default_threads();
 

@@ -40,7 +40,9 @@ Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_b
   // Uncompressed, the blob is the tar and its digest the DiffID: hash once, not twice.
   auto writer = store.begin_blob(compression == Compression::none ? Hashing::no : Hashing::yes);
   if (!writer) return fail(writer.error());
-  auto compressor = make_compressor(compression, CompressOptions{request.threads, -1}, *writer);
+  // The blob file is written on a thread of its own, so hashing and compressing never wait for the disk.
+  auto background = make_background_sink(*writer);
+  auto compressor = make_compressor(compression, CompressOptions{request.threads, -1}, *background);
   auto diff_id = write_tar(request.entries, tar, *compressor);
   if (!diff_id) return fail(diff_id.error());
   if (expected && *expected != *diff_id) return fail_input("the inputs changed while being recorded; record again");
