@@ -201,6 +201,8 @@ RegistryResult<UploadStart> Session::start_upload(std::string_view repository, c
 RegistryResult<void> Session::upload(const std::string& location, const Descriptor& blob, int fd, std::int64_t chunk_size,
                                      const Progress& progress) {
   const std::vector<std::string> scopes;  // the upload URL is already authorized for the repository's scope
+  // A token about to expire is renewed before the body goes out, rather than refused after it.
+  if (auto renewed = m_registry.authenticator().renew_if_expiring(m_client); !renewed) return renewed;
   std::string url = location;
   std::int64_t offset = 0;
   if (chunk_size > 0 && blob.size > chunk_size) {
