@@ -5,6 +5,9 @@
 #include <memory>
 
 #include "cli/cli.hpp"
+#include "recorder/fs.hpp"
+#include "registry-client/compose.hpp"
+#include "registry-client/move.hpp"
 #include "registry-client/needs_rebuild.hpp"
 
 namespace arec::cli {
@@ -28,6 +31,16 @@ Result<std::vector<Finding>> find_rebuilds(const Globals& globals, const NodeSet
   }
   for (const auto& ref : o.refs) {
     if (auto s = query.add_reference(ref, "--ref"); !s) return fail(s.error());
+  }
+  if (o.catalog) {
+    auto registry = registry_from_settings(settings, globals.ca_file);
+    if (!registry) return fail(registry.error());
+    auto catalog = read_catalog(*registry, TransferOptions{});
+    if (!catalog) return fail(catalog.error());
+    for (const auto& entry : *catalog) {
+      if (entry.tags.empty()) query.add_catalog_entry(registry->host, entry.repository, "");
+      for (const auto& tag : entry.tags) query.add_catalog_entry(registry->host, entry.repository, tag);
+    }
   }
   return query.findings(globals.verbose > 0);
 }
@@ -74,6 +87,93 @@ Result<int> run_needs_rebuild(const Globals& globals, const QueryOptions& o) {
   return anything_breaks(*findings) ? 1 : 0;
 }
 
+struct MoveOptions {
+  QueryOptions query;
+  std::string to;
+  std::optional<std::int64_t> port;
+  bool apply = false;
+  bool force = false;
+  bool history = false;
+  unsigned jobs = 4;
+};
+
+// The templates among the declarations (files with requests): what to compose again after a move.
+std::vector<std::string> templates_in(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    if (std::filesystem::is_directory(path, ec)) {
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(path, ec)) {
+        if (entry.is_regular_file()) files.push_back(entry.path());
+      }
+    } else {
+      files.push_back(path);
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      auto text = fs::read_file(file);
+      if (text && !scan_requests(*text).empty()) out.push_back(file.string());
+    }
+  }
+  return out;
+}
+
+Result<int> run_move(const Globals& globals, MoveOptions o) {
+  if (globals.nodes.empty()) {
+    return fail_input("move rewrites the node settings: name the file with --nodes FILE (or AREC_NODES)");
+  }
+  auto settings = load_settings(globals);
+  if (!settings) return fail(settings.error());
+  auto records = read_store_records(globals, o.history ? History::all : History::latest);
+  if (!records) return fail(records.error());
+  auto plan = plan_move(*settings, o.to, o.port, std::move(*records), globals.ca_file);
+  if (!plan) return fail(plan.error());
+
+  // The registry that moves is the one to ask what it holds.
+  o.query.catalog = true;
+  auto findings = find_rebuilds(globals, *settings, o.query);
+  if (!findings) return fail(findings.error());
+  const bool refused = anything_breaks(*findings) && !o.force;
+
+  std::cout << "moving the registry from node " << plan->from_node << " (" << plan->from.host << ") to node " << plan->to_node
+            << " (" << plan->to.host << ")\n";
+  if (anything_breaks(*findings)) {
+    std::cout << "\nthese would break when the registry moves (arec needs-rebuild):\n";
+    print_findings(*findings);
+  } else {
+    std::cout << "\nnothing would break when the registry moves\n";
+  }
+  std::cout << "\nrecords to copy (" << plan->records.size() << "):\n";
+  for (const auto& r : plan->records) std::cout << "  " << r.identity() << '\n';
+  std::cout << "\nnode settings after the move (" << globals.nodes << "):\n" << plan->moved.to_json_text();
+  if (refused) {
+    std::cout << "\nrefused: rebuild what is listed above through arec first, or move anyway with --force\n";
+    return 1;
+  }
+  if (!o.apply) {
+    std::cout << "\nthis is the plan; run again with --apply to carry it out\n";
+    return 0;
+  }
+
+  auto store = Store::open(store_dir(globals));
+  if (!store) return fail(store.error());
+  TransferOptions options;
+  options.jobs = std::max(1U, o.jobs);
+  options.progress = progress_display_for_stderr(globals.quiet);
+  auto outcome = copy_to_new_registry(*store, *plan, options);
+  if (!outcome) return fail(outcome.error());
+  std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
+            << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->verified << " manifests verified\n";
+  if (auto s = write_moved_settings(globals.nodes, plan->moved); !s) return fail(s.error());
+  std::cout << "node settings " << globals.nodes << " rewritten; the old ones are in " << globals.nodes << ".bak\n";
+  const auto templates = templates_in(o.query.paths);
+  std::cout << "\ncompose again what was composed from them:\n";
+  if (templates.empty()) std::cout << "  arec --nodes " << globals.nodes << " compose TEMPLATE -o OUTPUT\n";
+  for (const auto& t : templates) std::cout << "  arec --nodes " << globals.nodes << " compose " << t << " -o OUTPUT\n";
+  return 0;
+}
+
 }  // namespace
 
 void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
@@ -81,6 +181,7 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("needs-rebuild", "List the references that must be rebuilt through arec before the registry moves");
   cmd->add_option("paths", o->paths, "Declarations: files, or directories searched recursively")->type_name("PATH");
   cmd->add_option("--ref", o->refs, "A reference to classify too (repeatable)")->type_name("REF");
+  cmd->add_flag("--catalog", o->catalog, "Also every repository and tag the registry itself lists");
   cmd->add_flag("--json", o->json, "Print a JSON array of {reference, source, kind, action}");
   cmd->footer(
       "Kinds: genesis-pinned (a single-segment repository at the mesh's registry: no record can be behind it),\n"
@@ -88,6 +189,25 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
       "replace). References to other registries are external, listed with -v.\n"
       "Exit 0 when nothing would break on a move, 1 when something would.");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_needs_rebuild(globals, *o); }; });
+}
+
+void add_move(CLI::App& app, Globals& globals, Action& action) {
+  auto o = std::make_shared<MoveOptions>();
+  auto* cmd = app.add_subcommand("move", "Plan (default) or carry out a move of the registry to another node or port");
+  cmd->add_option("paths", o->query.paths, "Declarations to check with needs-rebuild before moving")->type_name("PATH");
+  cmd->add_option("--to", o->to, "The node that will hold the registry")->required()->type_name("NODE");
+  cmd->add_option("--port", o->port, "The port that node gives the registry (default: the one it was given)");
+  cmd->add_flag("--apply", o->apply, "Copy, verify, then rewrite the node settings");
+  cmd->add_flag("--force", o->force, "Move even though needs-rebuild finds references that will break");
+  cmd->add_flag("--history", o->history, "Copy every recorded digest, not only the latest of each module/name");
+  cmd->add_option("--jobs", o->jobs, "Blobs copied at once")->capture_default_str();
+  cmd->footer(
+      "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
+      "while anything is found, unless --force), the records to copy, and the node settings after the move.\n"
+      "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
+      "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
+      "interruption, it resumes. Nothing is deleted from the old registry.");
+  cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_move(globals, *o); }; });
 }
 
 }  // namespace arec::cli

@@ -89,6 +89,14 @@ struct VerifyItem {
 Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
                                                const TransferOptions& options);
 
+struct CatalogEntry {
+  std::string repository;
+  std::vector<std::string> tags;
+};
+
+// Every repository the registry lists (/v2/_catalog) with its tags, following pagination.
+Result<std::vector<CatalogEntry>> read_catalog(const RegistryAddress& address, const TransferOptions& options);
+
 // A --base that is not `oci:DIR[:REF]`: a registry reference, optionally written `docker://REF`.
 // Other transports of skopeo's syntax (docker-archive:, containers-storage:, ...) are refused.
 Result<Reference> parse_base_reference(std::string_view spec);

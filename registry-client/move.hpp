@@ -1,0 +1,45 @@
+// Moving the registry to another node or port: copy every record there by digest, verify, and only
+// then rewrite the node settings, so that every later compose and push reads the new address.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recorder/store.hpp"
+#include "registry-client/nodes.hpp"
+#include "registry-client/transfer.hpp"
+
+namespace arec {
+
+struct MovePlan {
+  std::string from_node;
+  std::string to_node;
+  RegistryAddress from;   // the registry the settings name now
+  RegistryAddress to;     // where it will be
+  NodeSettings moved;     // the settings after the move: `registry` held by to_node on the new port
+  std::vector<Record> records;  // what is copied
+};
+
+// Plans a move of the registry to `node`, on `port` (default: the port that node was given for the
+// registry). Unknown nodes, ports out of range and moving to where it already is are bad input.
+Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, std::optional<std::int64_t> port,
+                           std::vector<Record> records, std::string_view ca_file);
+
+struct MoveOutcome {
+  int pulled = 0;        // records fetched from the old registry because the store lacked blobs
+  PushSummary pushed;    // what went to the new registry
+  std::size_t verified = 0;
+};
+
+// Copies the plan's records to the new registry by digest, streamed, skipping what is there: from the
+// store when it holds all of a record's blobs (the same bytes, by their digests), otherwise from the
+// old registry through the store. Then checks every manifest digest at the new registry. Interrupted
+// and run again, it picks up where it stopped. Nothing is deleted anywhere.
+Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, const TransferOptions& options);
+
+// Rewrites the node settings file atomically, keeping the old one as FILE.bak.
+Status write_moved_settings(const std::string& path, const NodeSettings& moved);
+
+}  // namespace arec
