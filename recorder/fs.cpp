@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <random>
@@ -32,6 +33,14 @@ std::string random_suffix() {
 }  // namespace
 
 std::string errno_text(int error) { return std::strerror(error); }
+
+bool syncing() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("AREC_SYNC");
+    return env == nullptr || (std::string_view(env) != "off" && std::string_view(env) != "0");
+  }();
+  return enabled;
+}
 
 Fd::~Fd() {
   if (m_fd >= 0) ::close(m_fd);
@@ -99,6 +108,7 @@ Status make_directories(const Path& path) {
 }
 
 Status fsync_directory(const Path& path) {
+  if (!syncing()) return {};
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return fail(io_error("opening directory", path, errno));
   Fd owned(fd);
@@ -140,7 +150,7 @@ Status AtomicFile::write(std::span<const std::byte> data) {
   // Stream large files to the disk as they are written: start writing each window at once and wait
   // for the one before. commit()'s fsync then has little left to wait for, and dirty pages stay few.
   constexpr off_t k_window = off_t{8} << 20;
-  while (m_written - m_started >= k_window) {
+  while (syncing() && m_written - m_started >= k_window) {
     ::sync_file_range(m_fd.get(), m_started, k_window, SYNC_FILE_RANGE_WRITE);
     if (m_started >= k_window) {
       ::sync_file_range(m_fd.get(), m_started - k_window, k_window,
@@ -154,7 +164,7 @@ Status AtomicFile::write(std::span<const std::byte> data) {
 Status AtomicFile::write(std::string_view data) { return write(std::as_bytes(std::span(data.data(), data.size()))); }
 
 Status AtomicFile::commit() {
-  if (::fsync(m_fd.get()) != 0) return fail(io_error("syncing", m_temp, errno));
+  if (syncing() && ::fsync(m_fd.get()) != 0) return fail(io_error("syncing", m_temp, errno));
   // Renamed while still open, so the temporary stays locked (in use) until it has its final name.
   if (::rename(m_temp.c_str(), m_target.c_str()) != 0) {
     return fail(io_error("renaming into place", m_target, errno));

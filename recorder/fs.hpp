@@ -53,6 +53,12 @@ Status write_all(int fd, std::string_view data, const Path& path);
 Result<std::string> read_file(const Path& path);
 
 Status make_directories(const Path& path);
+
+// Whether files are synced to the disk before they are renamed into place (the default). AREC_SYNC=off
+// turns it off for stores thrown away with their machine (CI runners): a crash of the process still
+// leaves a sound store, a power loss may leave a blob cut short, which `arec check` finds and the next
+// recording of it replaces.
+bool syncing();
 Status fsync_directory(const Path& path);
 
 // A temporary file in `dir` that becomes `target` only on commit(): written, fsynced, renamed, and the

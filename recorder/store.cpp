@@ -111,7 +111,10 @@ Result<Descriptor> BlobWriter::commit(std::string_view media_type, std::optional
   d.size = m_size;
   d.digest = known ? *known : m_hasher->finish();
   const auto target = m_blobs_dir / std::string(d.digest.algorithm_name()) / d.digest.hex();
-  if (path_exists(target)) return d;  // content-addressed: what is there is the same bytes; the temp goes away
+  // Content-addressed: a blob of that name and size is the same bytes, and the temporary goes away.
+  // One of another size was cut short (a power loss with AREC_SYNC=off) and is replaced.
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && st.st_size == d.size) return d;
   m_file.retarget(target);
   if (auto s = m_file.commit(); !s) return fail(s.error());
   return d;
