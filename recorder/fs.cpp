@@ -37,7 +37,7 @@ std::string errno_text(int error) { return std::strerror(error); }
 bool syncing() {
   static const bool enabled = [] {
     const char* env = std::getenv("AREC_SYNC");
-    return env == nullptr || (std::string_view(env) != "off" && std::string_view(env) != "0");
+    return env != nullptr && (std::string_view(env) == "on" || std::string_view(env) == "1");
   }();
   return enabled;
 }

@@ -54,10 +54,10 @@ Result<std::string> read_file(const Path& path);
 
 Status make_directories(const Path& path);
 
-// Whether files are synced to the disk before they are renamed into place (the default). AREC_SYNC=off
-// turns it off for stores thrown away with their machine (CI runners): a crash of the process still
-// leaves a sound store, a power loss may leave a blob cut short, which `arec check` finds and the next
-// recording of it replaces.
+// Whether each file is synced to the disk before it is renamed into place: only with AREC_SYNC=on.
+// By default arec leaves writeback to the kernel, as the compiler, the linker, ninja and ccache around
+// it do. A killed process never leaves a torn store either way (renames are atomic); a power loss may
+// leave a blob cut short, which `arec check` reports and the next recording of it replaces.
 bool syncing();
 Status fsync_directory(const Path& path);
 

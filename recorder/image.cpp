@@ -7,10 +7,18 @@ namespace arec {
 namespace {
 
 // Discards bytes: the DiffID pre-pass only needs the tar's hash.
-class NullSink final : public ByteSink {
+// Counts what a pass writes and keeps none of it.
+class CountingSink final : public ByteSink {
  public:
-  Status write(std::span<const std::byte>) override { return {}; }
+  Status write(std::span<const std::byte> data) override {
+    m_size += static_cast<std::int64_t>(data.size());
+    return {};
+  }
   Status finish() override { return {}; }
+  std::int64_t size() const { return m_size; }
+
+ private:
+  std::int64_t m_size = 0;
 };
 
 struct Layer {
@@ -26,13 +34,14 @@ Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_b
   const Compression compression = request.compression;
   std::optional<Digest> expected;
   if (seen_before) {
-    NullSink null;
-    auto diff_id = write_tar(request.entries, tar, null);
+    CountingSink counter;
+    auto diff_id = write_tar(request.entries, tar, counter);
     if (!diff_id) return fail(diff_id.error());
-    if (compression == Compression::none && store.has_blob(*diff_id)) {
-      auto size = std::filesystem::file_size(store.blob_path(*diff_id));
-      return Layer{{std::string(layer_media_type(compression)), *diff_id, static_cast<std::int64_t>(size), {}, {}, {}, {}},
-                   *diff_id};
+    // A blob of the right name and size is reused; one cut short (see fs::syncing) is written again.
+    std::error_code ec;
+    if (compression == Compression::none && std::filesystem::file_size(store.blob_path(*diff_id), ec) ==
+                                                static_cast<std::uintmax_t>(counter.size())) {
+      return Layer{{std::string(layer_media_type(compression)), *diff_id, counter.size(), {}, {}, {}, {}}, *diff_id};
     }
     if (auto cached = store.cached_layer(*diff_id, compression)) return Layer{*cached, *diff_id};
     expected = *diff_id;

@@ -13,6 +13,13 @@ namespace {
 constexpr std::string_view k_layout_file = R"({"imageLayoutVersion":"1.0.0"})";
 constexpr std::size_t k_write_buffer = std::size_t{1} << 20;
 
+// Content-addressed: a blob of the right name and size holds the right bytes. One of another size was
+// cut short by a power loss (see fs::syncing) and is written again.
+bool is_complete_blob(const fs::Path& path, std::int64_t size) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_size == size;
+}
+
 std::string in_store(const fs::Path& dir, std::string_view what) { return (dir / what).string(); }
 
 bool path_exists(const fs::Path& path) {
@@ -111,10 +118,8 @@ Result<Descriptor> BlobWriter::commit(std::string_view media_type, std::optional
   d.size = m_size;
   d.digest = known ? *known : m_hasher->finish();
   const auto target = m_blobs_dir / std::string(d.digest.algorithm_name()) / d.digest.hex();
-  // Content-addressed: a blob of that name and size is the same bytes, and the temporary goes away.
-  // One of another size was cut short (a power loss with AREC_SYNC=off) and is replaced.
-  struct stat st {};
-  if (::stat(target.c_str(), &st) == 0 && st.st_size == d.size) return d;
+  // Already there: the temporary goes away.
+  if (is_complete_blob(target, d.size)) return d;
   m_file.retarget(target);
   if (auto s = m_file.commit(); !s) return fail(s.error());
   return d;
@@ -193,7 +198,7 @@ Result<BlobWriter> Store::begin_blob(Hashing hashing) {
 Result<Descriptor> Store::put_blob(std::string_view bytes, std::string_view media_type) {
   const Digest digest = digest_of(bytes);
   Descriptor d{std::string(media_type), digest, static_cast<std::int64_t>(bytes.size()), {}, {}, {}, {}};
-  if (has_blob(digest)) return d;
+  if (is_complete_blob(blob_path(digest), d.size)) return d;
   auto writer = begin_blob(Hashing::no);
   if (!writer) return fail(writer.error());
   if (auto s = writer->write(std::as_bytes(std::span(bytes.data(), bytes.size()))); !s) return fail(s.error());
@@ -201,7 +206,7 @@ Result<Descriptor> Store::put_blob(std::string_view bytes, std::string_view medi
 }
 
 Result<Descriptor> Store::copy_blob(const Layout& from, const Descriptor& descriptor) {
-  if (has_blob(descriptor.digest)) return descriptor;
+  if (is_complete_blob(blob_path(descriptor.digest), descriptor.size)) return descriptor;
   const auto source = from.blob_path(descriptor.digest);
   auto fd = fs::open_read(source);
   if (!fd) return fail(fd.error());
@@ -238,8 +243,7 @@ std::optional<Descriptor> read_descriptor_file(const fs::Path& path) {
 std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression compression) const {
   auto d = read_descriptor_file(layer_cache_path(diff_id, compression));
   if (!d) return std::nullopt;
-  struct stat st {};
-  if (::stat(blob_path(d->digest).c_str(), &st) != 0 || st.st_size != d->size) return std::nullopt;
+  if (!is_complete_blob(blob_path(d->digest), d->size)) return std::nullopt;
   return *d;
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <map>
+
 #include "recorder/image.hpp"
 #include "support/temp_dir.hpp"
 
@@ -117,6 +119,27 @@ TEST(Store, UnchangedContentReusesTheCompressedLayer) {
   EXPECT_TRUE(std::filesystem::is_empty(tmp / "store/arec/tmp"));
 }
 
+
+// A power loss without AREC_SYNC=on may leave blobs cut short; recording the same content again
+// writes every one of them again instead of trusting its name.
+TEST(Store, BlobsCutShortAreWrittenAgainByTheNextRecording) {
+  for (const Compression compression : {Compression::gzip, Compression::none}) {
+    TempDir tmp;
+    write_file(tmp / "src/app", "v1");
+    auto store = Store::open(tmp / "store");
+    auto first = record_image(request_for(tmp / "src", "app", compression), *store);
+    ASSERT_TRUE(first) << first.error().message;
+    std::map<std::filesystem::path, std::string> blobs;
+    for (const auto& blob : std::filesystem::directory_iterator(tmp / "store/blobs/sha256")) {
+      blobs[blob.path()] = read_file(blob.path());
+      std::filesystem::resize_file(blob.path(), 0);
+    }
+    auto again = record_image(request_for(tmp / "src", "app", compression), *store);
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(again->record.manifest.digest, first->record.manifest.digest);
+    for (const auto& [path, bytes] : blobs) EXPECT_EQ(read_file(path), bytes) << path << " " << compression_name(compression);
+  }
+}
 TEST(Store, BaseImageLayersAreReusedByDigest) {
   TempDir tmp;
   write_file(tmp / "base-src/etc/os-release", "ID=test");
