@@ -75,7 +75,8 @@ RegistryResult<std::string> location_of(const http::Response& response, std::str
 RegistryResult<void> check_reported_digest(const http::Response& response, const Digest& digest) {
   const auto reported = response.headers.get("Docker-Content-Digest");
   if (reported && *reported != digest.str()) {
-    return std::unexpected(RegistryError::protocol("the registry reports the digest " + *reported + " for " + digest.str()));
+    return std::unexpected(RegistryError::protocol("the registry reports Docker-Content-Digest " + *reported +
+                                                   " for content whose digest is " + digest.str()));
   }
   return {};
 }
