@@ -15,10 +15,14 @@ and has times left wins. Faults:
 
     status    answer `status` (with `retry_after`, seconds, when given) without asking the registry
     reset     read `fraction` of the request body, then reset the connection (RST)
-    truncate  ask the registry, then send the answer's headers and half its body, and close
+    truncate  ask the registry, then send the answer's headers and half its body, and close (with
+              "drop_length": true, without a Content-Length that would tell)
     slow      wait `delay` seconds, then trickle the answer out in `piece`-byte pieces, `gap` apart
     digest    ask the registry, then report a wrong Docker-Content-Digest
     corrupt   ask the registry, then flip one byte in the middle of the answer's body
+
+Any fault but status and reset drops the answer's Docker-Content-Digest when the rule has
+"drop_digest": true.
 
 Bounded: every socket has a timeout, every sleep is capped, and the proxy exits when the process that
 started it ends, or after --lifetime seconds (default 300).
@@ -120,6 +124,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for name, value in headers:
             if name.lower() in HOP_BY_HOP or name.lower() == "content-length":
                 continue
+            if rule and rule.get("drop_digest") and name.lower() == "docker-content-digest":
+                continue
             if fault == "digest" and name.lower() == "docker-content-digest":
                 value = "sha256:" + hashlib.sha256(value.encode() + b"wrong").hexdigest()
             self.send_header(name, value)
@@ -132,7 +138,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             middle = len(body) // 2
             body = body[:middle] + bytes([body[middle] ^ 0xFF]) + body[middle + 1:]
         if fault == "truncate":
-            self.send_header("Content-Length", str(len(body) + 64))
+            # With "drop_length", the answer ends where the connection does, and only its size tells.
+            if rule.get("drop_length"):
+                self.send_header("Connection", "close")
+            else:
+                self.send_header("Content-Length", str(len(body) + 64))
             self.end_headers()
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()

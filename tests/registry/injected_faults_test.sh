@@ -75,6 +75,8 @@ AREC_RETRY_BUDGET=5 push_fails late429 \
 note "connections reset mid-upload: a new upload session each time, exact"
 push_survives reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"fraction\": 0.5, \"times\": 2}]" \
   "trying again"
+AREC_CHUNK_SIZE=64k push_survives chunked "[{\"method\": \"PATCH\", \"path\": \"/blobs/uploads/\", \"fault\": \"reset\", \"fraction\": 0.3},
+  {\"method\": \"PATCH\", \"path\": \"/blobs/uploads/\", \"fault\": \"status\", \"status\": 502, \"times\": 2}]" "502 Bad Gateway"
 push_fails always_reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"times\": 1000}]" \
   "uploading blob sha256:" "gave up after"
 
@@ -132,9 +134,12 @@ pull_refused "[{\"method\": \"GET\", \"path\": \"$manifest\", \"fault\": \"corru
   "the registry reports Docker-Content-Digest $app for content whose digest is sha256:"
 pull_refused "[{\"method\": \"GET\", \"path\": \"$manifest\", \"fault\": \"digest\"}]" "$M/app:v1" \
   "the registry reports Docker-Content-Digest sha256:" "for content whose digest is $app"
+pull_refused "[{\"method\": \"GET\", \"path\": \"$manifest\", \"fault\": \"corrupt\", \"drop_digest\": true}]" "$M/app:v1" \
+  "getting manifest v1: the manifest the registry sent: malformed JSON"
 
-note "a pull through answers cut short and a 503: retried, the same bytes"
+note "a pull through answers cut short (with and without a Content-Length) and a 503: retried, the same bytes"
 faults "[{\"method\": \"GET\", \"path\": \"$blob_get\", \"fault\": \"truncate\", \"times\": 2},
+  {\"method\": \"GET\", \"path\": \"$blob_get\", \"fault\": \"truncate\", \"drop_length\": true},
   {\"method\": \"GET\", \"path\": \"$manifest\", \"fault\": \"status\", \"status\": 503}]"
 AREC_STORE=$T/pulled expect_exit 0 "$AREC" pull "$M/app:v1"
 expect_eq "$app" "$OUT" "pulled digest"
