@@ -120,6 +120,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def send(self, status, headers, body, rule=None):
         fault = rule["fault"] if rule else None
+        if fault == "slow":
+            time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
         self.send_response_only(status)
         for name, value in headers:
             if name.lower() in HOP_BY_HOP or name.lower() == "content-length":
@@ -152,7 +154,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if fault == "slow":
-            time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
             piece = max(int(rule.get("piece", 1024)), 1)
             gap = min(float(rule.get("gap", 0.01)), 0.5)
             for start in range(0, len(body), piece):
@@ -214,6 +215,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send(200, [("Content-Type", "application/json")], json.dumps(self.plan.report()).encode())
 
 
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that gave up on a slow or broken answer is what the faults are for: no traceback.
+        pass
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("upstream_port", type=int)
@@ -222,8 +231,7 @@ def main():
     args = parser.parse_args()
 
     Handler.upstream_port = args.upstream_port
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))

@@ -73,8 +73,9 @@ AREC_RETRY_BUDGET=5 push_fails late429 \
 (($(date +%s%N) - start < 4000000000)) || fail "a Retry-After past the budget was waited for"
 
 note "connections reset mid-upload: a new upload session each time, exact"
-push_survives reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"fraction\": 0.5, \"times\": 2}]" \
-  "trying again"
+# (libcurl itself sends again a request whose reused connection died before any answer, so not every
+# reset reaches arec's retries; either way the image must be exact.)
+push_survives reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"fraction\": 0.5, \"times\": 2}]"
 AREC_CHUNK_SIZE=64k push_survives chunked "[{\"method\": \"PATCH\", \"path\": \"/blobs/uploads/\", \"fault\": \"reset\", \"fraction\": 0.3},
   {\"method\": \"PATCH\", \"path\": \"/blobs/uploads/\", \"fault\": \"status\", \"status\": 502, \"times\": 2}]" "502 Bad Gateway"
 push_fails always_reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"times\": 1000}]" \
@@ -88,6 +89,12 @@ push_survives cut_manifest "[{\"method\": \"PUT\", \"path\": \"$manifest\", \"fa
 note "slow answers: waited for"
 push_survives slow "[{\"method\": \"HEAD\", \"path\": \"$blob_get\", \"fault\": \"slow\", \"delay\": 1.5},
   {\"method\": \"GET\", \"path\": \"^/v2/\$\", \"fault\": \"slow\", \"delay\": 0.5, \"piece\": 1, \"gap\": 0.3}]"
+note "a registry that says nothing for longer than AREC_STALL_TIMEOUT: abandoned and tried again, or exit 3"
+AREC_STALL_TIMEOUT=1 push_survives stalled "[{\"method\": \"HEAD\", \"path\": \"$blob_get\", \"fault\": \"slow\", \"delay\": 4}]" \
+  "Operation too slow"
+AREC_STALL_TIMEOUT=1 AREC_RETRY_BUDGET=3 push_fails always_stalled \
+  "[{\"method\": \"HEAD\", \"path\": \"$blob_get\", \"fault\": \"slow\", \"delay\": 4, \"times\": 1000}]" \
+  "checking blob sha256:" "Operation too slow" "gave up after"
 
 note "a wrong Docker-Content-Digest: exit 3, never a success"
 push_fails digest_blob "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"digest\"}]" \
