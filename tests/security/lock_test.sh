@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A process holding the store's locks forever blocks no reader and makes no writer wait forever:
-# `arec records` answers at once, `arec record` and `arec gc` give up after AREC_LOCK_TIMEOUT seconds
+# `arec records` and `arec check` answer at once, `arec record` and `arec gc` give up after AREC_LOCK_TIMEOUT seconds
 # (default 120) with exit 2 and one line naming the lock, and the store stays as it was.
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
@@ -33,6 +33,7 @@ note "the index lock held: records reads at once, record and gc give up after 1.
 hold x "$AREC_STORE/arec/lock"
 timed 1000 0 "$AREC" records
 expect_contains "$OUT" "sec/app "
+timed 1000 0 "$AREC" check
 timed 6000 2 "$AREC" record --module sec --name app --file "$T/app"
 ((ELAPSED >= 1400)) || fail "record gave up after $ELAPSED ms, before the 1.5 s asked for"
 expect_one_line_error "locking $AREC_STORE/arec/lock: still held by another process after 1.5 s (AREC_LOCK_TIMEOUT)"
