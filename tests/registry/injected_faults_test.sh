@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A registry behind a proxy that breaks requests (500s, 429 with Retry-After, resets mid-upload,
-# truncated and slow answers, wrong Docker-Content-Digest headers, corrupted bodies): every push either
-# completes with the exact image at the registry (read back with skopeo, not through the proxy) or
-# exits 3 with one clear line; every pull refuses content that does not match its digest, with exit 3
-# and a store that `arec check` passes and that lists nothing new.
+# truncated, slow and stalled answers, wrong Docker-Content-Digest headers, corrupted bodies, uploads
+# claimed but never made): every push either completes with the exact image at the registry (read back
+# with skopeo, not through the proxy) or exits 3 with one clear line; every pull refuses content that
+# does not match its digest, with exit 3 and a store that `arec check` passes and that lists nothing
+# new. Prints how many faults the proxy injected.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
