@@ -108,6 +108,15 @@ push_fails lost_upload "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\
   "putting manifest sha256:" "MANIFEST_BLOB_UNKNOWN"
 push_fails lost_blob "[{\"method\": \"HEAD\", \"path\": \"$blob_get\", \"fault\": \"status\", \"status\": 200, \"times\": 1000}]" \
   "putting manifest sha256:" "MANIFEST_BLOB_UNKNOWN"
+
+note "verify: retried through a 503; a wrong digest is reported as different, never as present"
+faults "[{\"method\": \"HEAD\", \"path\": \"$manifest\", \"fault\": \"status\", \"status\": 503}]"
+expect_exit 0 "$AREC" verify "$M/e500"
+expect_contains "$OUT" "present    $M/e500@"
+faults "[{\"method\": \"HEAD\", \"path\": \"$manifest\", \"fault\": \"digest\"}]"
+expect_exit 1 "$AREC" verify "$M/e500"
+expect_contains "$OUT" "different  $M/e500@"
+faults '[]'
 pushed=$(faults_injected)
 
 note "pulls: content that does not match its digest is refused, and nothing of it is kept"
@@ -155,7 +164,7 @@ AREC_STORE=$T/pulled expect_exit 0 "$AREC" check
 expect_eq 3 "$(same_blobs "$T/pulled" "$AREC_STORE")" "pulled blobs identical to the store's"
 
 total=$(faults_injected)
-note "faults injected: $total ($pushed during pushes, $((total - pushed)) during pulls)"
+note "faults injected: $total ($pushed during pushes and verifies, $((total - pushed)) during pulls)"
 ((total >= 20)) || fail "only $total faults were injected; the test proved little"
 echo "faults injected: $total"
 echo PASS

@@ -31,9 +31,9 @@ release() { exec 9>&-; }
 
 note "the index lock held: records reads at once, record and gc give up after 1.5 s"
 hold x "$AREC_STORE/arec/lock"
-timed 1000 0 "$AREC" records
+timed 3000 0 "$AREC" records
 expect_contains "$OUT" "sec/app "
-timed 1000 0 "$AREC" check
+timed 3000 0 "$AREC" check
 timed 6000 2 "$AREC" record --module sec --name app --file "$T/app"
 ((ELAPSED >= 1400)) || fail "record gave up after $ELAPSED ms, before the 1.5 s asked for"
 expect_one_line_error "locking $AREC_STORE/arec/lock: still held by another process after 1.5 s (AREC_LOCK_TIMEOUT)"
@@ -47,7 +47,7 @@ expect_exit 0 "$AREC" check
 
 note "the writers' lock held exclusively (as gc holds it): record gives up, saying what it waited for"
 hold x "$AREC_STORE/arec/writers.lock"
-timed 1000 0 "$AREC" records
+timed 3000 0 "$AREC" records
 timed 6000 2 "$AREC" record --module sec --name app --file "$T/app"
 expect_one_line_error "waiting for a garbage collection to finish: locking $AREC_STORE/arec/writers.lock: still held"
 release
