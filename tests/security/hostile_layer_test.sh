@@ -70,7 +70,7 @@ escaped() {
 }
 
 note "pull: stored by digest, byte for byte, never unpacked"
-cd "$T/work/a/b"
+cd "$T/work/a/b" || fail "cd $T/work/a/b"
 expect_exit 0 "$AREC" pull "$M/hostile:v1"
 expect_eq "$image" "$OUT" "pulled digest"
 escaped "arec pull"
