@@ -192,9 +192,12 @@ Result<FileLock> FileLock::acquire(const Path& path, std::chrono::milliseconds t
     if (::flock(fd, (mode == LockMode::shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return FileLock(std::move(owned));
     if (errno != EWOULDBLOCK && errno != EINTR) return fail(io_error("locking", path, errno));
     if (std::chrono::steady_clock::now() >= deadline) {
-      return fail_input("locking " + path.string() + ": still held by another process after " +
-                        std::to_string(timeout.count() / 1000) +
-                        " s; if no arec is running, something else holds it (see `fuser " + path.string() + "`)");
+      // Tenths of a second: a short AREC_LOCK_TIMEOUT must not read "after 0 s".
+      const auto tenths = (timeout.count() + 50) / 100;
+      return fail_input("locking " + path.string() + ": still held by another process after " + std::to_string(tenths / 10) +
+                        (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "") +
+                        " s (AREC_LOCK_TIMEOUT); if no arec is running, something else holds it (see `fuser " +
+                        path.string() + "`)");
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(50));

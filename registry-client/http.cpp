@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -17,7 +18,7 @@ namespace arec::http {
 namespace {
 
 constexpr long k_connect_timeout_ms = 10'000;
-// A transfer that moves less than this many bytes per second for k_stall_seconds is abandoned.
+// A transfer that moves less than this many bytes per second for stall_seconds() is abandoned.
 constexpr long k_stall_bytes = 1;
 constexpr long k_stall_seconds = 60;
 constexpr long k_download_buffer = 512L * 1024;
@@ -34,6 +35,20 @@ std::string_view trim(std::string_view text) {
     text.remove_suffix(1);
   }
   return text;
+}
+
+// How long a registry may send or take nothing before the attempt is abandoned (and perhaps retried):
+// AREC_STALL_TIMEOUT seconds, else k_stall_seconds. A server that accepts and then says nothing holds
+// each attempt this long, whatever the retry budget.
+long stall_seconds() {
+  static const long seconds = [] {
+    const char* env = std::getenv("AREC_STALL_TIMEOUT");
+    if (env == nullptr || *env == '\0') return k_stall_seconds;
+    char* end = nullptr;
+    const long value = std::strtol(env, &end, 10);
+    return end != env && *end == '\0' && value > 0 ? value : k_stall_seconds;
+  }();
+  return seconds;
 }
 
 void global_init() {
@@ -237,7 +252,7 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "arec");
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, k_connect_timeout_ms);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, k_stall_bytes);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, k_stall_seconds);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, stall_seconds());
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
   curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);

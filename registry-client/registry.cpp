@@ -28,6 +28,9 @@ class VerifyingSink final : public ByteSink {
   }
   Status finish() override { return m_next.finish(); }
 
+  // Fewer bytes than the descriptor says: the transfer ended early, as when a connection drops.
+  bool ended_early() const { return m_size < m_expected.size; }
+
   std::optional<std::string> problem() {
     if (m_size != m_expected.size) {
       return "the registry sent " + std::to_string(m_size) + " of the " + std::to_string(m_expected.size) + " bytes of " +
@@ -75,7 +78,8 @@ RegistryResult<std::string> location_of(const http::Response& response, std::str
 RegistryResult<void> check_reported_digest(const http::Response& response, const Digest& digest) {
   const auto reported = response.headers.get("Docker-Content-Digest");
   if (reported && *reported != digest.str()) {
-    return std::unexpected(RegistryError::protocol("the registry reports the digest " + *reported + " for " + digest.str()));
+    return std::unexpected(RegistryError::protocol("the registry reports Docker-Content-Digest " + *reported +
+                                                   " for content whose digest is " + digest.str()));
   }
   return {};
 }
@@ -243,7 +247,12 @@ RegistryResult<void> Session::download_blob(std::string_view repository, const D
                         .on_progress = progress};
   auto response = expect(send(request, {m_registry.scope(repository)}), {200});
   if (!response) return std::unexpected(response.error());
-  if (auto problem = verifying.problem()) return std::unexpected(RegistryError::protocol(*problem));
+  if (auto problem = verifying.problem()) {
+    auto error = RegistryError::protocol(*problem);
+    // An answer cut short without a Content-Length to tell: another try may get all of it.
+    if (verifying.ended_early()) error.origin = RegistryError::Origin::network;
+    return std::unexpected(std::move(error));
+  }
   if (auto s = verifying.finish(); !s) return std::unexpected(RegistryError::local(s.error()));
   return {};
 }

@@ -21,13 +21,14 @@ std::string one_line(std::string_view body) {
   return out;
 }
 
-std::string seconds_text(std::chrono::milliseconds elapsed) {
+}  // namespace
+
+std::string seconds_text(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f s", static_cast<double>(elapsed.count()) / 1000.0);
+  std::snprintf(buffer, sizeof buffer, "%.1f s", static_cast<double>(duration.count()) / 1000.0);
   return buffer;
 }
-
-}  // namespace
 
 RegistryError RegistryError::from_response(const http::Response& response) {
   RegistryError e;
@@ -103,7 +104,12 @@ std::string RegistryError::str() const {
   } else {
     out = message;
   }
-  if (attempts > 1) out += " (gave up after " + std::to_string(attempts) + " attempts in " + seconds_text(elapsed) + ")";
+  if (attempts > 1) {
+    out += " (gave up after " + std::to_string(attempts) + " attempts in " + seconds_text(elapsed) +
+           (gave_up.empty() ? "" : ": " + gave_up) + ")";
+  } else if (!gave_up.empty()) {
+    out += " (gave up: " + gave_up + ")";
+  }
   return out;
 }
 

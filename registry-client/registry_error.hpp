@@ -29,6 +29,7 @@ struct RegistryError {
   std::optional<std::chrono::milliseconds> retry_after;  // from a Retry-After header
   int attempts = 1;      // how many times the step was tried
   std::chrono::milliseconds elapsed{0};  // from the first try to giving up
+  std::string gave_up;   // why the retries stopped before the attempts ran out (the time budget)
   Error local_error;     // for Origin::local: the underlying error, whose kind is kept
 
   static RegistryError from_response(const http::Response& response);
@@ -40,7 +41,7 @@ struct RegistryError {
   // Worth another try: connection failures, 408, 429, 500, 502, 503, 504, TOOMANYREQUESTS, and an
   // upload session the registry forgot (BLOB_UPLOAD_UNKNOWN), which a new session replaces.
   bool is_temporary() const;
-  // "500 Internal Server Error (UNKNOWN: unknown error)", plus how often it was tried when more than once.
+  // "500 Internal Server Error (UNKNOWN: unknown error)", plus how often it was tried and why it gave up.
   std::string str() const;
   // An arec Error (exit 3, or the local error's own kind) whose message is `context: str()`.
   Error to_error(std::string_view context) const;
@@ -48,6 +49,9 @@ struct RegistryError {
 
 template <typename T>
 using RegistryResult = std::expected<T, RegistryError>;
+
+// "3.2 s", or "30 s" for whole seconds.
+std::string seconds_text(std::chrono::milliseconds duration);
 
 // Retry-After as seconds or an HTTP date, relative to now; nothing when absent or unreadable.
 std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value);

@@ -31,6 +31,15 @@ std::optional<std::chrono::milliseconds> RetryPolicy::next_delay(const RegistryE
   return delay;
 }
 
+std::string RetryPolicy::give_up_reason(const RegistryError& error, int attempt, std::chrono::milliseconds elapsed) const {
+  if (!error.is_temporary() || attempt >= max_attempts) return {};
+  const std::string limit = "the retry budget of " + seconds_text(budget) + " (AREC_RETRY_BUDGET)";
+  if (error.retry_after && elapsed + *error.retry_after > budget) {
+    return "the registry asked to wait " + seconds_text(*error.retry_after) + " (Retry-After), past " + limit;
+  }
+  return "another try would pass " + limit;
+}
+
 namespace detail {
 
 double random_jitter() {

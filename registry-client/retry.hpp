@@ -25,6 +25,9 @@ struct RetryPolicy {
   // [0, 1) picks the wait within [half, all] of the backoff, so parallel workers do not retry in step.
   std::optional<std::chrono::milliseconds> next_delay(const RegistryError& error, int attempt,
                                                       std::chrono::milliseconds elapsed, double jitter) const;
+  // Why a temporary `error` ends the step when next_delay gives nothing: the budget, or a Retry-After
+  // past it. Empty when the attempts ran out, which the count of attempts already says.
+  std::string give_up_reason(const RegistryError& error, int attempt, std::chrono::milliseconds elapsed) const;
 };
 
 namespace detail {
@@ -47,6 +50,7 @@ auto with_retry(const RetryPolicy& policy, std::string_view step, std::stop_toke
     if (!delay || stop.stop_requested()) {
       result.error().attempts = n;
       result.error().elapsed = elapsed;
+      if (!stop.stop_requested()) result.error().gave_up = policy.give_up_reason(result.error(), n, elapsed);
       return result;
     }
     detail::log_retry(step, result.error(), n, *delay);

@@ -227,10 +227,28 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, const std::
 
 // ---- pull ------------------------------------------------------------------------------------------
 
+// A manifest or index the registry sent that does not parse is the registry's failure (exit 3), not the
+// user's, and is not kept. By a tag with no Docker-Content-Digest, this is all that can be checked.
+Status check_fetched_manifest(const FetchedManifest& fetched, const std::string& what) {
+  auto json = parse_json(fetched.bytes, what);
+  if (!json) return fail(Error::registry(json.error().message));
+  const bool is_index = fetched.media_type == media_type::k_index || fetched.media_type == media_type::k_docker_list;
+  if (is_index) {
+    if (auto index = index_from_json(*json, what); !index) return fail(Error::registry(index.error().message));
+  } else if (auto manifest = manifest_from_json(*json, what); !manifest) {
+    return fail(Error::registry(manifest.error().message));
+  }
+  return {};
+}
+
 Result<Descriptor> store_manifest(Run& run, Store& store, const std::string& repository, const std::string& reference,
                                   const std::string& context) {
-  auto fetched = run.step(context + ": getting manifest " + reference, {}, [&] { return run.session.get_manifest(repository, reference); });
+  const std::string doing = context + ": getting manifest " + reference;
+  auto fetched = run.step(doing, {}, [&] { return run.session.get_manifest(repository, reference); });
   if (!fetched) return fail(fetched.error());
+  if (auto s = check_fetched_manifest(*fetched, "the manifest the registry sent"); !s) {
+    return fail(std::move(s.error()).context(doing));
+  }
   auto stored = store.put_blob(fetched->bytes, fetched->media_type);
   if (!stored) return fail(std::move(stored.error()).context(context));
   return fetched->descriptor();

@@ -44,6 +44,8 @@ mkdir -p "$T/bin"
 cat >"$T/bin/docker-credential-arectest" <<HELPER
 #!/bin/sh
 printf '%s\n' "\$*" >"$T/helper.args"
+env >"$T/helper.env"
+tr '\\0' ' ' </proc/\$PPID/cmdline >"$T/parent.cmdline"
 cat >"$T/helper.stdin"
 printf '{"ServerURL": "%s", "Username": "%s", "Secret": "%s"}' "$R" "$user" "$pass"
 HELPER
@@ -53,6 +55,10 @@ printf '{"credHelpers": {"%s": "arectest"}, "auths": {"%s": {"auth": "%s"}}}\n' 
 PATH=$T/bin:$PATH expect_exit 0 "$AREC" -vv verify
 expect_eq "get" "$(cat "$T/helper.args")" "helper arguments"
 expect_eq "$R" "$(cat "$T/helper.stdin")" "helper input"
+# Credentials reach no child through its environment, nor sit on arec's own command line.
+no_secret "$(cat "$T/helper.env")" "environment of the credential helper"
+expect_contains "$(cat "$T/parent.cmdline")" "verify" "command line of the helper's parent (arec)"
+no_secret "$(cat "$T/parent.cmdline")" "command line of arec"
 no_secret "$OUT$ERR" "output with a credential helper"
 
 note "a helper that knows nothing: anonymous, so refused"

@@ -53,3 +53,25 @@ same_blobs() {
   done
   echo "$n"
 }
+
+# start_fault_proxy VAR REGISTRY: tests/registry/faultproxy.py in front of REGISTRY (HOST:PORT) on a
+# free loopback port, stopped when the test ends; its address goes to $VAR. `faults RULES` sets what it
+# breaks, `faults_injected` counts what it broke.
+start_fault_proxy() {
+  local var=$1 port_file=$T/proxy.port
+  python3 "$ROOT/tests/registry/faultproxy.py" "${2##*:}" "$port_file" &
+  local pid=$!
+  on_exit "kill $pid"
+  for _ in $(seq 100); do
+    [[ -s $port_file ]] && break
+    kill -0 "$pid" 2>/dev/null || fail "the fault proxy did not start"
+    sleep 0.1
+  done
+  [[ -s $port_file ]] || fail "the fault proxy did not start within 10 s"
+  FAULT_PROXY=127.0.0.1:$(cat "$port_file")
+  printf -v "$var" %s "$FAULT_PROXY"
+}
+faults() { # JSON list of rules (see faultproxy.py)
+  curl -sf --max-time 5 -X PUT --data-binary "$1" "http://$FAULT_PROXY/__faults" >/dev/null || fail "setting faults $1"
+}
+faults_injected() { curl -sf --max-time 5 "http://$FAULT_PROXY/__faults" | jq .injected; }

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""A fault-injecting HTTP proxy for the tests: it stands between arec and a real registry on
+127.0.0.1 and breaks chosen requests the way real networks and registries do.
+
+    faultproxy.py UPSTREAM_PORT PORT_FILE
+
+It listens on a free loopback port, written to PORT_FILE once it serves. Its own control requests:
+
+    PUT /__faults   a JSON list of rules, replacing the plan
+    GET /__faults   {"injected": N, "log": ["fault METHOD PATH", ...]}
+
+A rule {"method": "PUT", "path": REGEX, "fault": F, "times": N, ...} breaks the first N requests whose
+method is METHOD and whose path (with query) REGEX matches (re.search); the first rule that matches
+and has times left wins. Faults:
+
+    status    answer `status` (with `retry_after`, seconds, when given) without asking the registry
+    reset     read `fraction` of the request body, then reset the connection (RST)
+    truncate  ask the registry, then send the answer's headers and half its body, and close (with
+              "drop_length": true, without a Content-Length that would tell)
+    slow      wait `delay` seconds, then trickle the answer out in `piece`-byte pieces, `gap` apart
+    digest    ask the registry, then report a wrong Docker-Content-Digest
+    corrupt   ask the registry, then flip one byte in the middle of the answer's body
+
+Any fault but status and reset drops the answer's Docker-Content-Digest when the rule has
+"drop_digest": true.
+
+Bounded: every socket has a timeout, every sleep is capped, and the proxy exits when the process that
+started it ends, or after --lifetime seconds (default 300).
+"""
+import argparse
+import hashlib
+import http.client
+import http.server
+import json
+import os
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
+SOCKET_TIMEOUT = 30
+MAX_SLEEP = 5.0
+MAX_BODY = 256 << 20
+
+
+class Plan:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.rules = []
+        self.log = []
+
+    def replace(self, rules):
+        with self.lock:
+            self.rules = [dict(r) for r in rules]
+
+    def take(self, method, path):
+        with self.lock:
+            for rule in self.rules:
+                if rule.get("times", 1) <= 0 or rule.get("method", method) != method:
+                    continue
+                if not re.search(rule.get("path", ""), path):
+                    continue
+                rule["times"] = rule.get("times", 1) - 1
+                self.log.append(f"{rule['fault']} {method} {path}")
+                return rule
+        return None
+
+    def report(self):
+        with self.lock:
+            return {"injected": len(self.log), "log": list(self.log)}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = SOCKET_TIMEOUT
+    upstream_port = 0
+    plan = Plan()
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.serve()
+
+    do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    # ---- the request body ----------------------------------------------------------------------
+
+    def body_length(self):
+        return int(self.headers.get("Content-Length") or 0)
+
+    def read_body(self, limit=None):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self.read_chunked()
+        length = min(self.body_length(), MAX_BODY)
+        if limit is not None:
+            length = min(length, limit)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def read_chunked(self):
+        body = b""
+        for _ in range(1 << 20):
+            size = int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                # Trailers end with an empty line.
+                for _ in range(100):
+                    if self.rfile.readline(1000) in (b"\r\n", b"\n", b""):
+                        break
+                return body
+            body += self.rfile.read(size)
+            self.rfile.readline(10)
+            if len(body) > MAX_BODY:
+                break
+        raise ValueError("chunked request body too long")
+
+    # ---- answers -------------------------------------------------------------------------------
+
+    def send(self, status, headers, body, rule=None):
+        fault = rule["fault"] if rule else None
+        if fault == "slow":
+            time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
+        self.send_response_only(status)
+        for name, value in headers:
+            if name.lower() in HOP_BY_HOP or name.lower() == "content-length":
+                continue
+            if rule and rule.get("drop_digest") and name.lower() == "docker-content-digest":
+                continue
+            if fault == "digest" and name.lower() == "docker-content-digest":
+                value = "sha256:" + hashlib.sha256(value.encode() + b"wrong").hexdigest()
+            self.send_header(name, value)
+        if self.command == "HEAD":
+            # A HEAD answer tells the length of what a GET would send, and sends nothing.
+            self.send_header("Content-Length", dict((k.lower(), v) for k, v in headers).get("content-length", "0"))
+            self.end_headers()
+            return
+        if fault == "corrupt" and body:
+            middle = len(body) // 2
+            body = body[:middle] + bytes([body[middle] ^ 0xFF]) + body[middle + 1:]
+        if fault == "truncate":
+            # With "drop_length", the answer ends where the connection does, and only its size tells.
+            if rule.get("drop_length"):
+                self.send_header("Connection", "close")
+            else:
+                self.send_header("Content-Length", str(len(body) + 64))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if fault == "slow":
+            piece = max(int(rule.get("piece", 1024)), 1)
+            gap = min(float(rule.get("gap", 0.01)), 0.5)
+            for start in range(0, len(body), piece):
+                self.wfile.write(body[start:start + piece])
+                self.wfile.flush()
+                time.sleep(gap)
+            return
+        self.wfile.write(body)
+
+    def reset(self):
+        # SO_LINGER with a zero timeout makes close() send RST instead of FIN.
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        self.connection.close()
+
+    def forward(self, body):
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        # The Host header stays the proxy's, so the registry's Location headers lead back through it.
+        headers["Content-Length"] = str(len(body))
+        conn = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=SOCKET_TIMEOUT)
+        try:
+            conn.request(self.command, self.path, body=body if self.command not in ("GET", "HEAD") or body else None,
+                         headers=headers)
+            response = conn.getresponse()
+            data = response.read() if self.command != "HEAD" else b""
+            return response.status, response.getheaders(), data
+        finally:
+            conn.close()
+
+    # ---- one request ---------------------------------------------------------------------------
+
+    def serve(self):
+        if self.path.startswith("/__faults"):
+            return self.control()
+        rule = self.plan.take(self.command, self.path)
+        fault = rule["fault"] if rule else None
+        if fault == "reset":
+            self.read_body(limit=int(self.body_length() * float(rule.get("fraction", 0.5))))
+            return self.reset()
+        body = self.read_body()
+        if fault == "status":
+            status = int(rule.get("status", 500))
+            headers = [("Content-Type", "application/json")]
+            if "retry_after" in rule:
+                headers.append(("Retry-After", str(rule["retry_after"])))
+            error = {"errors": [{"code": rule.get("code", "UNKNOWN"), "message": "injected by the test proxy"}]}
+            return self.send(status, headers, json.dumps(error).encode())
+        try:
+            status, headers, data = self.forward(body)
+        except OSError as e:
+            return self.send(502, [("Content-Type", "text/plain")], f"proxy: registry unreachable: {e}".encode())
+        self.send(status, headers, data, rule)
+
+    def control(self):
+        if self.command == "PUT":
+            self.plan.replace(json.loads(self.read_body() or b"[]"))
+            return self.send(204, [], b"")
+        self.read_body()
+        self.send(200, [("Content-Type", "application/json")], json.dumps(self.plan.report()).encode())
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that gave up on a slow or broken answer is what the faults are for: no traceback.
+        pass
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("upstream_port", type=int)
+    parser.add_argument("port_file")
+    parser.add_argument("--lifetime", type=float, default=300)
+    args = parser.parse_args()
+
+    Handler.upstream_port = args.upstream_port
+    server = Server(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(args.port_file + ".tmp", args.port_file)
+
+    parent = os.getppid()
+    deadline = time.monotonic() + args.lifetime
+    # When the test that started it is gone, the proxy is reparented: time to go too.
+    while time.monotonic() < deadline and os.getppid() == parent:
+        time.sleep(0.2)
+    server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
