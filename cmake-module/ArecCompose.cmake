@@ -31,8 +31,8 @@ request from the store's records and the node settings (DESIGN "Requests").
   The node settings (``--nodes``). Without it, arec reads ``AREC_NODES`` from the build's environment,
   or uses its built-in default.
 ``STORE <dir>``
-  The store (``--store``). Without it, arec reads ``AREC_STORE`` from the build's environment, or uses
-  its default store.
+  The store (``--store``). Without it, the ``AREC_STORE`` cache variable; when that is empty too, arec
+  reads ``AREC_STORE`` from the build's environment, or uses its default store.
 ``STRICT``
   An ``arec://`` kind this arec does not know fails the build instead of warning.
 ``TARGET <name>``

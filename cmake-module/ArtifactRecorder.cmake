@@ -258,12 +258,13 @@ endfunction()
 
 # Appends "<option>=<item>" to the list <out> for each item. An item holding a generator expression
 # becomes one "<option>=<element>" per element of what it evaluates to, and nothing when that is empty;
-# COMMAND_EXPAND_LISTS then turns each element into an argument of its own.
+# COMMAND_EXPAND_LISTS then turns each element into an argument of its own. Emptiness is tested with
+# STREQUAL, not BOOL: BOOL would also drop values such as "0", "off" or "x-NOTFOUND".
 function(_arec_option_args out option)
   set(args ${${out}})
   foreach(item IN LISTS ARGN)
     if(item MATCHES [[\$<]])
-      list(APPEND args "$<$<BOOL:${item}>:${option}=$<JOIN:${item},$<SEMICOLON>${option}=>>")
+      list(APPEND args "$<$<NOT:$<STREQUAL:${item},>>:${option}=$<JOIN:${item},$<SEMICOLON>${option}=>>")
     else()
       list(APPEND args "${option}=${item}")
     endif()

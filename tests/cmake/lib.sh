@@ -70,6 +70,17 @@ check_store() {  # STORE
   umoci ls --layout "$1" >/dev/null || fail "umoci cannot read $1"
 }
 
+# The configuration of the image MODULE/NAME of STORE (Entrypoint, Env, ...), as compact JSON, read from
+# the blobs that the store's index names for it.
+image_config() {  # STORE MODULE/NAME
+  local manifest config
+  manifest=$(jq -r --arg ref "$2" \
+    '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $ref) | .digest' "$1/index.json")
+  [[ $manifest == sha256:* ]] || fail "no image $2 in $1"
+  config=$(jq -r .config.digest "$1/blobs/sha256/${manifest#sha256:}")
+  jq -c .config "$1/blobs/sha256/${config#sha256:}"
+}
+
 # Unpacks the image MODULE/NAME of STORE with umoci, as a runtime bundle; prints the bundle's directory.
 unpack_image() {  # STORE MODULE/NAME
   local bundle
