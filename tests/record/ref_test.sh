@@ -32,7 +32,8 @@ note "invalid: exit 2, one line naming the offending part"
 expect_exit 2 "$AREC" ref "mesh/Builder"
 expect_one_line_error 'reference "mesh/Builder": repository path component "Builder" must be lowercase'
 long=$(printf 'a%.0s' $(seq 255))
-expect_ref "example.com/$long" "example.com/$long" "{\"domain\":\"example.com\",\"path\":\"$long\",\"tag\":\"\",\"digest\":\"\",\"segments\":1}"
+expect_ref "example.com/$long" "example.com/$long" \
+  "{\"domain\":\"example.com\",\"path\":\"$long\",\"tag\":\"\",\"digest\":\"\",\"segments\":1}"
 expect_exit 2 "$AREC" ref "example.com/${long}a" --json
 expect_one_line_error 'repository path is 256 characters, more than 255'
 expect_eq "" "$OUT" "stdout of an invalid reference"
