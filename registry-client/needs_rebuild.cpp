@@ -179,7 +179,11 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
     try {
       scan_image_keys(text, file, image_lines);
     } catch (const YAML::Exception& e) {
-      return fail_input(place(file, static_cast<std::size_t>(std::max(e.mark.line, 0)) + 1) + ": malformed YAML: " + e.msg);
+      // Marks are 0-based. At the end of the input the mark is past the last newline, a line the file
+      // does not have: name the last line with content instead.
+      const std::size_t last = line_at(text, std::min(text.find_last_not_of(" \t\r\n"), text.size()));
+      const std::size_t line = std::min(static_cast<std::size_t>(std::max(e.mark.line, 0)) + 1, last);
+      return fail_input(place(file, line) + ": malformed YAML: " + e.msg);
     }
   }
   for (const auto& request : scan_requests(text)) {

@@ -59,6 +59,16 @@ head=$(git -C "$T/repo" rev-parse HEAD)
 (cd "$T/repo" && "$AREC" record --module mesh --name rev --file "$T/out/controlplane" --json) >"$T/rev.json"
 expect_eq "$head" "$(json_get .revision <"$T/rev.json")" "revision"
 
+note "without AREC_STORE the store is \${XDG_DATA_HOME:-\$HOME/.local/share}/arec/store"
+latest() { AREC_STORE=$1 "$AREC" records --json | json_get '.[].digest'; }
+expect_exit 0 env -u AREC_STORE XDG_DATA_HOME="$T/xdg" HOME="$T/home" \
+  "$AREC" record --module mesh --name xdg --file "$T/out/controlplane"
+expect_eq "mesh/xdg@$(latest "$T/xdg/arec/store")" "$OUT" "record in \$XDG_DATA_HOME/arec/store"
+[[ ! -e $T/home ]] || fail "with XDG_DATA_HOME set, the store went under \$HOME"
+expect_exit 0 env -u AREC_STORE -u XDG_DATA_HOME HOME="$T/home" \
+  "$AREC" record --module mesh --name home --file "$T/out/controlplane"
+expect_eq "mesh/home@$(latest "$T/home/.local/share/arec/store")" "$OUT" "record in ~/.local/share/arec/store"
+
 note "--help explains the command"
 expect_exit 0 "$AREC" record --help
 expect_contains "$OUT" "--module"

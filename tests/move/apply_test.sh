@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# move --apply to another port with --history: every recorded digest reaches the new registry; a blob
+# the store lacks is read from the old registry and copied byte for byte; the old registry keeps all.
+AREC=$1
+source "$(dirname "$0")/lib.sh"
+start_registry OLD old
+start_registry NEW new
+# n2 was given another port for the registry: --port names the one it listens on now.
+mesh_settings "${OLD##*:}" 1
+old_cp=$(program controlplane | cut -d@ -f2)
+new_cp=$(program controlplane | cut -d@ -f2)
+builder=$(program builder | cut -d@ -f2)
+expect_exit 0 "$AREC" push
+
+note "the store loses the builder's layer, which only the old registry still has"
+layer=$(jq -r '.layers[0].digest' "$AREC_STORE/blobs/sha256/${builder#sha256:}")
+mv "$AREC_STORE/blobs/sha256/${layer#sha256:}" "$T/layer"
+old_catalog=$(curl -fsS "http://$OLD/v2/_catalog")
+old_state=$(tree_state "$T/registries/old/data")
+
+note "the plan: the latest records, or with --history every recorded digest"
+expect_exit 0 "$AREC" move --to n2 --port "${NEW##*:}"
+expect_contains "$OUT" "to node n2 ($NEW)"
+expect_contains "$OUT" "records to copy (2)"
+expect_exit 0 "$AREC" move --to n2 --port "${NEW##*:}" --history
+expect_contains "$OUT" "records to copy (3)"
+
+expect_exit 0 "$AREC" move --to n2 --port "${NEW##*:}" --history --apply
+expect_contains "$OUT" "3 manifests verified"
+expect_contains "$ERR" "mesh/builder@$builder: the store lacks some of its blobs; fetching it from $OLD"
+expect_eq "n2 ${NEW##*:}" "$(jq -r '"\(.services.registry) \(.nodes.n2.ports.registry)"' "$T/nodes.json")" "moved settings"
+curl -fsS "http://$NEW/v2/mesh/builder/blobs/$layer" | cmp - "$T/layer" || fail "the layer differs at the new registry"
+cmp "$AREC_STORE/blobs/sha256/${layer#sha256:}" "$T/layer" || fail "the layer read back into the store differs"
+expect_exit 0 "$AREC" verify  # at the new registry, now in the settings
+expect_exit 0 "$AREC" verify "mesh/controlplane@$old_cp"
+
+note "nothing is deleted from the old registry"
+expect_eq "$old_catalog" "$(curl -fsS "http://$OLD/v2/_catalog")" "old catalog"
+expect_eq "$old_state" "$(tree_state "$T/registries/old/data")" "old registry's storage"
+echo PASS
