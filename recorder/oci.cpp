@@ -300,6 +300,9 @@ Result<json> parse_json(std::string_view bytes, std::string_view what) {
     return json::parse(bytes);
   } catch (const json::parse_error& e) {
     return fail_input(std::string(what) + ": malformed JSON at byte " + std::to_string(e.byte));
+  } catch (const json::out_of_range&) {
+    // Valid JSON that nlohmann refuses as it parses: a number beyond a double (1e999).
+    return fail_input(std::string(what) + ": a number is too large");
   }
 }
 

@@ -72,7 +72,7 @@ Status parse_node(const std::string& name, const json& value, std::string_view s
         }
         const auto number = port.get<std::int64_t>();
         if (number < 1 || number > 65535) {
-          return fail(settings_error(source, port_path, std::to_string(number) + " is not a port (1-65535)"));
+          return fail(settings_error(source, port_path, port.dump() + " is not a port (1-65535)"));
         }
         node.ports[service] = static_cast<std::uint16_t>(number);
       }
@@ -112,6 +112,9 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     return fail_input("node settings " + std::string(source) + ": malformed JSON at " + line_and_column(text, e.byte));
+  } catch (const json::out_of_range&) {
+    // Valid JSON that nlohmann refuses as it parses: a number beyond a double (1e999).
+    return fail_input("node settings " + std::string(source) + ": a number is too large");
   }
   if (!doc.is_object()) return fail(settings_error(source, ".", "must be an object, got " + type_name(doc)));
   NodeSettings settings;

@@ -96,5 +96,11 @@ TEST(Oci, ParseJsonNamesTheByte) {
   EXPECT_NE(j.error().message.find("index.json: malformed JSON at byte"), std::string::npos) << j.error().message;
 }
 
+TEST(Oci, ParseJsonRefusesNumbersBeyondADouble) {
+  auto j = parse_json(R"({"schemaVersion": 2, "manifests": [], "size": -1e999})", "index.json");
+  ASSERT_FALSE(j);
+  EXPECT_EQ(j.error().message, "index.json: a number is too large");
+}
+
 }  // namespace
 }  // namespace arec

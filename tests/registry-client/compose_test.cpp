@@ -353,6 +353,10 @@ TEST(ComposeJson, MalformedJsonNamesTheLine) {
   EXPECT_EQ(error_of(compose_json("{\n  \"a\": 1,\n}", settings())), "deploy.json: malformed JSON at line 3, column 1");
 }
 
+TEST(ComposeJson, NumbersBeyondADoubleAreErrors) {
+  EXPECT_EQ(error_of(compose_json("{\"a\": 1e999}", settings())), "deploy.json: a number is too large");
+}
+
 TEST(ComposeFormat, JsonByFileName) {
   EXPECT_EQ(format_of("deploy.json"), TemplateFormat::json);
   EXPECT_EQ(format_of("deploy.json.in"), TemplateFormat::json);
