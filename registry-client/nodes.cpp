@@ -107,15 +107,9 @@ bool is_loopback_host(std::string_view host) {
 }
 
 Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return fail_input("node settings " + std::string(source) + ": malformed JSON at " + line_and_column(text, e.byte));
-  } catch (const json::out_of_range&) {
-    // Valid JSON that nlohmann refuses as it parses: a number beyond a double (1e999).
-    return fail_input("node settings " + std::string(source) + ": a number is too large");
-  }
+  auto parsed = read_json<json>(text);
+  if (!parsed) return fail_input("node settings " + std::string(source) + ": " + json_problem(text, parsed.error()));
+  const json& doc = *parsed;
   if (!doc.is_object()) return fail(settings_error(source, ".", "must be an object, got " + type_name(doc)));
   NodeSettings settings;
   settings.source = std::string(source);

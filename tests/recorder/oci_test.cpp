@@ -102,5 +102,14 @@ TEST(Oci, ParseJsonRefusesNumbersBeyondADouble) {
   EXPECT_EQ(j.error().message, "index.json: a number is too large");
 }
 
+TEST(Oci, ParseJsonRefusesDocumentsNestedTooDeep) {
+  const auto nested = [](std::size_t depth) { return R"({"config":)" + std::string(depth, '[') + std::string(depth, ']') + "}"; };
+  EXPECT_TRUE(parse_json(nested(100), "config.json"));
+  // Deep enough that writing it would exhaust the stack under AddressSanitizer.
+  auto j = parse_json(nested(100'000), "config.json");
+  ASSERT_FALSE(j);
+  EXPECT_EQ(j.error().message, "config.json: nested deeper than 512 levels");
+}
+
 }  // namespace
 }  // namespace arec

@@ -97,6 +97,12 @@ TEST(NodeSettings, NumbersBeyondADoubleAreErrors) {
             "node settings nodes.json: a number is too large");
 }
 
+TEST(NodeSettings, DocumentsNestedTooDeepAreErrors) {
+  const auto deep = std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_EQ(refused(R"({"nodes": {"n2": {"ports": {"registry": )" + deep + "}}}}"),
+            "node settings nodes.json: nested deeper than 512 levels");
+}
+
 TEST(NodeSettings, PortsThatAreNotNumbersAreErrors) {
   EXPECT_EQ(refused(R"({"nodes": {"n2": {"ports": {"registry": "5000"}}}})"),
             "node settings nodes.json: .nodes.n2.ports.registry: \"5000\" is not a port (an integer 1-65535)");
