@@ -296,11 +296,10 @@ Result<ImageConfig> config_from_json(const json& value, std::string_view what) {
 }
 
 Result<json> parse_json(std::string_view bytes, std::string_view what) {
-  try {
-    return json::parse(bytes);
-  } catch (const json::parse_error& e) {
-    return fail_input(std::string(what) + ": malformed JSON at byte " + std::to_string(e.byte));
-  }
+  auto parsed = read_json<json>(bytes);
+  if (parsed) return std::move(*parsed);
+  const auto& problem = parsed.error();
+  return fail_input(std::string(what) + ": " + problem.message + (problem.byte ? " at byte " + std::to_string(*problem.byte) : ""));
 }
 
 Result<std::string> canonical_json(const json& value) {

@@ -107,6 +107,36 @@ Result<Manifest> manifest_from_json(const nlohmann::json& json, std::string_view
 Result<Index> index_from_json(const nlohmann::json& json, std::string_view what);
 Result<ImageConfig> config_from_json(const nlohmann::json& json, std::string_view what);
 
+// JSON nested deeper than this is refused when read: copying and writing a document recurse once per
+// level, so a document nested a million deep would exhaust the stack.
+inline constexpr int k_max_json_depth = 512;
+
+// Why bytes are not a JSON document arec reads.
+struct JsonProblem {
+  std::string message;              // "malformed JSON", "a number is too large", "nested deeper than ..."
+  std::optional<std::size_t> byte;  // a syntax error's nlohmann parse_error::byte (counted from 1)
+};
+
+// Parses `bytes` into `Json` (nlohmann::json or ordered_json) without throwing.
+template <typename Json>
+std::expected<Json, JsonProblem> read_json(std::string_view bytes) {
+  bool too_deep = false;
+  const auto measure = [&too_deep](int depth, typename Json::parse_event_t, Json&) {
+    too_deep = too_deep || depth > k_max_json_depth;
+    return true;
+  };
+  try {
+    auto json = Json::parse(bytes, measure);
+    if (too_deep) return std::unexpected(JsonProblem{"nested deeper than " + std::to_string(k_max_json_depth) + " levels", {}});
+    return json;
+  } catch (const typename Json::parse_error& e) {
+    return std::unexpected(JsonProblem{"malformed JSON", e.byte});
+  } catch (const typename Json::out_of_range&) {
+    // Valid JSON that nlohmann refuses as it parses: a number beyond a double (1e999).
+    return std::unexpected(JsonProblem{"a number is too large", {}});
+  }
+}
+
 // Parses bytes as JSON, with the byte offset of a syntax error in the message.
 Result<nlohmann::json> parse_json(std::string_view bytes, std::string_view what);
 

@@ -399,14 +399,10 @@ class JsonFiller {
 };
 
 Result<std::string> compose_json(std::string_view text, const ComposeOptions& options, Filler& filler) {
-  OrderedJson doc;
-  try {
-    doc = OrderedJson::parse(text);
-  } catch (const OrderedJson::parse_error& e) {
-    return fail_input(options.source + ": malformed JSON at " + line_and_column(text, e.byte));
-  }
-  JsonFiller(filler, text).walk(doc);
-  return doc.dump(2, ' ', false, OrderedJson::error_handler_t::strict) + "\n";
+  auto doc = read_json<OrderedJson>(text);
+  if (!doc) return fail_input(options.source + ": " + json_problem(text, doc.error()));
+  JsonFiller(filler, text).walk(*doc);
+  return doc->dump(2, ' ', false, OrderedJson::error_handler_t::strict) + "\n";
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ Status parse_node(const std::string& name, const json& value, std::string_view s
         }
         const auto number = port.get<std::int64_t>();
         if (number < 1 || number > 65535) {
-          return fail(settings_error(source, port_path, std::to_string(number) + " is not a port (1-65535)"));
+          return fail(settings_error(source, port_path, port.dump() + " is not a port (1-65535)"));
         }
         node.ports[service] = static_cast<std::uint16_t>(number);
       }
@@ -107,12 +107,9 @@ bool is_loopback_host(std::string_view host) {
 }
 
 Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return fail_input("node settings " + std::string(source) + ": malformed JSON at " + line_and_column(text, e.byte));
-  }
+  auto parsed = read_json<json>(text);
+  if (!parsed) return fail_input("node settings " + std::string(source) + ": " + json_problem(text, parsed.error()));
+  const json& doc = *parsed;
   if (!doc.is_object()) return fail(settings_error(source, ".", "must be an object, got " + type_name(doc)));
   NodeSettings settings;
   settings.source = std::string(source);

@@ -15,4 +15,8 @@ std::string line_and_column(std::string_view text, std::size_t byte) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+std::string json_problem(std::string_view text, const JsonProblem& problem) {
+  return problem.byte ? problem.message + " at " + line_and_column(text, *problem.byte) : problem.message;
+}
+
 }  // namespace arec

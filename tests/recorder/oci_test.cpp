@@ -96,5 +96,20 @@ TEST(Oci, ParseJsonNamesTheByte) {
   EXPECT_NE(j.error().message.find("index.json: malformed JSON at byte"), std::string::npos) << j.error().message;
 }
 
+TEST(Oci, ParseJsonRefusesNumbersBeyondADouble) {
+  auto j = parse_json(R"({"schemaVersion": 2, "manifests": [], "size": -1e999})", "index.json");
+  ASSERT_FALSE(j);
+  EXPECT_EQ(j.error().message, "index.json: a number is too large");
+}
+
+TEST(Oci, ParseJsonRefusesDocumentsNestedTooDeep) {
+  const auto nested = [](std::size_t depth) { return R"({"config":)" + std::string(depth, '[') + std::string(depth, ']') + "}"; };
+  EXPECT_TRUE(parse_json(nested(100), "config.json"));
+  // Deep enough that writing it would exhaust the stack under AddressSanitizer.
+  auto j = parse_json(nested(100'000), "config.json");
+  ASSERT_FALSE(j);
+  EXPECT_EQ(j.error().message, "config.json: nested deeper than 512 levels");
+}
+
 }  // namespace
 }  // namespace arec

@@ -353,6 +353,15 @@ TEST(ComposeJson, MalformedJsonNamesTheLine) {
   EXPECT_EQ(error_of(compose_json("{\n  \"a\": 1,\n}", settings())), "deploy.json: malformed JSON at line 3, column 1");
 }
 
+TEST(ComposeJson, NumbersBeyondADoubleAreErrors) {
+  EXPECT_EQ(error_of(compose_json("{\"a\": 1e999}", settings())), "deploy.json: a number is too large");
+}
+
+TEST(ComposeJson, DocumentsNestedTooDeepAreErrors) {
+  const auto deep = std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_EQ(error_of(compose_json(deep, settings())), "deploy.json: nested deeper than 512 levels");
+}
+
 TEST(ComposeFormat, JsonByFileName) {
   EXPECT_EQ(format_of("deploy.json"), TemplateFormat::json);
   EXPECT_EQ(format_of("deploy.json.in"), TemplateFormat::json);

@@ -88,6 +88,19 @@ TEST(NodeSettings, PortsOutOfRangeAreErrors) {
             "node settings nodes.json: .nodes.n2.ports.registry: 0 is not a port (1-65535)");
   EXPECT_EQ(refused(R"({"nodes": {"n2": {"ports": {"registry": -1}}}})"),
             "node settings nodes.json: .nodes.n2.ports.registry: -1 is not a port (1-65535)");
+  EXPECT_EQ(refused(R"({"nodes": {"n2": {"ports": {"registry": 18446744073709551615}}}})"),
+            "node settings nodes.json: .nodes.n2.ports.registry: 18446744073709551615 is not a port (1-65535)");
+}
+
+TEST(NodeSettings, NumbersBeyondADoubleAreErrors) {
+  EXPECT_EQ(refused(R"({"nodes": {"n2": {"ports": {"registry": 1e999}}}})"),
+            "node settings nodes.json: a number is too large");
+}
+
+TEST(NodeSettings, DocumentsNestedTooDeepAreErrors) {
+  const auto deep = std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_EQ(refused(R"({"nodes": {"n2": {"ports": {"registry": )" + deep + "}}}}"),
+            "node settings nodes.json: nested deeper than 512 levels");
 }
 
 TEST(NodeSettings, PortsThatAreNotNumbersAreErrors) {
