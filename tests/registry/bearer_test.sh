@@ -81,6 +81,9 @@ expect_contains "$scopes" "repository:$M/app:pull,push" "scopes asked for"
 expect_contains "$scopes" "repository:$M/lib:pull,push" "scopes asked for"
 expect_eq "bearer none" "$(jq -r '[.[] | select(.event == "front") | .auth] | unique | join(" ")' <<<"$events")" \
   "the Authorization schemes the registry got"
+# Three tokens: for the ping, then app, then lib; the uploads renew at most once, not each its own.
+tokens=$(jq '[.[] | select(.event == "token")] | length' <<<"$events")
+((tokens >= 3 && tokens <= 4)) || fail "$tokens tokens fetched for a push of 2 images: $events"
 
 note "verify and pull with a token for pull only"
 since=$(($(log_lines) + 1))
@@ -102,6 +105,8 @@ expect_exit 0 "$AREC" push "$M/twin" --json
 expect_eq "0 2" "$(jq -r '"\(.uploaded) \(.mounted)"' <<<"$OUT")" "uploaded mounted"
 expect_eq true "$(jq 'any(.[]; .event == "token" and (.scopes | index("repository:'"$M"'/app:pull")) and
   (.scopes | index("repository:'"$M"'/twin:pull,push")))' <<<"$(events_since "$since")")" "a token for the mount's source and target"
+# The registry's challenge for a mount names both scopes, space-separated: each is a scope of its own.
+expect_eq "" "$(jq -r 'select(.event == "token") | .scopes[] | select(test(" "))' "$T/tokens.log")" "scopes holding a space"
 
 note "a token that expires during a push: the registry refuses it, and a new one is fetched"
 echo changed >>"$T/in/app/id"
