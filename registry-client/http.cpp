@@ -345,6 +345,8 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     spdlog::debug("{} {}: {}", method_name(request.method), request.url, failure.message);
     return std::unexpected(std::move(failure));
   }
+  char* effective = nullptr;
+  if (curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr) t.response.url = effective;
   spdlog::trace("{} {}: {}", method_name(request.method), request.url, t.response.status);
   return std::move(t.response);
 }

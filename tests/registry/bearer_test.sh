@@ -4,7 +4,8 @@
 # config.json go only to the token service, the registry sees only Bearer tokens for the scopes asked
 # for; a token that expires during an operation is renewed; refused credentials exit 3; no credential
 # or token appears in any output; a blob redirected to another origin is fetched there without
-# Authorization; parallel transfers reuse connections.
+# Authorization, and a 401 from there is not answered with credentials; parallel transfers reuse
+# connections.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -132,6 +133,16 @@ AREC_STORE=$T/store-pull3 expect_exit 0 "$AREC" -vv pull "$M/app@$app"
 elsewhere=$(jq -c '[.[] | select(.event == "elsewhere") | .auth] | unique' <<<"$(events_since "$since")")
 expect_eq '["none"]' "$elsewhere" "Authorization schemes the other origin got (2 blobs)"
 expect_eq 2 "$(jq '[.[] | select(.event == "elsewhere")] | length' <<<"$(events_since "$since")")" "blob GETs redirected"
+
+note "a 401 from where a redirect led is not answered with the registry's credentials"
+echo challenge >"$T/control/redirect-blobs"
+since=$(($(log_lines) + 1))
+AREC_STORE=$T/store-pull4 expect_exit 3 "$AREC" -vv pull "$M/app@$app"
+no_secret "$OUT$ERR" "output of a pull refused elsewhere"
+expect_contains "$ERR" "from $F: downloading blob sha256:"
+expect_contains "$ERR" "401 Unauthorized"
+elsewhere=$(jq -c '[.[] | select(.event == "elsewhere")] | map(.auth) | unique' <<<"$(events_since "$since")")
+expect_eq '["none"]' "$elsewhere" "Authorization schemes the other origin got"
 rm "$T/control/redirect-blobs"
 
 note "parallel transfers reuse their connections (-vv shows libcurl's account; the shared registry, no front)"

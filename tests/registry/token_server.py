@@ -9,9 +9,10 @@ Three listeners on free loopback ports, written to --ports-file as "TOKEN FRONT 
   front      forwards every request to the registry (--upstream-file), logging the scheme of the
              Authorization each one carried and the answer's status. Switched by files in --control-dir, read on each request:
              `stall` holds a REGEX: the first request whose "METHOD PATH" matches it is held until its
-             token has expired; `redirect-blobs` not empty: blob GETs are redirected to `elsewhere`.
-  elsewhere  another origin: logs whether an Authorization arrived, then serves the blob from the
-             registry with a token of its own.
+             token has expired; `redirect-blobs` not empty: blob GETs are redirected to `elsewhere`, which answers 401 with a
+             challenge of its own when the file says "challenge".
+  elsewhere  another origin: logs whether an Authorization arrived (on any path), then serves the
+             blob from the registry with a token of its own.
 
 Every event is a JSON line in --log. Bounded: sockets time out and the process exits after
 --max-seconds whatever happens.
@@ -219,6 +220,12 @@ class ElsewhereHandler(Handler):
         match = re.match(r"^/v2/(.+)/blobs/(sha256:[0-9a-f]{64})$", self.path)
         if not match:
             self.reply(404)
+            return
+        if read_control(self.state.args.control_dir, "redirect-blobs") == "challenge":
+            # A challenge of its own, naming a realm here: a client must not answer it with the
+            # registry's credentials.
+            realm = "http://127.0.0.1:%d/token" % self.state.elsewhere_port
+            self.reply(401, headers=[("WWW-Authenticate", 'Bearer realm="%s",service="elsewhere"' % realm)])
             return
         token = self.state.sign("elsewhere", [{"type": "repository", "name": match.group(1), "actions": ["pull"]}])
         upstream = http.client.HTTPConnection(self.state.upstream(), timeout=SOCKET_TIMEOUT)
