@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A registry with Bearer token authentication, its tokens from a token service of the test's own
-# (token_server.py), which also runs a front that logs what reaches the registry. Credentials from
+# (token_server.py), behind faultproxy.py, which says what reached the registry. Credentials from
 # config.json go only to the token service, the registry sees only Bearer tokens for the scopes asked
 # for; a token that expires during an operation is renewed; refused credentials exit 3; no credential
 # or token appears in any output; a blob redirected to another origin is fetched there without
@@ -16,23 +16,24 @@ life=3 # seconds a token lasts: shorter than some operations below
 service=arec-test-registry
 
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=arec-test-issuer 2>/dev/null
-mkdir -p "$T/control" "$T/registries"
+mkdir -p "$T/registries"
+touch "$T/tokens.log"
 python3 "$(dirname "$0")/token_server.py" --key "$T/key.pem" --cert "$T/cert.pem" --service "$service" \
   --issuer arec-test-issuer --user "$user" --password "$pass" --expires-in "$life" --log "$T/tokens.log" \
-  --upstream-file "$T/registries/token/address" --control-dir "$T/control" --ports-file "$T/ports" --max-seconds 100 &
-server=$!
-on_exit "kill $server"
+  --upstream-file "$T/registries/token/address" --ports-file "$T/ports" --max-seconds 100 &
+on_exit "kill $!"
 for _ in $(seq 100); do [[ -s $T/ports ]] && break; sleep 0.1; done
 [[ -s $T/ports ]] || fail "token_server.py did not start"
-read -r token_port front_port _ <"$T/ports"
+read -r token_port elsewhere_port <"$T/ports"
 realm=http://127.0.0.1:$token_port/token
 
+# Not start_registry: a docker-registry without token authentication is a reason to skip.
 on_exit "'$ROOT/scripts/registry' stop '$T/registries/token'"
-"$ROOT/scripts/registry" start "$T/registries/token" --token "$realm" "$service" arec-test-issuer "$T/cert.pem" >/dev/null ||
-  { grep -qi token "$T/registries/token/log" && skip "docker-registry has no token authentication: $(tail -1 "$T/registries/token/log")"
-    fail "the registry with token authentication did not start"; }
-# arec talks to the front, which passes everything on to the registry.
-F=127.0.0.1:$front_port
+R=$("$ROOT/scripts/registry" start "$T/registries/token" --token "$realm" "$service" arec-test-issuer "$T/cert.pem" 2>"$T/registry.err") ||
+  { grep -qi token "$T/registry.err" && skip "docker-registry has no token authentication: $(grep -i token "$T/registry.err" | tail -1)"
+    fail "the registry with token authentication did not start: $(cat "$T/registry.err")"; }
+# arec talks to the proxy, which passes everything on to the registry and lists what it got.
+start_fault_proxy F "$R"
 use_registry "$F"
 
 secrets=("$user" "$pass" "$(printf %s "$user:$pass" | base64)")
@@ -43,14 +44,29 @@ no_secret() { # text what
 auths() { # user password
   printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$F" "$(printf %s "$1:$2" | base64)"
 }
-# Events of the token server's log from line $1 on, as a JSON array.
-events_since() { tail -n "+$1" "$T/tokens.log" | jq -s .; }
-log_lines() { wc -l <"$T/tokens.log"; }
-# after_stall REQUEST_PREFIX LINE: the next three events after the front held a request, counting only
-# tokens and that request, as "event[:status]".
-after_stall() {
-  events_since "$2" | jq -r --arg r "$1" '[.[] | select(.event != "front" or (.request | startswith($r)))] |
-    (map(.event == "stall") | index(true)) as $i | .[$i + 1:$i + 4] | map(.event + (.status // "" | tostring | if . == "" then "" else ":" + . end)) | join(" ")'
+answered() { curl -sf --max-time 5 "http://$F/__faults" | jq -c .requests; }
+# mark, then since: what happened in between, as JSON arrays: $tokens (requests to the token
+# service), $elsewhere (requests to the other origin) and $front (requests that reached the registry).
+mark() {
+  t0=$(wc -l <"$T/tokens.log")
+  f0=$(answered | jq length)
+}
+since() {
+  local events
+  events=$(tail -n "+$((t0 + 1))" "$T/tokens.log" | jq -sc .)
+  tokens=$(jq -c 'map(select(.event == "token"))' <<<"$events")
+  elsewhere=$(jq -c 'map(select(.event == "elsewhere"))' <<<"$events")
+  front=$(answered | jq -c ".[$f0:]")
+}
+schemes() { jq -r 'map(.auth) | unique | join(" ")' <<<"$1"; }
+# held REQUEST_PREFIX: the statuses the registry gave requests starting so since the mark, and how many
+# tokens were issued between the first answer and the last: "401 201, 1 token".
+held() {
+  since
+  local answers
+  answers=$(jq -c --arg p "$1" 'map(select(.request | startswith($p)))' <<<"$front")
+  jq -r --argjson t "$tokens" '"\(map(.status | tostring) | join(" ")), \(.[0].time as $a | .[-1].time as $b |
+    $t | map(select(.time > $a and .time < $b)) | length) token"' <<<"$answers"
 }
 
 record app 300000 >/dev/null
@@ -70,80 +86,77 @@ expect_eq refused "$(jq -r 'select(.event == "token") | .auth' "$T/tokens.log" |
 
 note "push with credentials from config.json: tokens for the scopes needed, only Bearer at the registry"
 auths "$user" "$pass" >"$DOCKER_CONFIG/config.json"
-since=$(($(log_lines) + 1))
+mark
 expect_exit 0 "$AREC" -vv push --json
 expect_eq 4 "$(jq .uploaded <<<"$OUT")" "blobs uploaded"
 no_secret "$OUT$ERR" "output of push -vv"
-events=$(events_since "$since")
-expect_eq true "$(jq '[.[] | select(.event == "token")] | length > 0 and all(.auth == "ok" and .service == "'"$service"'")' <<<"$events")" \
-  "every token request carried the credentials and the service: $events"
-scopes=$(jq -r '[.[] | select(.event == "token") | .scopes[]] | unique | join(" ")' <<<"$events")
+since
+expect_eq "ok" "$(schemes "$tokens")" "the token service's verdicts"
+expect_eq "$service" "$(jq -r 'map(.service) | unique | join(" ")' <<<"$tokens")" "the service tokens were asked for"
+scopes=$(jq -r 'map(.scopes[]) | unique | join(" ")' <<<"$tokens")
 expect_contains "$scopes" "repository:$M/app:pull,push" "scopes asked for"
 expect_contains "$scopes" "repository:$M/lib:pull,push" "scopes asked for"
-expect_eq "bearer none" "$(jq -r '[.[] | select(.event == "front") | .auth] | unique | join(" ")' <<<"$events")" \
-  "the Authorization schemes the registry got"
+expect_eq "bearer none" "$(schemes "$front")" "the Authorization schemes the registry got"
 # Three tokens: for the ping, then app, then lib; the uploads renew at most once, not each its own.
-tokens=$(jq '[.[] | select(.event == "token")] | length' <<<"$events")
-((tokens >= 3 && tokens <= 4)) || fail "$tokens tokens fetched for a push of 2 images: $events"
+n=$(jq length <<<"$tokens")
+((n >= 3 && n <= 4)) || fail "$n tokens fetched for a push of 2 images: $tokens"
 
 note "verify and pull with a token for pull only"
-since=$(($(log_lines) + 1))
+mark
 expect_exit 0 "$AREC" -vv verify
 no_secret "$OUT$ERR" "output of verify -vv"
 app=$("$AREC" records "$M/app" --json | jq -r '.[0].digest')
 AREC_STORE=$T/store-pull expect_exit 0 "$AREC" -vv pull "$M/app@$app"
 no_secret "$OUT$ERR" "output of pull -vv"
-events=$(events_since "$since")
-expect_eq "repository:$M/app:pull repository:$M/lib:pull" \
-  "$(jq -r '[.[] | select(.event == "token") | .scopes[]] | unique | join(" ")' <<<"$events")" "scopes of verify and pull"
-expect_eq "bearer none" "$(jq -r '[.[] | select(.event == "front") | .auth] | unique | join(" ")' <<<"$events")" \
-  "the Authorization schemes the registry got"
+since
+expect_eq "repository:$M/app:pull repository:$M/lib:pull" "$(jq -r 'map(.scopes[]) | unique | join(" ")' <<<"$tokens")" \
+  "scopes of verify and pull"
+expect_eq "bearer none" "$(schemes "$front")" "the Authorization schemes the registry got"
 
 note "a second repository sharing the blobs mounts them, with one token for both repositories"
 "$AREC" record --module "$M" --name twin --dir "$T/in/app=/srv/app" >/dev/null
-since=$(($(log_lines) + 1))
+mark
 expect_exit 0 "$AREC" push "$M/twin" --json
 expect_eq "0 2" "$(jq -r '"\(.uploaded) \(.mounted)"' <<<"$OUT")" "uploaded mounted"
-expect_eq true "$(jq 'any(.[]; .event == "token" and (.scopes | index("repository:'"$M"'/app:pull")) and
-  (.scopes | index("repository:'"$M"'/twin:pull,push")))' <<<"$(events_since "$since")")" "a token for the mount's source and target"
+since
+expect_eq true "$(jq --arg a "repository:$M/app:pull" --arg t "repository:$M/twin:pull,push" \
+  'any(.[]; .scopes | index($a) and index($t))' <<<"$tokens")" "a token for the mount's source and target"
 # The registry's challenge for a mount names both scopes, space-separated: each is a scope of its own.
 expect_eq "" "$(jq -r 'select(.event == "token") | .scopes[] | select(test(" "))' "$T/tokens.log")" "scopes holding a space"
 
 note "a token that expires during a push: the registry refuses it, and a new one is fetched"
 echo changed >>"$T/in/app/id"
 "$AREC" record --module "$M" --name app --dir "$T/in/app=/srv/app" >/dev/null
-since=$(($(log_lines) + 1))
-echo "^PUT /v2/$M/app/manifests/" >"$T/control/stall"
+mark
+faults '[{"method": "PUT", "path": "/manifests/", "fault": "hold", "delay": '$((life + 1))', "times": 1}]'
 expect_exit 0 "$AREC" -vv push "$M/app"
 no_secret "$OUT$ERR" "output of push -vv with a renewal"
-# Sent on with the expired token, refused; a new token; sent again.
-expect_eq "front:401 token front:201" "$(after_stall "PUT /v2/$M/app/manifests/" "$since")" "events after the stall"
+# Held until its token expired, refused; a new token; sent again.
+expect_eq "401 201, 1 token" "$(held "PUT /v2/$M/app/manifests/")" "the manifest PUT held"
 
 note "a token that expires during a pull"
-echo "^GET /v2/$M/app/manifests/" >"$T/control/stall"
-since=$(($(log_lines) + 1))
+mark
+faults '[{"method": "GET", "path": "/manifests/", "fault": "hold", "delay": '$((life + 1))', "times": 1}]'
 AREC_STORE=$T/store-pull2 expect_exit 0 "$AREC" -vv pull "$M/app@$app"
-expect_eq "front:401 token front:200" "$(after_stall "GET /v2/$M/app/manifests/" "$since")" "events after the stall"
-rm "$T/control/stall"
+expect_eq "401 200, 1 token" "$(held "GET /v2/$M/app/manifests/")" "the manifest GET held"
 
 note "a blob redirected to another origin is fetched there without Authorization"
-echo yes >"$T/control/redirect-blobs"
-since=$(($(log_lines) + 1))
+mark
+faults '[{"method": "GET", "path": "/blobs/", "fault": "redirect", "to": "http://127.0.0.1:'"$elsewhere_port"'", "times": 2}]'
 AREC_STORE=$T/store-pull3 expect_exit 0 "$AREC" -vv pull "$M/app@$app"
-elsewhere=$(jq -c '[.[] | select(.event == "elsewhere") | .auth] | unique' <<<"$(events_since "$since")")
-expect_eq '["none"]' "$elsewhere" "Authorization schemes the other origin got (2 blobs)"
-expect_eq 2 "$(jq '[.[] | select(.event == "elsewhere")] | length' <<<"$(events_since "$since")")" "blob GETs redirected"
+since
+expect_eq "2 none" "$(jq length <<<"$elsewhere") $(schemes "$elsewhere")" "blob GETs at the other origin, their Authorization"
 
 note "a 401 from where a redirect led is not answered with the registry's credentials"
-echo challenge >"$T/control/redirect-blobs"
-since=$(($(log_lines) + 1))
+mark
+faults '[{"method": "GET", "path": "/blobs/", "fault": "redirect", "to": "http://127.0.0.1:'"$elsewhere_port"'/challenge", "times": 2}]'
 AREC_STORE=$T/store-pull4 expect_exit 3 "$AREC" -vv pull "$M/app@$app"
 no_secret "$OUT$ERR" "output of a pull refused elsewhere"
 expect_contains "$ERR" "from $F: downloading blob sha256:"
 expect_contains "$ERR" "401 Unauthorized"
-elsewhere=$(jq -c '[.[] | select(.event == "elsewhere")] | map(.auth) | unique' <<<"$(events_since "$since")")
-expect_eq '["none"]' "$elsewhere" "Authorization schemes the other origin got"
-rm "$T/control/redirect-blobs"
+since
+expect_eq "none" "$(schemes "$elsewhere")" "Authorization schemes the other origin got"
+faults '[]'
 
 note "parallel transfers reuse their connections (-vv shows libcurl's account; the shared registry, no front)"
 use_registry "$REG"

@@ -1,21 +1,18 @@
 #!/usr/bin/env python3
-"""A Bearer token service for tests of registry authentication, and a logging front for the registry.
+"""A Bearer token service for tests of registry authentication, and another origin for redirects.
 
-Three listeners on free loopback ports, written to --ports-file as "TOKEN FRONT ELSEWHERE":
+Two listeners on free loopback ports, written to --ports-file as "TOKEN ELSEWHERE":
   token      GET /token?service=S&scope=...: checks the client's Basic credentials, grants the scopes
              asked for, answers {"token", "expires_in", "issued_at"} with a JWT signed RS256 (by
              `openssl dgst`: python has no RSA) and carrying the certificate in `x5c`, as
              distribution's token access controller wants.
-  front      forwards every request to the registry (--upstream-file), logging the scheme of the
-             Authorization each one carried and the answer's status. Switched by files in --control-dir, read on each request:
-             `stall` holds a REGEX: the first request whose "METHOD PATH" matches it is held until its
-             token has expired; `redirect-blobs` not empty: blob GETs are redirected to `elsewhere`, which answers 401 with a
-             challenge of its own when the file says "challenge".
-  elsewhere  another origin: logs whether an Authorization arrived (on any path), then serves the
-             blob from the registry with a token of its own.
+  elsewhere  another origin a registry may redirect a blob GET to: logs whether an Authorization
+             arrived (on any path); GET /v2/NAME/blobs/DIGEST serves the blob from the registry
+             (--upstream-file) with a token of its own; GET /challenge/v2/... answers 401 with a
+             Bearer challenge naming a realm here, which a client must not answer with credentials.
 
-Every event is a JSON line in --log. Bounded: sockets time out and the process exits after
---max-seconds whatever happens.
+Every event is a JSON line in --log, with its time. Bounded: sockets time out and the process exits
+after --max-seconds whatever happens.
 """
 import argparse
 import base64
@@ -45,7 +42,6 @@ class State:
     def __init__(self, args):
         self.args = args
         self.lock = threading.Lock()
-        self.stalled = set()  # the stall patterns already used
         der = subprocess.run(["openssl", "x509", "-in", args.cert, "-outform", "DER"],
                              capture_output=True, check=True, timeout=10).stdout
         header = {"typ": "JWT", "alg": "RS256", "x5c": [base64.b64encode(der).decode()]}
@@ -57,6 +53,7 @@ class State:
             return f.read().strip()
 
     def log(self, **event):
+        event["time"] = time.time()
         with self.lock, open(self.args.log, "a") as f:
             f.write(json.dumps(event) + "\n")
 
@@ -68,14 +65,6 @@ class State:
         signature = subprocess.run(["openssl", "dgst", "-sha256", "-sign", self.args.key], input=signing_input.encode(),
                                    capture_output=True, check=True, timeout=10).stdout
         return signing_input + "." + b64url(signature)
-
-
-def read_control(directory, name):
-    try:
-        with open(os.path.join(directory, name)) as f:
-            return f.read().strip()
-    except FileNotFoundError:
-        return ""
 
 
 def parse_scope(scope):
@@ -164,68 +153,16 @@ class TokenHandler(Handler):
         self.reply(200, body, [("Content-Type", "application/json")])
 
 
-class FrontHandler(Handler):
-    def forward(self):
-        # Logged once answered, with the status: a request held by a stall shows the registry's verdict.
-        request = self.command + " " + self.path
-        status = "error"
-        try:
-            status = self.answer(request)
-        finally:
-            self.state.log(event="front", request=request, auth=auth_scheme(self.headers), status=status)
-
-    def answer(self, request):
-        args = self.state.args
-        if "chunked" in self.headers.get("Transfer-Encoding", ""):
-            self.reply(501)
-            return 501
-        if read_control(args.control_dir, "redirect-blobs") != "" and self.command == "GET" and \
-                re.match(r"^/v2/.+/blobs/sha256:[0-9a-f]{64}$", self.path):
-            self.reply(307, headers=[("Location", "http://127.0.0.1:%d%s" % (self.state.elsewhere_port, self.path))])
-            return 307
-        stall = read_control(args.control_dir, "stall")
-        if stall and re.search(stall, request):
-            with self.state.lock:
-                first = stall not in self.state.stalled
-                self.state.stalled.add(stall)
-            if first:
-                self.state.log(event="stall", request=request)
-                time.sleep(args.expires_in + 1)
-        upstream = http.client.HTTPConnection(self.state.upstream(), timeout=SOCKET_TIMEOUT)
-        try:
-            upstream.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
-            for name, value in self.headers.items():
-                if name.lower() not in HOP_HEADERS:
-                    upstream.putheader(name, value)
-            upstream.endheaders()
-            length = int(self.headers.get("Content-Length") or 0)
-            while length > 0:
-                chunk = self.rfile.read(min(COPY_CHUNK, length))
-                if not chunk:
-                    raise OSError("the request body ended early")
-                upstream.send(chunk)
-                length -= len(chunk)
-            response = upstream.getresponse()
-            self.relay(response)
-            return response.status
-        finally:
-            upstream.close()
-
-    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = forward
-
-
 class ElsewhereHandler(Handler):
     def do_GET(self):
         self.state.log(event="elsewhere", request="GET " + self.path, auth=auth_scheme(self.headers))
+        if self.path.startswith("/challenge/"):
+            realm = "http://127.0.0.1:%d/token" % self.state.elsewhere_port
+            self.reply(401, headers=[("WWW-Authenticate", 'Bearer realm="%s",service="elsewhere"' % realm)])
+            return
         match = re.match(r"^/v2/(.+)/blobs/(sha256:[0-9a-f]{64})$", self.path)
         if not match:
             self.reply(404)
-            return
-        if read_control(self.state.args.control_dir, "redirect-blobs") == "challenge":
-            # A challenge of its own, naming a realm here: a client must not answer it with the
-            # registry's credentials.
-            realm = "http://127.0.0.1:%d/token" % self.state.elsewhere_port
-            self.reply(401, headers=[("WWW-Authenticate", 'Bearer realm="%s",service="elsewhere"' % realm)])
             return
         token = self.state.sign("elsewhere", [{"type": "repository", "name": match.group(1), "actions": ["pull"]}])
         upstream = http.client.HTTPConnection(self.state.upstream(), timeout=SOCKET_TIMEOUT)
@@ -253,17 +190,15 @@ def main():
     p.add_argument("--user", required=True)
     p.add_argument("--password", required=True)
     p.add_argument("--expires-in", type=int, default=60, help="token life in seconds")
-    p.add_argument("--upstream-file", default="", help="file holding HOST:PORT of the registry the front forwards to, read "
-                   "when needed (the registry starts after this server, knowing its realm)")
-    p.add_argument("--control-dir", required=True, help="files switching the front's behaviour (see above)")
+    p.add_argument("--upstream-file", required=True, help="file holding HOST:PORT of the registry, read when needed (the "
+                   "registry starts after this server, knowing its realm)")
     p.add_argument("--log", required=True)
     p.add_argument("--ports-file", required=True)
     p.add_argument("--max-seconds", type=float, default=120)
     args = p.parse_args()
     state = State(args)
-    ports = [serve(TokenHandler, state), serve(FrontHandler, state)]
     state.elsewhere_port = serve(ElsewhereHandler, state)
-    ports.append(state.elsewhere_port)
+    ports = [serve(TokenHandler, state), state.elsewhere_port]
     with open(args.ports_file + ".tmp", "w") as f:
         f.write(" ".join(map(str, ports)) + "\n")
     os.rename(args.ports_file + ".tmp", args.ports_file)
