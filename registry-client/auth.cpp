@@ -144,6 +144,17 @@ std::string Challenge::param(const std::string& name) const {
   return it == params.end() ? std::string() : it->second;
 }
 
+std::vector<std::string> Challenge::scopes() const {
+  std::vector<std::string> out;
+  const std::string all = param("scope");
+  for (std::size_t pos = 0; pos < all.size();) {
+    const auto end = std::min(all.find(' ', pos), all.size());
+    if (end > pos) out.push_back(all.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
 std::vector<Challenge> parse_challenges(std::string_view header) {
   std::vector<Challenge> out;
   ChallengeReader reader(header);
@@ -269,6 +280,8 @@ Result<Token> parse_token_response(std::string_view body, std::chrono::steady_cl
     seconds = answer["expires_in"].get<std::int64_t>();
   }
   token.expires = now + std::chrono::seconds(seconds);
+  const std::chrono::steady_clock::duration life = std::chrono::seconds(seconds);
+  token.renew = token.expires - std::min<std::chrono::steady_clock::duration>(k_renew_margin, life / 2);
   return token;
 }
 
@@ -363,7 +376,7 @@ RegistryResult<void> Authenticator::authorize(const http::Headers& response, std
   if (bearer != challenges.end()) {
     const std::size_t known = m_scopes.size();
     m_scopes.insert(scopes.begin(), scopes.end());
-    if (const auto scope = bearer->param("scope"); !scope.empty()) m_scopes.insert(scope);
+    for (auto& scope : bearer->scopes()) m_scopes.insert(std::move(scope));
     // Another worker renewed the token since this request went out: just send it again.
     if (!m_header.empty() && sent != m_header && m_scopes.size() == known) return {};
     m_bearer = *bearer;
@@ -383,7 +396,7 @@ RegistryResult<void> Authenticator::authorize(const http::Headers& response, std
 
 RegistryResult<void> Authenticator::renew_if_expiring(http::Client& client) {
   std::lock_guard lock(m_mutex);
-  if (!m_bearer || m_header.empty() || std::chrono::steady_clock::now() + k_renew_margin < m_expires) return {};
+  if (!m_bearer || m_header.empty() || std::chrono::steady_clock::now() < m_renew) return {};
   return fetch_token(*m_bearer, client);
 }
 
@@ -438,7 +451,7 @@ RegistryResult<void> Authenticator::fetch_token(const Challenge& challenge, http
   auto token = parse_token_response(response->body, std::chrono::steady_clock::now());
   if (!token) return std::unexpected(RegistryError::protocol(token.error().message));
   m_header = "Bearer " + token->value;
-  m_expires = token->expires;
+  m_renew = token->renew;
   return {};
 }
 

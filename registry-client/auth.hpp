@@ -34,6 +34,9 @@ struct Challenge {
   std::map<std::string, std::string> params;
 
   std::string param(const std::string& name) const;
+  // The scopes a Bearer challenge names: its scope parameter separates them by spaces (a mount asks
+  // for "repository:a:pull,push repository:b:pull"), and each goes to the token service on its own.
+  std::vector<std::string> scopes() const;
 };
 
 // Parses a WWW-Authenticate value, which may hold several challenges:
@@ -69,6 +72,9 @@ Result<std::optional<Credential>> find_credential(std::string_view registry);
 struct Token {
   std::string value;
   std::chrono::steady_clock::time_point expires;
+  // When to fetch a new one before a long upload: a few seconds before it expires, or halfway through
+  // a shorter life, so that a token just fetched is used rather than fetched again for every upload.
+  std::chrono::steady_clock::time_point renew;
 };
 Result<Token> parse_token_response(std::string_view body, std::chrono::steady_clock::time_point now);
 
@@ -109,7 +115,7 @@ class Authenticator {
   std::optional<Credential> m_credential;
   std::set<std::string> m_scopes;  // every scope asked for so far: a new token covers them all
   std::optional<Challenge> m_bearer;  // the Bearer challenge tokens are fetched for
-  std::chrono::steady_clock::time_point m_expires{};
+  std::chrono::steady_clock::time_point m_renew{};
 };
 
 }  // namespace arec

@@ -143,6 +143,20 @@ int on_progress(void* user, curl_off_t download_now, curl_off_t, curl_off_t, cur
   return t.request->on_progress(uploading ? upload_now : download_now) ? 0 : 1;
 }
 
+// At -vv, libcurl's account of the connections it opens, reuses and closes: how transfers share them.
+// Only those lines: the rest of what it reports may carry request headers.
+int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void*) {
+  if (type != CURLINFO_TEXT) return 0;
+  const std::string_view line = trim(std::string_view(data, size));
+  for (const std::string_view prefix : {"Connected to ", "Re-using existing connection", "Connection #", "Closing connection"}) {
+    if (line.starts_with(prefix)) {
+      spdlog::trace("{}", line);
+      break;
+    }
+  }
+  return 0;
+}
+
 bool is_tls_failure(CURLcode code) {
   switch (code) {
     case CURLE_SSL_CONNECT_ERROR:
@@ -256,6 +270,10 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
   curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
+  if (spdlog::should_log(spdlog::level::trace)) {
+    curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, on_debug);
+    curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
+  }
   if (!m_impl->tls.ca_file.empty()) {
     // The given bundle replaces libcurl's default one; the system's directory keeps its CAs trusted too.
     curl_easy_setopt(curl, CURLOPT_CAINFO, m_impl->tls.ca_file.c_str());
@@ -327,6 +345,8 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     spdlog::debug("{} {}: {}", method_name(request.method), request.url, failure.message);
     return std::unexpected(std::move(failure));
   }
+  char* effective = nullptr;
+  if (curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr) t.response.url = effective;
   spdlog::trace("{} {}: {}", method_name(request.method), request.url, t.response.status);
   return std::move(t.response);
 }

@@ -60,6 +60,7 @@ struct Request {
 };
 
 struct Response {
+  std::string url;  // the URL that answered: another than the request's after a redirect
   int status = 0;
   Headers headers;
   std::string body;

@@ -162,7 +162,9 @@ RegistryResult<http::Response> Session::send(const http::Request& request, const
     if (!sent.empty()) attempt.headers.push_back("Authorization: " + sent);
     auto response = m_client.perform(attempt);
     if (!response) return std::unexpected(RegistryError::from_failure(response.error()));
-    if (response->status != 401 || !ours || round == k_auth_rounds) return std::move(*response);
+    // A 401 from where a redirect led is that host's, not the registry's: its challenge is not
+    // answered with the registry's credentials.
+    if (response->status != 401 || !ours || !auth.sends_to(response->url) || round == k_auth_rounds) return std::move(*response);
     if (auto authorized = auth.authorize(response->headers, sent, scopes, m_client); !authorized) {
       return std::unexpected(authorized.error());
     }

@@ -48,6 +48,14 @@ TEST(Challenges, BearerWithAScopeHoldingCommas) {
   EXPECT_EQ(c[0].param("realm"), "https://auth.example/token");
   EXPECT_EQ(c[0].param("service"), "registry.example");
   EXPECT_EQ(c[0].param("scope"), "repository:mesh/app:pull,push");
+  EXPECT_EQ(c[0].scopes(), std::vector<std::string>{"repository:mesh/app:pull,push"});
+}
+
+TEST(Challenges, SeveralScopesSeparatedBySpaces) {
+  auto c = parse_challenges(R"(Bearer realm="r",scope="repository:a/twin:pull,push  repository:a/app:pull")");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].scopes(), (std::vector<std::string>{"repository:a/twin:pull,push", "repository:a/app:pull"}));
+  EXPECT_TRUE(parse_challenges(R"(Bearer realm="r")")[0].scopes().empty());
 }
 
 TEST(Challenges, SeveralInOneHeaderAnyCaseAndSpacing) {
@@ -173,10 +181,15 @@ TEST(Tokens, TokenOrAccessTokenWithExpiry) {
   ASSERT_TRUE(token);
   EXPECT_EQ(token->value, "abc");
   EXPECT_EQ(token->expires, now + std::chrono::seconds(300));
+  EXPECT_EQ(token->renew, now + std::chrono::seconds(290));
   token = parse_token_response(R"({"access_token": "def"})", now);
   ASSERT_TRUE(token);
   EXPECT_EQ(token->value, "def");
   EXPECT_EQ(token->expires, now + std::chrono::seconds(60));
+  // A short-lived token is renewed halfway through its life, not at once.
+  token = parse_token_response(R"({"token": "ghi", "expires_in": 3})", now);
+  ASSERT_TRUE(token);
+  EXPECT_EQ(token->renew, now + std::chrono::milliseconds(1500));
   EXPECT_FALSE(parse_token_response(R"({"expires_in": 300})", now));
   EXPECT_FALSE(parse_token_response("<html>", now));
 }

@@ -7,7 +7,10 @@
 It listens on a free loopback port, written to PORT_FILE once it serves. Its own control requests:
 
     PUT /__faults   a JSON list of rules, replacing the plan
-    GET /__faults   {"injected": N, "log": ["fault METHOD PATH", ...]}
+    GET /__faults   {"injected": N, "log": ["fault METHOD PATH", ...], "requests": [ANSWERED, ...]}
+
+where each request answered (but a reset one) is {"request": "METHOD PATH", "auth": the scheme of its
+Authorization, lowercased, or "none", "status": N, "time": seconds since the epoch}.
 
 A rule {"method": "PUT", "path": REGEX, "fault": F, "times": N, ...} breaks the first N requests whose
 method is METHOD and whose path (with query) REGEX matches (re.search); the first rule that matches
@@ -19,6 +22,9 @@ and has times left wins. Faults:
               "drop_length": true, without a Content-Length that would tell)
     slow      wait `delay` seconds, then trickle the answer out in `piece`-byte pieces, `gap` apart
     digest    ask the registry, then report a wrong Docker-Content-Digest
+    hold      wait `delay` seconds, then ask the registry: what the request carries (a token) may
+              have expired by the time it arrives
+    redirect  answer 307 to `to` followed by the request's path, without asking the registry
     corrupt   ask the registry, then flip one byte in the middle of the answer's body
 
 Any fault but status and reset drops the answer's Docker-Content-Digest when the rule has
@@ -51,6 +57,7 @@ class Plan:
         self.lock = threading.Lock()
         self.rules = []
         self.log = []
+        self.answered = []
 
     def replace(self, rules):
         with self.lock:
@@ -68,9 +75,13 @@ class Plan:
                 return rule
         return None
 
+    def note(self, method, path, auth, status):
+        with self.lock:
+            self.answered.append({"request": f"{method} {path}", "auth": auth, "status": status, "time": time.time()})
+
     def report(self):
         with self.lock:
-            return {"injected": len(self.log), "log": list(self.log)}
+            return {"injected": len(self.log), "log": list(self.log), "requests": list(self.answered)}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -120,6 +131,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def send(self, status, headers, body, rule=None):
         fault = rule["fault"] if rule else None
+        if not self.path.startswith("/__faults"):
+            auth = self.headers.get("Authorization", "").split(" ", 1)[0].lower() or "none"
+            self.plan.note(self.command, self.path, auth, status)
         if fault == "slow":
             time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
         self.send_response_only(status)
@@ -201,6 +215,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 headers.append(("Retry-After", str(rule["retry_after"])))
             error = {"errors": [{"code": rule.get("code", "UNKNOWN"), "message": "injected by the test proxy"}]}
             return self.send(status, headers, json.dumps(error).encode())
+        if fault == "redirect":
+            return self.send(307, [("Location", rule["to"] + self.path)], b"")
+        if fault == "hold":
+            time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
         try:
             status, headers, data = self.forward(body)
         except OSError as e:
