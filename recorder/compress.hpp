@@ -6,6 +6,7 @@
 #include <span>
 #include <string_view>
 
+#include "recorder/digest.hpp"
 #include "recorder/error.hpp"
 
 namespace arec {
@@ -28,7 +29,24 @@ struct CompressOptions {
   // Worker threads. The output is the same for every count: gzip works on fixed-size chunks, and zstd
   // always runs in its multi-threaded mode, whose output does not depend on the number of workers.
   unsigned threads = 1;
-  int level = -1;  // -1: arec's default for the format (gzip 3 with libdeflate, zstd 3)
+  int level = -1;  // -1: arec's default for the format (gzip 1 with libdeflate, zstd 3)
+};
+
+// Hashes what passes on to `next`: a layer's DiffID is the digest of its tar stream.
+class HashingSink final : public ByteSink {
+ public:
+  explicit HashingSink(ByteSink& next) : m_next(next) {}
+  Status write(std::span<const std::byte> data) override {
+    m_hasher.update(data);
+    return m_next.write(data);
+  }
+  Status finish() override { return m_next.finish(); }
+  // The digest of everything written; once, after finish().
+  Digest digest() { return m_hasher.finish(); }
+
+ private:
+  ByteSink& m_next;
+  Hasher m_hasher;
 };
 
 // A sink that compresses into `next`. For Compression::none it passes bytes straight through.

@@ -35,31 +35,38 @@ Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_b
   std::optional<Digest> expected;
   if (seen_before) {
     CountingSink counter;
-    auto diff_id = write_tar(request.entries, tar, counter);
-    if (!diff_id) return fail(diff_id.error());
+    HashingSink hashing(counter);
+    if (auto s = write_tar(request.entries, tar, hashing); !s) return fail(s.error());
+    const Digest diff_id = hashing.digest();
     // A blob of the right name and size is reused; one cut short (see fs::syncing) is written again.
     std::error_code ec;
-    if (compression == Compression::none && std::filesystem::file_size(store.blob_path(*diff_id), ec) ==
-                                                static_cast<std::uintmax_t>(counter.size())) {
-      return Layer{{std::string(layer_media_type(compression)), *diff_id, counter.size(), {}, {}, {}, {}}, *diff_id};
+    if (compression == Compression::none &&
+        std::filesystem::file_size(store.blob_path(diff_id), ec) == static_cast<std::uintmax_t>(counter.size())) {
+      return Layer{{std::string(layer_media_type(compression)), diff_id, counter.size(), {}, {}, {}, {}}, diff_id};
     }
-    if (auto cached = store.cached_layer(*diff_id, compression)) return Layer{*cached, *diff_id};
-    expected = *diff_id;
+    if (auto cached = store.cached_layer(diff_id, compression)) return Layer{*cached, diff_id};
+    expected = diff_id;
   }
-  // Uncompressed, the blob is the tar and its digest the DiffID: hash once, not twice.
+  // Uncompressed, the blob is the tar and its digest the DiffID: hashed once, not twice.
   auto writer = store.begin_blob(compression == Compression::none ? Hashing::no : Hashing::yes);
   if (!writer) return fail(writer.error());
   // The blob file is written on a thread of its own, so hashing and compressing never wait for the disk.
-  auto background = make_background_sink(*writer);
-  auto compressor = make_compressor(compression, CompressOptions{request.threads, -1}, *background);
-  auto diff_id = write_tar(request.entries, tar, *compressor);
-  if (!diff_id) return fail(diff_id.error());
-  if (expected && *expected != *diff_id) return fail_input("the inputs changed while being recorded; record again");
+  auto to_disk = make_background_sink(*writer);
+  auto compressor = make_compressor(compression, CompressOptions{request.threads, -1}, *to_disk);
+  HashingSink hashing(*compressor);
+  // Compressed, the DiffID is hashed as the tar is made, beside the compressing workers. Uncompressed,
+  // hashing is the slowest stage: it gets a thread of its own, so reading the inputs does not wait for it.
+  auto hash_thread = compression == Compression::none ? make_background_sink(hashing, std::size_t{8} << 20) : nullptr;
+  if (auto s = write_tar(request.entries, tar, hash_thread ? *hash_thread : static_cast<ByteSink&>(hashing)); !s) {
+    return fail(s.error());
+  }
+  const Digest diff_id = hashing.digest();
+  if (expected && *expected != diff_id) return fail_input("the inputs changed while being recorded; record again");
   auto descriptor = writer->commit(layer_media_type(compression),
-                                   compression == Compression::none ? std::optional(*diff_id) : std::nullopt);
+                                   compression == Compression::none ? std::optional(diff_id) : std::nullopt);
   if (!descriptor) return fail(descriptor.error());
-  if (compression != Compression::none) store.remember_layer(*diff_id, compression, *descriptor);
-  return Layer{*descriptor, *diff_id};
+  if (compression != Compression::none) store.remember_layer(diff_id, compression, *descriptor);
+  return Layer{*descriptor, diff_id};
 }
 
 std::string oci_layer_type(const std::string& media_type) {

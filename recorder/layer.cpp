@@ -161,7 +161,6 @@ Status collect_file(const LayerInput& input, const std::string& path, EntryMap& 
 }
 
 struct TarContext {
-  Hasher diff_id;
   ByteSink* out = nullptr;
   Status status;
 };
@@ -169,7 +168,6 @@ struct TarContext {
 la_ssize_t tar_write(archive*, void* data, const void* buffer, size_t length) {
   auto* ctx = static_cast<TarContext*>(data);
   const auto bytes = std::span(static_cast<const std::byte*>(buffer), length);
-  ctx->diff_id.update(bytes);
   if (auto s = ctx->out->write(bytes); !s) {
     ctx->status = s;
     return -1;
@@ -283,7 +281,7 @@ Result<std::vector<LayerEntry>> collect_entries(const std::vector<LayerInput>& i
   return out;
 }
 
-Result<Digest> write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out) {
+Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out) {
   const Utf8Locale utf8_names;
   TarContext ctx;
   ctx.out = &out;
@@ -332,8 +330,7 @@ Result<Digest> write_tar(const std::vector<LayerEntry>& entries, const TarOption
     if (!ctx.status) return fail(ctx.status.error());
     return fail_input("finishing layer: " + std::string(archive_error_string(a.get())));
   }
-  if (auto s = out.finish(); !s) return fail(s.error());
-  return ctx.diff_id.finish();
+  return out.finish();
 }
 
 Result<std::int64_t> source_date_epoch() {

@@ -48,9 +48,9 @@ struct TarOptions {
   std::int64_t mtime = 0;  // SOURCE_DATE_EPOCH
 };
 
-// Writes the entries as a tar stream into `out`, returning the DiffID (the digest of that stream).
-// Files are read once, in large blocks; a file that changed size since collection is an error.
-Result<Digest> write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out);
+// Writes the entries as a tar stream into `out` and finishes it. Files are read once, in large blocks;
+// a file that changed size since collection is an error. Its DiffID comes from a HashingSink on the way.
+Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out);
 
 // SOURCE_DATE_EPOCH when set (an error when it is not a non-negative integer), else 0.
 Result<std::int64_t> source_date_epoch();

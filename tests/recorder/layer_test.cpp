@@ -59,10 +59,10 @@ Result<std::string> tar_of(const std::vector<LayerInput>& in, std::int64_t mtime
   auto entries = collect_entries(in);
   if (!entries) return fail(entries.error());
   MemorySink sink;
-  auto diff_id = write_tar(*entries, TarOptions{mtime}, sink);
-  if (!diff_id) return fail(diff_id.error());
+  HashingSink hashing(sink);
+  if (auto s = write_tar(*entries, TarOptions{mtime}, hashing); !s) return fail(s.error());
   EXPECT_TRUE(sink.finished);
-  EXPECT_EQ(*diff_id, digest_of(sink.bytes));
+  EXPECT_EQ(hashing.digest(), digest_of(sink.bytes));
   return sink.bytes;
 }
 
