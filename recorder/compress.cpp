@@ -6,7 +6,6 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
-#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -60,10 +59,32 @@ class PassThrough final : public ByteSink {
   ByteSink& m_next;
 };
 
+// One libdeflate compressor, owned.
+class Deflater {
+ public:
+  explicit Deflater(int level) : m_compressor(libdeflate_alloc_compressor(level)) {}
+  ~Deflater() { libdeflate_free_compressor(m_compressor); }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+
+  // Compresses `input` as one gzip member into `output`, which keeps its size (the bound) so that reusing
+  // it never zeroes memory again; returns the member's length.
+  std::size_t gzip(const std::vector<std::byte>& input, std::vector<std::byte>& output) {
+    const std::size_t bound = libdeflate_gzip_compress_bound(m_compressor, input.size());
+    if (output.size() < bound) output.resize(bound);
+    return libdeflate_gzip_compress(m_compressor, input.data(), input.size(), output.data(), output.size());
+  }
+
+ private:
+  libdeflate_compressor* m_compressor;
+};
+
 // Parallel gzip: the input is cut into fixed-size chunks, each compressed by libdeflate into its own gzip
 // member, and the members are written in order. Concatenated members are one valid gzip stream
 // (RFC 1952 2.2) that Go, zlib and Python read. Chunk boundaries depend only on the input, so the bytes
-// are the same for any thread count. At most 2 x threads chunks are in flight, bounding memory.
+// are the same for any thread count. Workers live as long as the stream, each with its compressor;
+// chunks and their buffers are reused, and at most 4 x threads are in flight, bounding memory. That
+// depth keeps both cores busy while the calling thread reads and hashes (2 x left a tenth idle).
 class ParallelGzip final : public ByteSink {
  public:
   static constexpr std::size_t k_chunk = std::size_t{1} << 20;
@@ -72,20 +93,30 @@ class ParallelGzip final : public ByteSink {
   static constexpr int k_default_level = 1;
 
   ParallelGzip(const CompressOptions& options, ByteSink& next)
-      : m_next(next), m_level(options.level < 0 ? k_default_level : options.level), m_threads(options.threads == 0 ? 1 : options.threads) {
-    m_chunk.reserve(k_chunk);
+      : m_next(next), m_level(options.level < 0 ? k_default_level : options.level),
+        m_depth(4 * static_cast<std::size_t>(std::max(1U, options.threads))) {
+    m_current = take_chunk();
+    if (options.threads > 1) {
+      for (unsigned i = 0; i < options.threads; ++i) m_workers.emplace_back([this] { work(); });
+    }
   }
 
   ~ParallelGzip() override {
-    for (auto& job : m_in_flight) job.wait();
+    {
+      std::lock_guard lock(m_mutex);
+      m_stopping = true;
+    }
+    m_work.notify_all();
+    for (auto& worker : m_workers) worker.join();
   }
 
   Status write(std::span<const std::byte> data) override {
     while (!data.empty()) {
-      const std::size_t take = std::min(data.size(), k_chunk - m_chunk.size());
-      m_chunk.insert(m_chunk.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
+      auto& input = m_current->input;
+      const std::size_t take = std::min(data.size(), k_chunk - input.size());
+      input.insert(input.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
       data = data.subspan(take);
-      if (m_chunk.size() == k_chunk) {
+      if (input.size() == k_chunk) {
         if (auto s = submit(); !s) return s;
       }
     }
@@ -94,7 +125,7 @@ class ParallelGzip final : public ByteSink {
 
   Status finish() override {
     // An empty input still gets one (empty) member, so the stream is a valid gzip file.
-    if (!m_chunk.empty() || !m_wrote_any) {
+    if (!m_current->input.empty() || !m_wrote_any) {
       if (auto s = submit(); !s) return s;
     }
     while (!m_in_flight.empty()) {
@@ -104,43 +135,93 @@ class ParallelGzip final : public ByteSink {
   }
 
  private:
+  struct Chunk {
+    std::vector<std::byte> input;
+    std::vector<std::byte> output;
+    std::size_t compressed = 0;
+    bool done = false;
+  };
+
+  std::unique_ptr<Chunk> take_chunk() {
+    if (m_free.empty()) {
+      auto chunk = std::make_unique<Chunk>();
+      chunk->input.reserve(k_chunk);
+      return chunk;
+    }
+    auto chunk = std::move(m_free.back());
+    m_free.pop_back();
+    chunk->input.clear();
+    chunk->done = false;
+    return chunk;
+  }
+
   Status submit() {
     m_wrote_any = true;
-    std::vector<std::byte> input;
-    input.swap(m_chunk);
-    m_chunk.reserve(k_chunk);
-    const int level = m_level;
-    if (m_threads <= 1) {
-      return m_next.write(compress(input, level));
+    Chunk* chunk = m_current.get();
+    if (m_workers.empty()) {
+      if (!m_inline) m_inline = std::make_unique<Deflater>(m_level);
+      chunk->compressed = m_inline->gzip(chunk->input, chunk->output);
+      chunk->done = true;
     }
-    m_in_flight.push_back(std::async(std::launch::async, [input = std::move(input), level] {
-      return compress(input, level);
-    }));
-    if (m_in_flight.size() >= 2 * static_cast<std::size_t>(m_threads)) return drain_one();
+    {
+      std::lock_guard lock(m_mutex);
+      m_in_flight.push_back(std::move(m_current));
+      if (!chunk->done) m_waiting.push_back(chunk);
+    }
+    m_work.notify_one();
+    m_current = take_chunk();
+    if (m_in_flight.size() >= m_depth) return drain_one();
     return {};
   }
 
   Status drain_one() {
-    auto out = m_in_flight.front().get();
-    m_in_flight.pop_front();
-    return m_next.write(out);
+    std::unique_ptr<Chunk> chunk;
+    {
+      std::unique_lock lock(m_mutex);
+      m_done.wait(lock, [&] { return m_in_flight.front()->done; });
+      chunk = std::move(m_in_flight.front());
+      m_in_flight.pop_front();
+    }
+    auto s = m_next.write(std::span(chunk->output.data(), chunk->compressed));
+    m_free.push_back(std::move(chunk));
+    return s;
   }
 
-  static std::vector<std::byte> compress(const std::vector<std::byte>& input, int level) {
-    libdeflate_compressor* compressor = libdeflate_alloc_compressor(level);
-    std::vector<std::byte> out(libdeflate_gzip_compress_bound(compressor, input.size()));
-    const std::size_t n = libdeflate_gzip_compress(compressor, input.data(), input.size(), out.data(), out.size());
-    libdeflate_free_compressor(compressor);
-    out.resize(n);
-    return out;
+  void work() {
+    Deflater deflater(m_level);
+    for (;;) {
+      Chunk* chunk = nullptr;
+      {
+        std::unique_lock lock(m_mutex);
+        m_work.wait(lock, [&] { return !m_waiting.empty() || m_stopping; });
+        if (m_waiting.empty()) return;
+        chunk = m_waiting.front();
+        m_waiting.pop_front();
+      }
+      const std::size_t compressed = deflater.gzip(chunk->input, chunk->output);
+      {
+        std::lock_guard lock(m_mutex);
+        chunk->compressed = compressed;
+        chunk->done = true;
+      }
+      m_done.notify_one();
+    }
   }
 
   ByteSink& m_next;
   int m_level;
-  unsigned m_threads;
+  std::size_t m_depth;
   bool m_wrote_any = false;
-  std::vector<std::byte> m_chunk;
-  std::deque<std::future<std::vector<std::byte>>> m_in_flight;
+  std::unique_ptr<Chunk> m_current;
+  std::vector<std::unique_ptr<Chunk>> m_free;
+  std::unique_ptr<Deflater> m_inline;
+  std::mutex m_mutex;
+  std::condition_variable m_work;
+  std::condition_variable m_done;
+  std::deque<std::unique_ptr<Chunk>> m_in_flight;  // in stream order
+  std::deque<Chunk*> m_waiting;                    // not yet taken by a worker
+  bool m_stopping = false;
+  std::vector<std::thread> m_workers;  // last: started once everything they use exists
 };
 
 class ZstdStream final : public ByteSink {

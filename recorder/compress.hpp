@@ -54,7 +54,7 @@ std::unique_ptr<ByteSink> make_compressor(Compression compression, const Compres
 
 // A sink that hands bytes to a thread of its own, which writes them into `next`: the caller goes on
 // (hashing, compressing) while `next` waits for the disk. At most `max_buffered` bytes wait in between.
-std::unique_ptr<ByteSink> make_background_sink(ByteSink& next, std::size_t max_buffered = std::size_t{16} << 20);
+std::unique_ptr<ByteSink> make_background_sink(ByteSink& next, std::size_t max_buffered = std::size_t{8} << 20);
 
 // Threads to use when the user did not say: AREC_THREADS, else the machine's cores.
 unsigned default_threads();
