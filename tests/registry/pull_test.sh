@@ -32,6 +32,26 @@ hits=$(grep -rlaF -e "$R" -e "127.0.0.1" "$AREC_STORE" || true)
 expect_eq "" "$hits" "files of the store holding the registry's address"
 top=$("$AREC" records "$M/top" --json | jq -r '.[0].digest')
 
+note "arec_record(BASE <reference>) in a CMake build: the base pulled and recorded by digest"
+if command -v cmake >/dev/null && command -v ninja >/dev/null && command -v cc >/dev/null; then
+  mkdir -p "$T/proj"
+  echo 'int main(void) { return 0; }' >"$T/proj/tool.c"
+  cat >"$T/proj/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.25)
+project(based LANGUAGES C)
+include("$ROOT/cmake-module/ArtifactRecorder.cmake")
+add_executable(tool tool.c)
+arec_record(tool MODULE $M NAME based BASE "$R/$M/app:v1" STORE "$T/cmake-store")
+CMAKE
+  cmake -S "$T/proj" -B "$T/proj/build" -G Ninja "-DAREC_EXECUTABLE=$AREC" >"$T/cmake.log" 2>&1 ||
+    fail "configuring: $(cat "$T/cmake.log")"
+  cmake --build "$T/proj/build" >>"$T/cmake.log" 2>&1 || fail "building: $(cat "$T/cmake.log")"
+  expect_eq "$app" "$("$AREC" --store "$T/cmake-store" records "$M/based" --json | jq -r '.[0].base')" \
+    "base digest recorded by the CMake build"
+else
+  note "skipped: cmake, ninja or cc missing"
+fi
+
 note "with a digest, a base the store holds needs no registry at all"
 "$ROOT/scripts/registry" stop "$T/registries/own"
 echo more >>"$T/in/top/file"
