@@ -147,8 +147,8 @@ AtomicFile::~AtomicFile() {
 Status AtomicFile::write(std::span<const std::byte> data) {
   if (auto s = write_all(m_fd.get(), data, m_temp); !s) return s;
   m_written += static_cast<off_t>(data.size());
-  // Stream large files to the disk as they are written: start writing each window at once and wait
-  // for the one before. commit()'s fsync then has little left to wait for, and dirty pages stay few.
+  // When syncing, stream large files to the disk as they are written: start writing each window at
+  // once and wait for the one before. commit()'s fsync then has little left to wait for, and dirty pages stay few.
   constexpr off_t k_window = off_t{8} << 20;
   while (syncing() && m_written - m_started >= k_window) {
     ::sync_file_range(m_fd.get(), m_started, k_window, SYNC_FILE_RANGE_WRITE);

@@ -61,8 +61,8 @@ Status make_directories(const Path& path);
 bool syncing();
 Status fsync_directory(const Path& path);
 
-// A temporary file in `dir` that becomes `target` only on commit(): written, fsynced, renamed, and the
-// directory fsynced. Dropped without commit, it is removed. While it is written, its writer holds a
+// A temporary file in `dir` that becomes `target` only on commit(): written, renamed (both file and
+// directory fsynced first when syncing()). Dropped without commit, it is removed. While it is written, its writer holds a
 // lock on it, so a checker can tell a temporary in use from one a killed process left. So a reader sees the old file or the new
 // one, never a half-written one, even if the process is killed.
 class AtomicFile {

@@ -6,8 +6,7 @@ namespace arec {
 
 namespace {
 
-// Discards bytes: the DiffID pre-pass only needs the tar's hash.
-// Counts what a pass writes and keeps none of it.
+// Counts what a pass writes and keeps none of it: the DiffID pre-pass needs only the tar's hash and size.
 class CountingSink final : public ByteSink {
  public:
   Status write(std::span<const std::byte> data) override {
@@ -38,12 +37,8 @@ Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_b
     HashingSink hashing(counter);
     if (auto s = write_tar(request.entries, tar, hashing); !s) return fail(s.error());
     const Digest diff_id = hashing.digest();
-    // A blob of the right name and size is reused; one cut short (see fs::syncing) is written again.
-    std::error_code ec;
-    if (compression == Compression::none &&
-        std::filesystem::file_size(store.blob_path(diff_id), ec) == static_cast<std::uintmax_t>(counter.size())) {
-      return Layer{{std::string(layer_media_type(compression)), diff_id, counter.size(), {}, {}, {}, {}}, diff_id};
-    }
+    const Descriptor tar_blob{std::string(layer_media_type(compression)), diff_id, counter.size(), {}, {}, {}, {}};
+    if (compression == Compression::none && store.has_blob(tar_blob)) return Layer{tar_blob, diff_id};
     if (auto cached = store.cached_layer(diff_id, compression)) return Layer{*cached, diff_id};
     expected = diff_id;
   }
@@ -57,7 +52,7 @@ Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_b
   // gzip's workers keep both cores busy, and the DiffID is hashed as the tar is made. Uncompressed,
   // hashing is the slowest stage, and beside zstd's workers it is one the calling thread can hand off:
   // it gets a thread of its own, so reading the inputs does not wait for it (zstd 5% quicker).
-  auto hash_thread = compression != Compression::gzip ? make_background_sink(hashing, std::size_t{8} << 20) : nullptr;
+  auto hash_thread = compression != Compression::gzip ? make_background_sink(hashing) : nullptr;
   if (auto s = write_tar(request.entries, tar, hash_thread ? *hash_thread : static_cast<ByteSink&>(hashing)); !s) {
     return fail(s.error());
   }

@@ -177,7 +177,7 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
   // Remembered layers whose blob is gone are useless; drop them too.
   for (const auto& entry : std::filesystem::directory_iterator(store.layer_cache_dir(), ec)) {
     auto d = read_descriptor_file(entry.path());
-    if (!d || !store.has_blob(d->digest)) ::unlink(entry.path().c_str());
+    if (!d || !store.has_blob(*d)) ::unlink(entry.path().c_str());
   }
   return report;
 }

@@ -13,8 +13,7 @@ namespace {
 constexpr std::string_view k_layout_file = R"({"imageLayoutVersion":"1.0.0"})";
 constexpr std::size_t k_write_buffer = std::size_t{1} << 20;
 
-// Content-addressed: a blob of the right name and size holds the right bytes. One of another size was
-// cut short by a power loss (see fs::syncing) and is written again.
+// See Layout::has_blob.
 bool is_complete_blob(const fs::Path& path, std::int64_t size) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && st.st_size == size;
@@ -58,7 +57,7 @@ fs::Path Layout::blob_path(const Digest& digest) const {
   return m_dir / "blobs" / std::string(digest.algorithm_name()) / digest.hex();
 }
 
-bool Layout::has_blob(const Digest& digest) const { return path_exists(blob_path(digest)); }
+bool Layout::has_blob(const Descriptor& descriptor) const { return is_complete_blob(blob_path(descriptor.digest), descriptor.size); }
 
 Result<Index> Layout::read_index() const {
   const auto path = m_dir / "index.json";
@@ -198,7 +197,7 @@ Result<BlobWriter> Store::begin_blob(Hashing hashing) {
 Result<Descriptor> Store::put_blob(std::string_view bytes, std::string_view media_type) {
   const Digest digest = digest_of(bytes);
   Descriptor d{std::string(media_type), digest, static_cast<std::int64_t>(bytes.size()), {}, {}, {}, {}};
-  if (is_complete_blob(blob_path(digest), d.size)) return d;
+  if (has_blob(d)) return d;
   auto writer = begin_blob(Hashing::no);
   if (!writer) return fail(writer.error());
   if (auto s = writer->write(std::as_bytes(std::span(bytes.data(), bytes.size()))); !s) return fail(s.error());
@@ -206,7 +205,7 @@ Result<Descriptor> Store::put_blob(std::string_view bytes, std::string_view medi
 }
 
 Result<Descriptor> Store::copy_blob(const Layout& from, const Descriptor& descriptor) {
-  if (is_complete_blob(blob_path(descriptor.digest), descriptor.size)) return descriptor;
+  if (has_blob(descriptor)) return descriptor;
   const auto source = from.blob_path(descriptor.digest);
   auto fd = fs::open_read(source);
   if (!fd) return fail(fd.error());
@@ -243,7 +242,7 @@ std::optional<Descriptor> read_descriptor_file(const fs::Path& path) {
 std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression compression) const {
   auto d = read_descriptor_file(layer_cache_path(diff_id, compression));
   if (!d) return std::nullopt;
-  if (!is_complete_blob(blob_path(d->digest), d->size)) return std::nullopt;
+  if (!has_blob(*d)) return std::nullopt;
   return *d;
 }
 

@@ -30,7 +30,10 @@ class Layout {
 
   const fs::Path& dir() const { return m_dir; }
   fs::Path blob_path(const Digest& digest) const;
-  bool has_blob(const Digest& digest) const;
+  // Whether the layout holds the blob at its full size. Content-addressed: a blob of the right name
+  // and size holds the right bytes; one of another size was cut short by a power loss (see fs::syncing)
+  // and counts as missing, so whatever needs it writes it again.
+  bool has_blob(const Descriptor& descriptor) const;
   Result<Index> read_index() const;
   // A small blob (manifest, config), verified against the descriptor's size and digest.
   Result<std::string> read_blob(const Descriptor& descriptor) const;

@@ -15,8 +15,8 @@ bool store_has_all_blobs(const Store& store, const Record& record) {
   auto json = parse_json(*bytes, record.identity());
   if (!json) return false;
   auto manifest = manifest_from_json(*json, record.identity());
-  if (!manifest || !store.has_blob(manifest->config.digest)) return false;
-  return std::all_of(manifest->layers.begin(), manifest->layers.end(), [&](const Descriptor& d) { return store.has_blob(d.digest); });
+  if (!manifest || !store.has_blob(manifest->config)) return false;
+  return std::all_of(manifest->layers.begin(), manifest->layers.end(), [&](const Descriptor& d) { return store.has_blob(d); });
 }
 
 }  // namespace

@@ -275,15 +275,15 @@ Status download_blob(Run& run, Session& session, Store& store, const std::string
 // The manifest for this platform behind an image in the store, when the store holds all its blobs.
 std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest) {
   auto index = store.read_index();
-  if (!index || !store.has_blob(digest)) return std::nullopt;
+  if (!index) return std::nullopt;
   const auto listed = std::ranges::find(index->manifests, digest, &Descriptor::digest);
-  if (listed == index->manifests.end()) return std::nullopt;
+  if (listed == index->manifests.end() || !store.has_blob(*listed)) return std::nullopt;
   auto manifest_descriptor = select_platform_manifest(store, *listed, digest.str());
   if (!manifest_descriptor) return std::nullopt;
   auto manifest = read_manifest(store, *manifest_descriptor, digest.str());
   if (!manifest) return std::nullopt;
   for (const auto& blob : blobs_of(*manifest)) {
-    if (!store.has_blob(blob.digest)) return std::nullopt;
+    if (!store.has_blob(blob)) return std::nullopt;
   }
   return *manifest_descriptor;
 }
@@ -422,7 +422,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
 
   std::vector<Descriptor> missing;
   for (const auto& blob : blobs_of(*manifest)) {
-    if (store.has_blob(blob.digest) || std::ranges::find(missing, blob.digest, &Descriptor::digest) != missing.end()) {
+    if (store.has_blob(blob) || std::ranges::find(missing, blob.digest, &Descriptor::digest) != missing.end()) {
       ++outcome.present;
     } else {
       missing.push_back(blob);
