@@ -103,22 +103,38 @@ TEST(Store, SameInputsSameDigestAcrossStoresThreadsAndCompressions) {
   }
 }
 
+// Recording a module/name again with the same content finds its layer by the DiffID in arec/layers and
+// takes the blob named there instead of compressing again. Compression is deterministic, so the blobs
+// alone cannot tell the two apart: the test points the cache entry at another blob of the store (the
+// config), and only a record that used the cache names that blob as its layer.
 TEST(Store, UnchangedContentReusesTheCompressedLayer) {
   TempDir tmp;
   write_file(tmp / "src/app", "v1");
   auto store = Store::open(tmp / "store");
   auto first = record_image(request_for(tmp / "src"), *store);
-  ASSERT_TRUE(first);
-  // A different record of the same bytes (another name) finds the layer by its DiffID.
-  auto blobs_before = std::distance(std::filesystem::directory_iterator(tmp / "store/blobs/sha256"), {});
-  auto layer_cache = std::distance(std::filesystem::directory_iterator(tmp / "store/arec/layers"), {});
-  EXPECT_EQ(layer_cache, 1);
+  ASSERT_TRUE(first) << first.error().message;
+  const auto blobs = tmp / "store/blobs/sha256";
+  const auto manifest_of = [&](const RecordOutcome& r) {
+    return nlohmann::json::parse(read_file(blobs / r.record.manifest.digest.hex()));
+  };
+  const auto manifest = manifest_of(*first);
+  std::vector<std::filesystem::path> cache(std::filesystem::directory_iterator(tmp / "store/arec/layers"), {});
+  ASSERT_EQ(cache.size(), 1u);
+  auto entry = nlohmann::json::parse(read_file(cache[0]));
+  EXPECT_EQ(entry["digest"], manifest["layers"][0]["digest"]);
+  entry["digest"] = manifest["config"]["digest"];
+  entry["size"] = manifest["config"]["size"];
+  write_file(cache[0], entry.dump());
+  const auto blobs_before = std::distance(std::filesystem::directory_iterator(blobs), {});
+
   auto again = record_image(request_for(tmp / "src"), *store);
-  ASSERT_TRUE(again);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tmp / "store/blobs/sha256"), {}), blobs_before);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(manifest_of(*again)["layers"][0]["digest"], manifest["config"]["digest"])
+      << "the layer was compressed again instead of taken from arec/layers";
+  // Only the new manifest was written: no layer blob.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(blobs), {}), blobs_before + 1);
   EXPECT_TRUE(std::filesystem::is_empty(tmp / "store/arec/tmp"));
 }
-
 
 // A power loss without AREC_SYNC=on may leave blobs cut short; recording the same content again
 // writes every one of them again instead of trusting its name.

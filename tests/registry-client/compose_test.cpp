@@ -4,6 +4,7 @@
 
 #include "recorder/image.hpp"
 #include "recorder/store.hpp"
+#include "support/guarded_text.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arec {
@@ -170,9 +171,16 @@ TEST(ScanRequests, TextWithoutRequestsHasNone) {
 }
 
 TEST(ScanRequests, NeverReadsPastTheEnd) {
-  // Every prefix of requests of every kind: the scanner must stop cleanly wherever the text stops.
-  const std::string text = "arec://image/mesh/app:v1@sha256:" + std::string(64, 'b') + " arec://endpoint/bus arec://port/s";
-  for (std::size_t n = 0; n <= text.size(); ++n) (void)scan_requests(std::string_view(text).substr(0, n));
+  // Every prefix of requests of every kind, each in a buffer of its own that ends where the prefix
+  // does: the scanner must stop cleanly wherever the text stops, and a read past it crashes the test.
+  const std::string text = "arec://image/mesh/app:v1@sha256:" + std::string(64, 'b') +
+                           " arec://endpoint/bus arec://address/bus:x arec://port/s arec://other";
+  std::size_t found = 0;
+  for (std::size_t n = 0; n <= text.size(); ++n) {
+    const test::GuardedText prefix(std::string_view(text).substr(0, n));
+    found = scan_requests(prefix.view()).size();
+  }
+  EXPECT_EQ(found, 5u);
 }
 
 // --- compose, text ---

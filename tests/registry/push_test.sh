@@ -46,7 +46,11 @@ expect_exit 2 "$AREC" push "$M/nothing"
 expect_contains "$ERR" "no such record"
 
 note "on a terminal, a progress display on stderr; nothing of it in the output"
-out=$(script -qec "'$AREC' push $M/app --tag tty" /dev/null)
-expect_contains "$out" "blobs" "terminal output"
-expect_contains "$out" "$REG/$M/app@" "terminal output"
+# stderr is the terminal script(1) gives; stdout goes to a file, so the two are told apart.
+echo more >>"$T/in/app/data"
+"$AREC" record --module "$M" --name app --dir "$T/in/app=/srv/app" >/dev/null
+script -qec "'$AREC' push $M/app --tag tty >'$T/tty.out'" "$T/tty.log" >/dev/null </dev/null || fail "push on a terminal"
+expect_contains "$(cat "$T/tty.log")" "blobs" "what the terminal showed (stderr)"
+expect_contains "$(cat "$T/tty.log")" $'\e[' "what the terminal showed (stderr)"
+expect_eq "$REG/$M/app@$("$AREC" records "$M/app" --json | jq -r '.[0].digest')" "$(cat "$T/tty.out")" "output (stdout) of a push on a terminal"
 echo PASS

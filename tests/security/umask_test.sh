@@ -3,16 +3,16 @@
 # with 022 others may read the store, with 077 nobody but its owner can; never more than the umask allows.
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
+# with_umask MASK cmd...: runs cmd under MASK; each step is checked on its own (expect_exit).
+with_umask() { (umask "$1" && shift && exec "$@"); }
 echo app >"$T/app"
 for mask in 022 077; do
   store=$T/store$mask
-  (
-    umask "$mask"
-    "$AREC" record --module sec --name app --file "$T/app" --store "$store" >/dev/null
-    echo more >>"$T/app"
-    "$AREC" record --module sec --name app --file "$T/app" --store "$store" >/dev/null
-    "$AREC" gc --keep 1 --store "$store" >/dev/null
-  ) || fail "recording with umask $mask"
+  expect_exit 0 with_umask "$mask" "$AREC" record --module sec --name app --file "$T/app" --store "$store"
+  echo more >>"$T/app"
+  expect_exit 0 with_umask "$mask" "$AREC" record --module sec --name app --file "$T/app" --store "$store"
+  expect_exit 0 with_umask "$mask" "$AREC" gc --keep 1 --store "$store"
+  expect_eq 1 "$("$AREC" records --history --store "$store" | grep -c "sec/app@" || true)" "records kept by gc --keep 1"
   file_mode=$(printf '%o' $((0666 & ~8#$mask)))
   dir_mode=$(printf '%o' $((0777 & ~8#$mask)))
   files=$(find "$store" -type f -printf '%m %P\n')
