@@ -53,4 +53,14 @@ echo 'port: arec://port/store' >"$T/t.in"
 expect_exit 2 "$AREC" --nodes "$T/bad.json" compose "$T/t.in" -o "$T/out"
 expect_contains "$ERR" '.nodes.n1.ports.store: "6852" is not a port'
 [[ ! -e $T/out ]] || fail "compose wrote its output although the node settings are wrong"
+
+# ... and stop every command that writes to the store before it writes anything.
+"$AREC" record --module m --name app --file "$T/t.in" >/dev/null
+before=$(tree_state "$AREC_STORE")
+for command in "pull m/app:v1" "move --to n1 --apply" "record --module m --name b --file $T/t.in --base m/app:v1" "push"; do
+  # shellcheck disable=SC2086 # the words of the command
+  expect_exit 2 "$AREC" --nodes "$T/bad.json" $command
+  expect_one_line_error "node settings $T/bad.json: "
+  expect_eq "$before" "$(tree_state "$AREC_STORE")" "the store after $command with wrong node settings"
+done
 echo "node settings: ok"

@@ -23,16 +23,25 @@ for compression in gzip zstd none; do
   config=$(skopeo inspect --config "oci:$T/store:mesh/tool-$compression")
   expect_eq '["/usr/local/bin/tool"]' "$(jq -c .config.Entrypoint <<<"$config")" "entrypoint"
 
-  # zstd layers need umoci >= 0.4.8 to unpack; skopeo copies them byte for byte either way.
-  if [[ $compression != zstd ]]; then
-    umoci unpack --rootless --image "$T/store:mesh/tool-$compression" "$T/bundle-$compression" >/dev/null
-    root=$T/bundle-$compression/rootfs
-    cmp "$T/in/tool" "$root/usr/local/bin/tool" || fail "umoci: tool differs"
-    cmp "$T/in/lib/data.bin" "$root/opt/lib/data.bin" || fail "umoci: data differs"
-    expect_eq data.bin "$(readlink "$root/opt/lib/data.link")" "symlink"
-    [[ -x $root/usr/local/bin/tool ]] || fail "tool is not executable"
-    "$root/usr/local/bin/tool" || fail "the unpacked tool does not run"
+  # zstd layers need umoci >= 0.4.8 to unpack. skopeo reads them: it decompresses the zstd layer to
+  # write it again as gzip, keeping its DiffID, and umoci unpacks that copy.
+  image="$T/store:mesh/tool-$compression"
+  if [[ $compression == zstd ]]; then
+    skopeo copy -q --dest-compress-format gzip "oci:$image" "oci:$T/regzipped:x"
+    layer=$(jq -r '.layers[0].digest' "$T/regzipped/blobs/sha256/$(jq -r '.manifests[0].digest' "$T/regzipped/index.json" | cut -d: -f2)")
+    gzip -t <"$T/regzipped/blobs/sha256/${layer#sha256:}" || fail "the layer skopeo wrote is not gzip"
+    diff_id=$(skopeo inspect --config "oci:$image" | jq -r '.rootfs.diff_ids[0]')
+    expect_eq "$diff_id" "sha256:$(gzip -dc "$T/regzipped/blobs/sha256/${layer#sha256:}" | sha256sum | cut -d' ' -f1)" \
+      "DiffID of the zstd layer as skopeo read it"
+    image="$T/regzipped:x"
   fi
+  umoci unpack --rootless --image "$image" "$T/bundle-$compression" >/dev/null
+  root=$T/bundle-$compression/rootfs
+  cmp "$T/in/tool" "$root/usr/local/bin/tool" || fail "umoci: tool differs"
+  cmp "$T/in/lib/data.bin" "$root/opt/lib/data.bin" || fail "umoci: data differs"
+  expect_eq data.bin "$(readlink "$root/opt/lib/data.link")" "symlink"
+  [[ -x $root/usr/local/bin/tool ]] || fail "tool is not executable"
+  "$root/usr/local/bin/tool" || fail "the unpacked tool does not run"
 
   # --preserve-digests: skopeo would otherwise gzip an uncompressed layer on its way.
   skopeo copy -q --preserve-digests "oci:$T/store:mesh/tool-$compression" "oci:$T/copy-$compression:x"

@@ -6,11 +6,14 @@
 
 It listens on a free loopback port, written to PORT_FILE once it serves. Its own control requests:
 
-    PUT /__faults   a JSON list of rules, replacing the plan
-    GET /__faults   {"injected": N, "log": ["fault METHOD PATH", ...], "requests": [ANSWERED, ...]}
+    PUT /__faults   a JSON list of rules, replacing the plan: a new case begins
+    GET /__faults   {"injected": N, "log": ["fault METHOD PATH", ...], "requests": [ANSWERED, ...],
+                     "case": {"rules": [{"rule": RULE, "fired": N}, ...], "log": [...], "requests": [...]}}
 
 where each request answered (but a reset one) is {"request": "METHOD PATH", "auth": the scheme of its
-Authorization, lowercased, or "none", "status": N, "time": seconds since the epoch}.
+Authorization, lowercased, or "none", "status": N, "time": seconds since the epoch}. The top-level
+counts cover every case; "case" covers what happened since the last PUT: each rule of the plan with
+how often it fired, the faults injected and the requests answered.
 
 A rule {"method": "PUT", "path": REGEX, "fault": F, "times": N, ...} breaks the first N requests whose
 method is METHOD and whose path (with query) REGEX matches (re.search); the first rule that matches
@@ -58,19 +61,23 @@ class Plan:
         self.rules = []
         self.log = []
         self.answered = []
+        self.case_start = (0, 0)
 
     def replace(self, rules):
         with self.lock:
-            self.rules = [dict(r) for r in rules]
+            self.rules = [{"rule": dict(r), "left": r.get("times", 1), "fired": 0} for r in rules]
+            self.case_start = (len(self.log), len(self.answered))
 
     def take(self, method, path):
         with self.lock:
-            for rule in self.rules:
-                if rule.get("times", 1) <= 0 or rule.get("method", method) != method:
+            for entry in self.rules:
+                rule = entry["rule"]
+                if entry["left"] <= 0 or rule.get("method", method) != method:
                     continue
                 if not re.search(rule.get("path", ""), path):
                     continue
-                rule["times"] = rule.get("times", 1) - 1
+                entry["left"] -= 1
+                entry["fired"] += 1
                 self.log.append(f"{rule['fault']} {method} {path}")
                 return rule
         return None
@@ -81,7 +88,9 @@ class Plan:
 
     def report(self):
         with self.lock:
-            return {"injected": len(self.log), "log": list(self.log), "requests": list(self.answered)}
+            case = {"rules": [{"rule": e["rule"], "fired": e["fired"]} for e in self.rules],
+                    "log": self.log[self.case_start[0]:], "requests": self.answered[self.case_start[1]:]}
+            return {"injected": len(self.log), "log": list(self.log), "requests": list(self.answered), "case": case}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

@@ -4,10 +4,11 @@
 # claimed but never made): every push either completes with the exact image at the registry (read back
 # with skopeo, not through the proxy) or exits 3 with one clear line; every pull refuses content that
 # does not match its digest, with exit 3 and a store that `arec check` passes and that lists nothing
-# new. Prints how many faults the proxy injected.
+# new. Every case checks from the proxy's report that each of its faults fired as planned; where an upload
+# failed, that the next attempt went through a new upload session. Prints how many faults were injected.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
-command -v python3 >/dev/null || skip "python3 is not installed"
+command -v python3 >/dev/null || skip "python3 is not installed (scripts/deps installs it)"
 start_registry R own
 start_fault_proxy P "$R"
 use_registry "$P"
@@ -26,7 +27,8 @@ exact_at_registry() { # name digest
   expect_eq 3 "$(same_blobs "$copy" "$AREC_STORE")" "blobs of $M/$1 copied back"
 }
 
-# push_survives NAME RULES [needle in the warnings]: a push through the faults completes, exact.
+# push_survives NAME RULES [needle in the warnings]: a push through the faults completes, exact, and
+# every fault fired. With NEW_SESSIONS=1, each broken upload went on in a new session.
 push_survives() {
   local name=$1 digest
   digest=$(record "$name" 300000)
@@ -34,6 +36,13 @@ push_survives() {
   expect_exit 0 "$AREC" push "$M/$name"
   expect_eq "$P/$M/$name@$digest" "$OUT" "output of the push of $name"
   [[ -z ${3:-} ]] || expect_contains "$ERR" "$3" "warnings of the push of $name"
+  local fired sessions
+  fired=$(expect_faults_fired)
+  note "$name: $fired faults fired"
+  if [[ ${NEW_SESSIONS:-} == 1 ]]; then
+    sessions=$(expect_new_sessions)
+    note "$name: $sessions broken upload sessions, each followed by a new one"
+  fi
   faults '[]'
   exact_at_registry "$name" "$digest"
 }
@@ -45,6 +54,9 @@ push_fails() {
   record "$name" 300000 >/dev/null
   faults "$rules"
   expect_exit 3 "$AREC" push "$M/$name"
+  local fired
+  fired=$(expect_faults_fired)
+  note "$name: $fired faults fired"
   faults '[]'
   local last_line
   last_line=$(tail -n1 <<<"$ERR")
@@ -55,11 +67,22 @@ push_fails() {
 }
 
 note "500 on the first two uploads: retried, exact"
-push_survives e500 "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"status\", \"status\": 500, \"times\": 2}]" \
+NEW_SESSIONS=1 push_survives e500 "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"status\", \"status\": 500, \"times\": 2}]" \
   "500 Internal Server Error"
 note "500 on every upload: exit 3, saying what was tried and how often"
 push_fails always500 "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"status\", \"status\": 500, \"times\": 1000}]" \
   "uploading blob sha256:" "500 Internal Server Error" "gave up after 5 attempts"
+
+note "408 and 504: retried, exact"
+NEW_SESSIONS=1 push_survives e408 "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"status\", \"status\": 408}]" \
+  "408 Request Timeout"
+push_survives e504 "[{\"method\": \"POST\", \"path\": \"/blobs/uploads/\", \"fault\": \"status\", \"status\": 504, \"times\": 2}]" \
+  "504 Gateway Timeout"
+
+note "a record whose manifest the registry has already: one request"
+expect_exit 0 "$AREC" push "$M/e500"
+expect_eq "HEAD /v2/$M/e500/manifests/$(cut -d@ -f2 <<<"$OUT")" "$(fault_case | jq -r '.requests[].request')" \
+  "requests of a push of a record already there"
 
 note "429 with Retry-After: 1: waited for, within the budget"
 start=$(date +%s%N)
@@ -76,8 +99,8 @@ AREC_RETRY_BUDGET=5 push_fails late429 \
 note "connections reset mid-upload: a new upload session each time, exact"
 # (libcurl itself sends again a request whose reused connection died before any answer, so not every
 # reset reaches arec's retries; either way the image must be exact.)
-push_survives reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"fraction\": 0.5, \"times\": 2}]"
-AREC_CHUNK_SIZE=64k push_survives chunked "[{\"method\": \"PATCH\", \"path\": \"/blobs/uploads/\", \"fault\": \"reset\", \"fraction\": 0.3},
+NEW_SESSIONS=1 push_survives reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"fraction\": 0.5, \"times\": 2}]"
+AREC_CHUNK_SIZE=64k NEW_SESSIONS=1 push_survives chunked "[{\"method\": \"PATCH\", \"path\": \"/blobs/uploads/\", \"fault\": \"reset\", \"fraction\": 0.3},
   {\"method\": \"PATCH\", \"path\": \"/blobs/uploads/\", \"fault\": \"status\", \"status\": 502, \"times\": 2}]" "502 Bad Gateway"
 push_fails always_reset "[{\"method\": \"PUT\", \"path\": \"$blob_put\", \"fault\": \"reset\", \"times\": 1000}]" \
   "uploading blob sha256:" "gave up after"
@@ -113,9 +136,11 @@ note "verify: retried through a 503; a wrong digest is reported as different, ne
 faults "[{\"method\": \"HEAD\", \"path\": \"$manifest\", \"fault\": \"status\", \"status\": 503}]"
 expect_exit 0 "$AREC" verify "$M/e500"
 expect_contains "$OUT" "present    $M/e500@"
+expect_faults_fired >/dev/null
 faults "[{\"method\": \"HEAD\", \"path\": \"$manifest\", \"fault\": \"digest\"}]"
 expect_exit 1 "$AREC" verify "$M/e500"
 expect_contains "$OUT" "different  $M/e500@"
+expect_faults_fired >/dev/null
 faults '[]'
 pushed=$(faults_injected)
 
@@ -134,6 +159,7 @@ pull_refused() {
   n=$((n + 1))
   faults "$rules"
   AREC_STORE=$T/pulled$n expect_exit 3 "$AREC" pull "$ref"
+  expect_faults_fired >/dev/null
   faults '[]'
   expect_one_line_error "pulling $M/app"
   for needle; do expect_contains "$ERR" "$needle" "error of the pull of $ref"; done
@@ -160,6 +186,7 @@ faults "[{\"method\": \"GET\", \"path\": \"$blob_get\", \"fault\": \"truncate\",
   {\"method\": \"GET\", \"path\": \"$manifest\", \"fault\": \"status\", \"status\": 503}]"
 AREC_STORE=$T/pulled expect_exit 0 "$AREC" pull "$M/app:v1"
 expect_eq "$app" "$OUT" "pulled digest"
+expect_faults_fired >/dev/null
 AREC_STORE=$T/pulled expect_exit 0 "$AREC" check
 expect_eq 3 "$(same_blobs "$T/pulled" "$AREC_STORE")" "pulled blobs identical to the store's"
 

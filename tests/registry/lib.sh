@@ -75,3 +75,36 @@ faults() { # JSON list of rules (see faultproxy.py)
   curl -sf --max-time 5 -X PUT --data-binary "$1" "http://$FAULT_PROXY/__faults" >/dev/null || fail "setting faults $1"
 }
 faults_injected() { curl -sf --max-time 5 "http://$FAULT_PROXY/__faults" | jq .injected; }
+# The proxy's report of the current case (since the last `faults`): rules with how often each fired,
+# the faults injected, the requests answered.
+fault_case() { curl -sf --max-time 5 "http://$FAULT_PROXY/__faults" | jq -c .case || fail "reading the fault proxy's report"; }
+# expect_faults_fired: every rule of the current case fired, as often as its "times" asks; a rule of 100
+# times or more stands for "always" and must have fired at least once. Prints how many faults fired.
+expect_faults_fired() {
+  local case unfired
+  case=$(fault_case)
+  unfired=$(jq -c '[.rules[] | (.rule.times // 1) as $n | select(.fired < 1 or ($n < 100 and .fired != $n))]' <<<"$case")
+  [[ $unfired == "[]" ]] || fail "faults that did not fire as planned: $unfired; requests: $(jq -c '[.requests[].request]' <<<"$case")"
+  jq '.log | length' <<<"$case"
+}
+# expect_new_sessions: every upload session a fault broke (a PUT or PATCH to .../blobs/uploads/ID that was
+# reset or answered 5xx) is never used again: a failed upload starts a new session.
+expect_new_sessions() {
+  local case failed session
+  case=$(fault_case)
+  failed=$(jq -r '[(.log[] | select(test("^(reset|status) (PUT|PATCH) .*/blobs/uploads/")) | split(" ")[2]),
+      (.requests[] | select(.status >= 500) | .request | select(test("^(PUT|PATCH) .*/blobs/uploads/")) | split(" ")[1])]
+    | map(split("?")[0]) | unique | .[]' <<<"$case")
+  [[ -n $failed ]] || fail "no upload session was broken; requests: $(jq -c '[.requests[].request]' <<<"$case")"
+  for session in $failed; do
+    if jq -e --arg s "$session" '[.requests[] | select(.status < 300 and (.request | split(" ")[1] | split("?")[0]) == $s)] | length > 0' \
+      <<<"$case" >/dev/null; then
+      fail "upload session $session was used again after it failed"
+    fi
+  done
+  # Each broken session was replaced by a new one (POST .../blobs/uploads/).
+  local started
+  started=$(jq '[.requests[] | select(.request | test("^POST .*/blobs/uploads/")) | select(.status == 202)] | length' <<<"$case")
+  (($(wc -w <<<"$failed") < started)) || fail "$started upload sessions started for $(wc -w <<<"$failed") broken ones and the new uploads"
+  wc -w <<<"$failed"
+}
