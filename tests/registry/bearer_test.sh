@@ -8,7 +8,7 @@
 # connections.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
-command -v python3 >/dev/null || skip "python3 is not installed"
+command -v python3 >/dev/null || skip "python3 is not installed (scripts/deps installs it)"
 command -v openssl >/dev/null || skip "openssl is not installed"
 user=arec-user-$RANDOM
 pass=s3cret-$RANDOM-pw

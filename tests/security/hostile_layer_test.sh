@@ -6,7 +6,7 @@
 # index names a blob by something other than a digest is refused (exit 2), not followed.
 AREC=$(realpath "$1")  # the test changes directory
 source "$(dirname "$0")/../registry/lib.sh"
-command -v python3 >/dev/null || skip "python3 is not installed"
+command -v python3 >/dev/null || skip "python3 is not installed (scripts/deps installs it)"
 start_registry R own
 use_registry "$R"
 outside=$T/outside

@@ -12,7 +12,7 @@ for mask in 022 077; do
   echo more >>"$T/app"
   expect_exit 0 with_umask "$mask" "$AREC" record --module sec --name app --file "$T/app" --store "$store"
   expect_exit 0 with_umask "$mask" "$AREC" gc --keep 1 --store "$store"
-  expect_eq 1 "$("$AREC" records --history --store "$store" | grep -c "sec/app@" || true)" "records kept by gc --keep 1"
+  expect_eq 1 "$("$AREC" records --history --json --store "$store" | jq length)" "records kept by gc --keep 1"
   file_mode=$(printf '%o' $((0666 & ~8#$mask)))
   dir_mode=$(printf '%o' $((0777 & ~8#$mask)))
   files=$(find "$store" -type f -printf '%m %P\n')
