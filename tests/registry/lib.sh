@@ -99,7 +99,8 @@ expect_new_sessions() {
   for session in $failed; do
     if jq -e --arg s "$session" '[.requests[] | select(.status < 300 and (.request | split(" ")[1] | split("?")[0]) == $s)] | length > 0' \
       <<<"$case" >/dev/null; then
-      fail "upload session $session was used again after it failed"
+      fail "upload session $session was used again after it failed: $(jq -c --arg s "$session" \
+        '[(.log[] | select(contains($s)) | "fault: " + .), (.requests[] | select(.request | contains($s)) | "\(.status) \(.request)")]' <<<"$case")"
     fi
   done
   # Each broken session was replaced by a new one (POST .../blobs/uploads/).

@@ -6,10 +6,12 @@
 AREC=$1
 source "$(dirname "$0")/lib.sh"
 command -v flock >/dev/null || skip "flock is not installed (scripts/deps installs util-linux)"
+# Registries of its own: move plans from the whole catalog of the one it leaves.
+start_registry OLD old
 start_registry NEW new
 cat >"$T/nodes.json" <<JSON
 {"self": "n1",
- "nodes": {"n1": {"ports": {"registry": ${REG##*:}}}, "n2": {"address": "127.0.0.1", "ports": {"registry": 1}}},
+ "nodes": {"n1": {"ports": {"registry": ${OLD##*:}}}, "n2": {"address": "127.0.0.1", "ports": {"registry": 1}}},
  "services": {"registry": "n1"}}
 JSON
 export AREC_NODES=$T/nodes.json AREC_LOCK_TIMEOUT=1
@@ -33,9 +35,9 @@ exec 8>>"$AREC_STORE/arec/lock" 9>>"$AREC_STORE/arec/writers.lock"
 flock -x -n 8 || fail "could not take the index lock"
 flock -x -n 9 || fail "could not take the writers' lock"
 timed 900 0 "$AREC" compose "$T/deploy.yaml.in" -o "$T/deploy.yaml"
-expect_eq "image: $REG/$M/app@$app" "$(cat "$T/deploy.yaml")" "composed file"
+expect_eq "image: $OLD/$M/app@$app" "$(cat "$T/deploy.yaml")" "composed file"
 timed 900 0 "$AREC" push "$M/app"
-expect_eq "$REG/$M/app@$app" "$OUT" "push output"
+expect_eq "$OLD/$M/app@$app" "$OUT" "push output"
 timed 900 0 "$AREC" verify "$M/app"
 expect_contains "$OUT" "present    $M/app@$app"
 

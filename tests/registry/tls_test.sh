@@ -46,7 +46,7 @@ serve tls 5000 "certificate: $T/server.pem, key: $T/server.key"
 serve plain 5001
 
 use_registry 10.99.0.1:5000 10.99.0.1
-record app 1000 >/dev/null
+app=$(record app 1000)
 
 note "HTTPS verifies the certificate: unknown CA, exit 3"
 expect_exit 3 "$AREC" push
@@ -59,8 +59,9 @@ expect_eq "10.99.0.1:5000 2" "$(jq -r '"\(.registry) \(.uploaded)"' <<<"$OUT")" 
 AREC_CA_FILE=$T/ca.pem expect_exit 0 "$AREC" verify
 expect_contains "$OUT" "present    $M/app@"
 # Read back over HTTPS by another client trusting the same CA.
-expect_eq 200 "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.pem" "https://10.99.0.1:5000/v2/$M/app/tags/list")" \
-  "the repository at the registry, through curl"
+expect_eq 200 "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.pem" -I \
+  -H 'Accept: application/vnd.oci.image.manifest.v1+json' "https://10.99.0.1:5000/v2/$M/app/manifests/$app")" \
+  "the manifest at the registry, through curl"
 
 note "a certificate that does not name the address is refused, even from a trusted CA"
 use_registry 10.99.0.2:5000 10.99.0.2
