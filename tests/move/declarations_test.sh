@@ -25,7 +25,7 @@ expect_exit 1 "$AREC" needs-rebuild "$D" --json
 expect_eq "Dockerfile:2:6 genesis-pinned 10.20.0.11:5000/controlplane:genesis
 agent.env.in:2:13 genesis-pinned arec://endpoint/registry/agent:1
 configmap.yaml:6:16 no-build 10.20.0.11:5000/demo/nope:1.0
-deploy.yaml:11:28 genesis-pinned 10.20.0.11:5000/builder:genesis
+deploy.yaml:11:27 genesis-pinned 10.20.0.11:5000/builder:genesis
 deploy.yaml:14:22 genesis-pinned 10.20.0.11:5000/builder:genesis
 values.yaml:4:17 genesis-pinned 10.20.0.11:5000/agent:1.2" \
   "$(jq -r --arg d "$D/" '.[] | "\(.file | ltrimstr($d)):\(.line):\(.column) \(.kind) \(.reference)"' <<<"$OUT")" "rows"

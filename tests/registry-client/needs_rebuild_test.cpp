@@ -127,7 +127,7 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
   EXPECT_EQ(findings[3].action, "replace it with arec://image/mesh/agent:v1");
   EXPECT_EQ(findings[9].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");
   const auto count = count_breaking(findings);
-  EXPECT_EQ(count.references, 8u);
+  EXPECT_EQ(count.references, 9u);  // builder:genesis twice
   EXPECT_EQ(count.occurrences, 10u);
   // The external image is there with -v, and only then.
   EXPECT_NE(places(q.findings(true)).find("d/Dockerfile:2:6 external docker.io/library/nginx:1.25\n"), std::string::npos);
