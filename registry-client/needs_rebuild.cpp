@@ -40,11 +40,6 @@ std::size_t line_at(std::string_view text, std::size_t offset) {
   return static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n')) + 1;
 }
 
-std::size_t column_at(std::string_view text, std::size_t offset) {
-  const auto newline = offset == 0 ? std::string_view::npos : text.rfind('\n', offset - 1);
-  return newline == std::string_view::npos ? offset + 1 : offset - newline;
-}
-
 bool is_host_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_path_char(char c) {
@@ -66,6 +61,22 @@ std::string rebuild_action(const Reference& ref) {
 }
 
 }  // namespace
+
+// Lines and columns of offsets in one text, found by a search rather than counted from the start each
+// time, which a file with many findings would make quadratic.
+class RebuildQuery::LineIndex {
+ public:
+  explicit LineIndex(std::string_view text) {
+    for (std::size_t at = text.find('\n'); at != std::string_view::npos; at = text.find('\n', at + 1)) m_starts.push_back(at + 1);
+  }
+  std::size_t line(std::size_t offset) const {
+    return static_cast<std::size_t>(std::upper_bound(m_starts.begin(), m_starts.end(), offset) - m_starts.begin());
+  }
+  std::size_t column(std::size_t offset) const { return offset - m_starts[line(offset) - 1] + 1; }
+
+ private:
+  std::vector<std::size_t> m_starts{0};  // where each line starts
+};
 
 std::string_view kind_name(FindingKind kind) {
   switch (kind) {
@@ -180,9 +191,9 @@ std::map<std::size_t, RebuildQuery::HelmImage> RebuildQuery::helm_images(std::st
 }
 
 // Image requests without a record, and requests that compose the registry's address into an image.
-void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file) {
+void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file, const LineIndex& lines) {
   for (const auto& request : scan_requests(text)) {
-    const std::size_t column = column_at(text, request.offset);
+    const std::size_t column = lines.column(request.offset);
     if (request.kind == Request::Kind::image) {
       const std::string repository = std::string(request.module) + "/" + std::string(request.name);
       if (has_record(repository)) continue;  // fine: compose fills it from the record
@@ -223,7 +234,7 @@ void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file
   }
 }
 
-void RebuildQuery::scan_literal_endpoints(std::string_view text, std::string_view file,
+void RebuildQuery::scan_literal_endpoints(std::string_view text, std::string_view file, const LineIndex& lines,
                                           const std::set<std::size_t>& reference_domains) {
   for (const auto& [host, ports] : m_endpoints) {
     const std::string needle = host + ":";
@@ -237,7 +248,7 @@ void RebuildQuery::scan_literal_endpoints(std::string_view text, std::string_vie
       const auto port = std::stoul(std::string(text.substr(at + needle.size(), end - at - needle.size())));
       const auto service = ports.find(static_cast<std::uint16_t>(port));
       if (port > 65535 || service == ports.end()) continue;
-      add(std::string(text.substr(at, end - at)), file, line_at(text, at), column_at(text, at),
+      add(std::string(text.substr(at, end - at)), file, lines.line(at), lines.column(at),
           {FindingKind::hard_coded_address, "replace it with arec://endpoint/" + service->second});
     }
   }
@@ -268,8 +279,9 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
     if (is_registry_domain(ref)) reference_domains.insert(found.offset);
     if (auto what = classify(ref, false)) add(ref.str(), file, found.line, found.column, std::move(*what));
   }
-  scan_requests_in(text, file);
-  scan_literal_endpoints(text, file, reference_domains);
+  const LineIndex lines(text);
+  scan_requests_in(text, file, lines);
+  scan_literal_endpoints(text, file, lines, reference_domains);
   return {};
 }
 

@@ -71,6 +71,7 @@ class RebuildQuery {
   std::vector<Finding> findings(bool include_external) const;
 
  private:
+  class LineIndex;
   struct HelmImage {
     std::string repository;
     std::string tag;
@@ -85,8 +86,9 @@ class RebuildQuery {
   bool is_registry_domain(const Reference& ref) const;
   bool has_record(std::string_view repository) const;
   std::map<std::size_t, HelmImage> helm_images(std::string_view text) const;
-  void scan_requests_in(std::string_view text, std::string_view file);
-  void scan_literal_endpoints(std::string_view text, std::string_view file, const std::set<std::size_t>& reference_domains);
+  void scan_requests_in(std::string_view text, std::string_view file, const LineIndex& lines);
+  void scan_literal_endpoints(std::string_view text, std::string_view file, const LineIndex& lines,
+                              const std::set<std::size_t>& reference_domains);
 
   std::set<std::string> m_registry_domains;                 // lower-case host:port of every registry node
   std::set<std::string> m_registry_ports;                   // every registry port, for loopback hosts
