@@ -140,6 +140,7 @@ TEST(NeedsRebuild, RequestsThatComposeTheRegistryAddressIntoAnImage) {
                           "c: arec://endpoint/registry/mesh/agent@sha256:" + std::string(k_zeros) + "\n"
                           "d: http://arec://endpoint/registry/v2/\n"
                           "e: arec://endpoint/registry\n"
+                          "g: arec://endpoint/registry/v2/\n"
                           "f: arec://endpoint/store/agent\n",
                           "r.yaml"));
   EXPECT_EQ(places(q.findings(false)),
