@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::uintmax_t k_max_declaration_size = 16u << 20;
 constexpr std::string_view k_registry = "registry";
-// A reference with no port is at the registry's when that was given this port.
+// A reference written without a port means HTTPS at 443: the registry's only where it was given 443.
 constexpr std::string_view k_default_port = "443";
 
 std::string lower(std::string_view s) {
