@@ -58,12 +58,21 @@ void print_findings(const std::vector<Finding>& findings) {
   };
   row("REFERENCE", "SOURCE", "KIND", "ACTION");
   for (const auto& f : findings) row(f.reference, f.source, kind_name(f.kind), f.action);
+  const auto count = count_breaking(findings);
+  std::cout << count.references << (count.references == 1 ? " reference" : " references") << " in " << count.occurrences
+            << (count.occurrences == 1 ? " place" : " places") << " would break on a registry move\n";
 }
 
 nlohmann::json findings_json(const std::vector<Finding>& findings) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : findings) {
-    out.push_back({{"reference", f.reference}, {"source", f.source}, {"kind", kind_name(f.kind)}, {"action", f.action}});
+    nlohmann::json row = {{"reference", f.reference}, {"source", f.source}, {"kind", kind_name(f.kind)}, {"action", f.action}};
+    if (!f.file.empty()) {
+      row["file"] = f.file;
+      row["line"] = f.line;
+      row["column"] = f.column;
+    }
+    out.push_back(std::move(row));
   }
   return out;
 }
@@ -182,11 +191,14 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("paths", o->paths, "Declarations: files, or directories searched recursively")->type_name("PATH");
   cmd->add_option("--ref", o->refs, "A reference to classify too (repeatable)")->type_name("REF");
   cmd->add_flag("--catalog", o->catalog, "Also every repository and tag the registry itself lists");
-  cmd->add_flag("--json", o->json, "Print a JSON array of {reference, source, kind, action}");
+  cmd->add_flag("--json", o->json,
+                "Print a JSON array of {reference, source, kind, action}, with file, line and column for declarations");
   cmd->footer(
+      "Every full reference written in a declaration counts (values, arguments, Dockerfile FROM, .env lines,\n"
+      "Helm repository + tag), as do image requests and arec://endpoint/registry/PATH used as an image.\n"
       "Kinds: genesis-pinned (a single-segment repository at the mesh's registry: no record can be behind it),\n"
       "no-build (module/name with no record), hard-coded-address (a literal mesh address that a request should\n"
-      "replace). References to other registries are external, listed with -v.\n"
+      "replace). References to other registries are external, listed with -v. One row per occurrence.\n"
       "Exit 0 when nothing would break on a move, 1 when something would.");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_needs_rebuild(globals, *o); }; });
 }

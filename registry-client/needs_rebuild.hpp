@@ -1,16 +1,20 @@
 // needs-rebuild: the references that would break if the registry moved, found before it does.
 //
-// A reference is the mesh's when its domain is a node's address or name, a loopback address or
-// localhost, at any port. Of those:
+// A reference is the mesh's when its domain is the registry's: the address or name of a node that
+// holds or held the registry (was given a `registry` port) at that port, or a loopback address or
+// localhost at a registry port. Of those:
 //   genesis-pinned      a single-segment repository: no record can be behind it (rule 2)
 //   no-build            module/name with no record in the store (or an image request without one)
 //   hard-coded-address  a literal mesh address with a record behind it, or a literal ADDR:PORT of a
 //                       service in a declaration: replace it with a request
-// Everything else is external.
+// Everything else is external. Requests that compose the registry's address into an image
+// (arec://endpoint/registry/PATH) are classified by PATH as references are.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -19,28 +23,42 @@
 #include "recorder/error.hpp"
 #include "recorder/record.hpp"
 #include "registry-client/nodes.hpp"
+#include "registry-client/reference.hpp"
 
 namespace arec {
 
-// Strongest first: a reference found as several kinds is reported as the first of them.
 enum class FindingKind { genesis_pinned, no_build, hard_coded_address, external };
 
 std::string_view kind_name(FindingKind kind);
 
+// One occurrence of a reference.
 struct Finding {
   std::string reference;
-  std::string source;  // "file:line" (1-based), "--ref", or "catalog"
+  std::string source;      // "file:line" (1-based), "--ref", or "catalog"
+  std::string file;        // empty for --ref and catalog
+  std::size_t line = 0;    // 1-based; 0 when not in a file
+  std::size_t column = 0;  // 1-based, in bytes; 0 when not in a file
   FindingKind kind = FindingKind::external;
   std::string action;
 };
+
+// How many different references the findings hold, and in how many places.
+struct FindingCount {
+  std::size_t references = 0;
+  std::size_t occurrences = 0;
+};
+
+// The findings that would break on a move (external ones are not counted).
+FindingCount count_breaking(const std::vector<Finding>& findings);
 
 class RebuildQuery {
  public:
   RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records);
 
-  // Declarations: a file, or every file under a directory. YAML and JSON files (*.yaml, *.yml,
-  // *.json, and those with a further .in) give the values of `image` keys at any depth, in every
-  // document; every text file gives its image requests and its literal ADDR:PORT of a service.
+  // Declarations: a file, or every file under a directory. Every text file gives each full reference
+  // written in it (scan_references), its image requests and requests that compose the registry's
+  // address into an image, and its literal ADDR:PORT of a service. YAML and JSON files (*.yaml, *.yml,
+  // *.json, and those with a further .in) must parse, and give Helm's `repository` + `tag` as one.
   Status scan_path(const std::filesystem::path& path);
   Status scan_text(std::string_view text, std::string_view file);
   // A reference given on the command line; an invalid one is an error.
@@ -48,26 +66,35 @@ class RebuildQuery {
   // A repository (and tag) in the registry's own catalog, at `registry` (host:port).
   void add_catalog_entry(std::string_view registry, std::string_view repository, std::string_view tag);
 
-  // Each reference once, with its strongest kind; external ones only when asked for.
+  // One row per occurrence: those in files sorted by file, line and column, then --ref values, then
+  // the catalog; external ones only when asked for.
   std::vector<Finding> findings(bool include_external) const;
 
  private:
-  struct Place {
-    std::string file;
-    std::size_t line;
+  class LineIndex;
+  struct HelmImage {
+    std::string repository;
+    std::string tag;
   };
-  void classify(std::string_view reference, const std::string& source, bool from_catalog);
-  void add(Finding finding);
-  bool is_mesh_host(std::string_view host) const;
+  struct Classified {
+    FindingKind kind;
+    std::string action;
+  };
+  std::optional<Classified> classify(const Reference& ref, bool from_catalog) const;
+  void add(std::string reference, std::string_view file, std::size_t line, std::size_t column, Classified what);
+  void add_elsewhere(std::string reference, std::string source, Classified what);
+  bool is_registry_domain(const Reference& ref) const;
   bool has_record(std::string_view repository) const;
-  void scan_image_keys(std::string_view text, std::string_view file, std::vector<Place>& image_lines);
-  void scan_literal_endpoints(std::string_view text, std::string_view file, const std::vector<Place>& image_lines);
+  std::map<std::size_t, HelmImage> helm_images(std::string_view text) const;
+  void scan_requests_in(std::string_view text, std::string_view file, const LineIndex& lines);
+  void scan_literal_endpoints(std::string_view text, std::string_view file, const LineIndex& lines,
+                              const std::set<std::size_t>& reference_domains);
 
-  std::set<std::string> m_mesh_hosts;                      // lower-case: node addresses and names
+  std::set<std::string> m_registry_domains;                 // lower-case host:port of every registry node
+  std::set<std::string> m_registry_ports;                   // every registry port, for loopback hosts
   std::map<std::string, std::map<std::uint16_t, std::string>> m_endpoints;  // address -> port -> service
-  std::set<std::string> m_recorded;                        // module/name with a record
-  std::map<std::string, Finding> m_findings;               // by reference
-  std::vector<std::string> m_order;                        // references in the order first found
+  std::set<std::string> m_recorded;                         // module/name with a record
+  std::vector<Finding> m_findings;                          // in the order found
 };
 
 }  // namespace arec

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <utility>
 
 #include "recorder/digest.hpp"
 #include "recorder/record.hpp"
@@ -88,10 +90,6 @@ Status check_path(std::string_view text, std::string_view path) {
     }
     pos = end + 1;
   }
-  if (path.size() > k_max_path_length) {
-    return fail(invalid(text, "repository path is " + std::to_string(path.size()) + " characters, more than " +
-                                  std::to_string(k_max_path_length)));
-  }
   return {};
 }
 
@@ -133,8 +131,8 @@ Result<Reference> Reference::parse(std::string_view text) {
   }
   if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
     const auto first = rest.substr(0, slash);
-    const bool is_domain = first.find_first_of(".:[") != std::string_view::npos || first == "localhost" ||
-                           lower(first) != first;
+    // As docker reads it: upper case alone does not make a domain, so "Mesh/cp" is a path, and refused.
+    const bool is_domain = first.find_first_of(".:[") != std::string_view::npos || first == "localhost";
     if (is_domain) {
       if (first.empty()) return fail(invalid(text, "domain is empty"));
       if (auto s = check_domain(text, first); !s) return fail(s.error());
@@ -144,7 +142,78 @@ Result<Reference> Reference::parse(std::string_view text) {
   }
   if (auto s = check_path(text, rest); !s) return fail(s.error());
   ref.path = std::string(rest);
+  // The limit is on the whole name, domain included (distribution's NameTotalLengthMax).
+  if (const auto length = ref.name().size(); length > k_max_name_length) {
+    return fail(invalid(text, "name is " + std::to_string(length) + " characters, more than " +
+                                  std::to_string(k_max_name_length) + " (domain and path together)"));
+  }
   return ref;
+}
+
+namespace {
+
+// Longer words are no reference: a name is at most 255, a tag 128 and a digest 135 characters.
+constexpr std::size_t k_max_reference_word = 600;
+constexpr std::string_view k_docker_transport = "docker://";
+
+bool is_word_char(char c) {
+  return is_alnum(c) || c == '.' || c == '_' || c == '-' || c == '/' || c == ':' || c == '@' || c == '[' || c == ']';
+}
+
+// The reference a word holds, as offsets into it; nothing when it holds none.
+std::optional<std::pair<std::size_t, std::size_t>> reference_in_word(std::string_view word) {
+  std::size_t begin = 0, end = word.size();
+  if (const auto scheme = word.find("://"); scheme != std::string_view::npos) {
+    if (!word.starts_with(k_docker_transport)) return std::nullopt;  // a URL, not an image
+    begin = k_docker_transport.size();
+  }
+  // A sentence's end and a YAML key's colon are no part of a reference.
+  while (end > begin && (word[end - 1] == '.' || word[end - 1] == ':' || word[end - 1] == '/' || word[end - 1] == '@')) --end;
+  // Brackets of a list around the reference ("[--image=REF]" or "[REF]"), not of an IPv6 address.
+  while (end > begin && word[end - 1] == ']' &&
+         std::count(word.begin() + begin, word.begin() + end, ']') > std::count(word.begin() + begin, word.begin() + end, '[')) {
+    --end;
+  }
+  while (begin < end && word[begin] == '[') {
+    const auto close = word.find(']', begin);
+    const auto inside = word.substr(begin + 1, close == std::string_view::npos ? 0 : close - begin - 1);
+    const bool ipv6 = close != std::string_view::npos && close < end && !inside.empty() &&
+                      std::all_of(inside.begin(), inside.end(), [](char c) { return is_hex(c) || c == ':'; });
+    if (ipv6) break;
+    ++begin;
+  }
+  if (begin >= end) return std::nullopt;
+  return std::pair{begin, end};
+}
+
+}  // namespace
+
+std::vector<ReferenceInText> scan_references(std::string_view text) {
+  std::vector<ReferenceInText> out;
+  std::size_t line = 1, line_start = 0, counted = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    if (!is_word_char(text[at])) {
+      ++at;
+      continue;
+    }
+    const std::size_t word_start = at;
+    while (at < text.size() && is_word_char(text[at])) ++at;
+    if (at - word_start > k_max_reference_word) continue;
+    const auto found = reference_in_word(text.substr(word_start, at - word_start));
+    if (!found) continue;
+    const std::size_t offset = word_start + found->first, length = found->second - found->first;
+    auto ref = Reference::parse(text.substr(offset, length));
+    if (!ref || ref->domain.empty()) continue;
+    for (; counted < offset; ++counted) {
+      if (text[counted] == '\n') {
+        ++line;
+        line_start = counted + 1;
+      }
+    }
+    out.push_back({std::move(*ref), offset, length, line, offset - line_start + 1});
+  }
+  return out;
 }
 
 std::size_t Reference::segments() const {

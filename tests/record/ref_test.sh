@@ -31,11 +31,16 @@ expect_ref "[::1]:5000/x" "[::1]:5000/x" '{"domain":"[::1]:5000","path":"x","tag
 note "invalid: exit 2, one line naming the offending part"
 expect_exit 2 "$AREC" ref "mesh/Builder"
 expect_one_line_error 'reference "mesh/Builder": repository path component "Builder" must be lowercase'
-long=$(printf 'a%.0s' $(seq 255))
+# 255 characters for the whole name, domain included: example.com/ and 243 more.
+long=$(printf 'a%.0s' $(seq 243))
 expect_ref "example.com/$long" "example.com/$long" \
   "{\"domain\":\"example.com\",\"path\":\"$long\",\"tag\":\"\",\"digest\":\"\",\"segments\":1}"
 expect_exit 2 "$AREC" ref "example.com/${long}a" --json
-expect_one_line_error 'repository path is 256 characters, more than 255'
+expect_one_line_error 'name is 256 characters, more than 255 (domain and path together)'
+expect_eq "" "$OUT" "stdout of a name too long"
+# Upper case does not make a domain: refused as docker refuses it, not read as a registry "Mesh".
+expect_exit 2 "$AREC" ref "Mesh/controlplane"
+expect_one_line_error 'reference "Mesh/controlplane": repository path component "Mesh" must be lowercase'
 expect_eq "" "$OUT" "stdout of an invalid reference"
 expect_exit 2 "$AREC" ref "mesh/builder@sha256:abc"
 expect_one_line_error 'reference "mesh/builder@sha256:abc": digest "sha256:abc": sha256 needs 64 hex characters, got 3'

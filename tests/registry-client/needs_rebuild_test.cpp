@@ -34,59 +34,122 @@ std::string kinds(const std::vector<Finding>& findings) {
   return out;
 }
 
-TEST(NeedsRebuild, ClassifiesReferencesOfTheMesh) {
+// file:line:column kind reference, as the JSON rows say it.
+std::string places(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const auto& f : findings) {
+    out += f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + " " + std::string(kind_name(f.kind)) + " " +
+           f.reference + "\n";
+  }
+  return out;
+}
+
+constexpr std::string_view k_zeros = "0000000000000000000000000000000000000000000000000000000000000000";
+
+TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
   RebuildQuery q(mesh(), recorded({{"mesh", "controlplane"}}));
-  for (const char* ref : {"10.20.0.11:5000/controlplane:genesis",     // single segment at a node's address
-                          "n3:5001/builder",                          // at a node's name
-                          "localhost:5000/mesh/builder",              // loopback, no record
-                          "127.0.0.1:9999/a/b/c",                     // three segments: never a record
-                          "10.20.0.11:5000/mesh/controlplane@sha256:" // a record behind a literal address
-                          "0000000000000000000000000000000000000000000000000000000000000000",
-                          "[fd00::2]:5000/x",                         // IPv6 node address
-                          "registry.example.com/mesh/controlplane",   // another registry
-                          "controlplane"}) {                          // no domain: not the mesh's
+  const std::string pinned = "10.20.0.11:5000/mesh/controlplane@sha256:" + std::string(k_zeros);
+  for (const std::string ref : {"10.20.0.11:5000/controlplane:genesis",  // single segment at a registry node's address
+                                "n3:5001/builder",                       // at its name and registry port
+                                "localhost:5000/mesh/builder",           // loopback at a registry port, no record
+                                "127.0.0.1:5001/a/b/c",                  // three segments: never a record
+                                pinned.c_str(),                          // a record behind a literal address
+                                "[::1]:5000/x",                          // IPv6 loopback
+                                "10.20.0.11:6852/controlplane",          // the store's port, not the registry's
+                                "[fd00::2]:5000/x",                      // a node that never held the registry
+                                "registry.example.com/mesh/controlplane",  // another registry
+                                "controlplane"}) {                       // no domain: not the mesh's
     ASSERT_TRUE(q.add_reference(ref, "--ref")) << ref;
   }
   EXPECT_EQ(kinds(q.findings(true)),
             "10.20.0.11:5000/controlplane:genesis genesis-pinned --ref\n"
             "n3:5001/builder genesis-pinned --ref\n"
-            "[fd00::2]:5000/x genesis-pinned --ref\n"
             "localhost:5000/mesh/builder no-build --ref\n"
-            "127.0.0.1:9999/a/b/c no-build --ref\n"
-            "10.20.0.11:5000/mesh/controlplane@sha256:0000000000000000000000000000000000000000000000000000000000000000 "
-            "hard-coded-address --ref\n"
-            "registry.example.com/mesh/controlplane external --ref\n"
-            "controlplane external --ref\n");
-  EXPECT_EQ(q.findings(false).size(), 6u);
+            "127.0.0.1:5001/a/b/c no-build --ref\n" +
+                pinned + " hard-coded-address --ref\n"
+                "[::1]:5000/x genesis-pinned --ref\n"
+                "10.20.0.11:6852/controlplane external --ref\n"
+                "[fd00::2]:5000/x external --ref\n"
+                "registry.example.com/mesh/controlplane external --ref\n"
+                "controlplane external --ref\n");
   const auto findings = q.findings(false);
-  EXPECT_EQ(findings[5].action,
-            "replace it with arec://image/mesh/controlplane@sha256:0000000000000000000000000000000000000000000000000000000000000000");
+  ASSERT_EQ(findings.size(), 6u);
+  // Actions name what is known: the name of a two-segment repository, the last segment of one.
+  EXPECT_EQ(findings[0].action,
+            "rebuild it through arec (arec_record) as <module>/controlplane, then use arec://image/<module>/controlplane");
+  EXPECT_EQ(findings[2].action, "rebuild it through arec (arec_record) as mesh/builder, then use arec://image/mesh/builder");
+  EXPECT_EQ(findings[3].action, "rebuild it through arec (arec_record) as <module>/<name>, then use arec://image/<module>/<name>");
+  EXPECT_EQ(findings[4].action, "replace it with arec://image/mesh/controlplane@sha256:" + std::string(k_zeros));
 }
 
-TEST(NeedsRebuild, ImageKeysAtAnyDepthInEveryDocumentWithLines) {
-  RebuildQuery q(mesh(), {});
-  const std::string yaml =
-      "a: 1\n"
-      "---\n"
-      "spec:\n"
-      "  template:\n"
-      "    containers:\n"
-      "      - name: cp\n"
-      "        image: 10.20.0.11:5000/controlplane:genesis\n"
-      "      - image: docker.io/library/redis:7\n"
-      "registry: 10.20.0.11:5000/elsewhere\n";
-  ASSERT_TRUE(q.scan_text(yaml, "deploy.yaml"));
-  // Not an image key: its value is no image reference, but the registry's address written down.
-  EXPECT_EQ(kinds(q.findings(true)),
-            "10.20.0.11:5000/controlplane:genesis genesis-pinned deploy.yaml:7\n"
-            "10.20.0.11:5000 hard-coded-address deploy.yaml:9\n"
-            "docker.io/library/redis:7 external deploy.yaml:8\n");
+TEST(NeedsRebuild, EveryFormOfDeclaration) {
+  RebuildQuery q(mesh(), recorded({{"mesh", "agent"}}));
+  ASSERT_TRUE(q.scan_text("FROM 10.20.0.11:5000/controlplane:genesis AS build\n"
+                          "FROM docker.io/library/nginx:1.25\n"
+                          "COPY --from=build /cp /usr/local/bin/cp\n",
+                          "d/Dockerfile"));
+  ASSERT_TRUE(q.scan_text("spec:\n"
+                          "  containers:\n"
+                          "    - name: builder\n"
+                          "      image: arec://image/mesh/agent\n"
+                          "      args: [\"--image=10.20.0.11:5000/builder:genesis\", --pull=never]\n"
+                          "      env:\n"
+                          "        - name: BUILDER_IMAGE\n"
+                          "          value: 10.20.0.11:5000/builder:genesis\n"
+                          "        - {name: STORE, value: 'postgres://cp@10.20.0.11:6852/cp'}\n",
+                          "d/deploy.yaml"));
+  ASSERT_TRUE(q.scan_text("image:\n"
+                          "  repository: 10.20.0.11:5000/agent\n"
+                          "  tag: \"1.2\"\n"
+                          "sidecar:\n"
+                          "  repository: \"127.0.0.1:5000/demo/nope\"\n"
+                          "  tag: 2\n",
+                          "d/values.yaml"));
+  ASSERT_TRUE(q.scan_text("{\"data\": {\"images\": \"a=10.20.0.11:5000/mesh/agent:v1,b=docker://10.20.0.11:5000/mesh/agent.\"}}\n",
+                          "d/configmap.json"));
+  ASSERT_TRUE(q.scan_text("AGENT=arec://endpoint/registry/agent:1\n"
+                          "REGISTRY=10.20.0.11:5000\n",
+                          "d/.env.in"));
+  EXPECT_EQ(places(q.findings(false)),
+            "d/.env.in:1:7 genesis-pinned arec://endpoint/registry/agent:1\n"
+            "d/.env.in:2:10 hard-coded-address 10.20.0.11:5000\n"
+            "d/Dockerfile:1:6 genesis-pinned 10.20.0.11:5000/controlplane:genesis\n"
+            "d/configmap.json:1:24 hard-coded-address 10.20.0.11:5000/mesh/agent:v1\n"
+            "d/configmap.json:1:65 hard-coded-address 10.20.0.11:5000/mesh/agent\n"
+            "d/deploy.yaml:5:23 genesis-pinned 10.20.0.11:5000/builder:genesis\n"
+            "d/deploy.yaml:8:18 genesis-pinned 10.20.0.11:5000/builder:genesis\n"
+            "d/deploy.yaml:9:47 hard-coded-address 10.20.0.11:6852\n"
+            "d/values.yaml:2:15 genesis-pinned 10.20.0.11:5000/agent:1.2\n"
+            "d/values.yaml:5:16 no-build 127.0.0.1:5000/demo/nope:2\n");
+  const auto findings = q.findings(false);
+  EXPECT_EQ(findings[0].action, "rebuild it through arec (arec_record) as <module>/agent, then use arec://image/<module>/agent");
+  EXPECT_EQ(findings[1].action, "replace it with arec://endpoint/registry");
+  EXPECT_EQ(findings[3].action, "replace it with arec://image/mesh/agent:v1");
+  EXPECT_EQ(findings[9].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");
+  const auto count = count_breaking(findings);
+  EXPECT_EQ(count.references, 9u);  // builder:genesis twice
+  EXPECT_EQ(count.occurrences, 10u);
+  // The external image is there with -v, and only then.
+  EXPECT_NE(places(q.findings(true)).find("d/Dockerfile:2:6 external docker.io/library/nginx:1.25\n"), std::string::npos);
 }
 
-TEST(NeedsRebuild, JsonDeclarationsToo) {
-  RebuildQuery q(mesh(), {});
-  ASSERT_TRUE(q.scan_text("{\n\t\"spec\": {\n\t\t\"image\": \"127.0.0.1:5000/builder\"\n\t}\n}\n", "b.json"));
-  EXPECT_EQ(kinds(q.findings(false)), "127.0.0.1:5000/builder genesis-pinned b.json:3\n");
+TEST(NeedsRebuild, RequestsThatComposeTheRegistryAddressIntoAnImage) {
+  RebuildQuery q(mesh(), recorded({{"mesh", "agent"}}));
+  ASSERT_TRUE(q.scan_text("a: arec://endpoint/registry/agent\n"
+                          "b: arec://address/registry:5000/demo/nope:1.0\n"
+                          "c: arec://endpoint/registry/mesh/agent@sha256:" + std::string(k_zeros) + "\n"
+                          "d: http://arec://endpoint/registry/v2/\n"
+                          "e: arec://endpoint/registry\n"
+                          "g: arec://endpoint/registry/v2/\n"
+                          "f: arec://endpoint/store/agent\n",
+                          "r.yaml"));
+  EXPECT_EQ(places(q.findings(false)),
+            "r.yaml:1:4 genesis-pinned arec://endpoint/registry/agent\n"
+            "r.yaml:2:4 no-build arec://address/registry:5000/demo/nope:1.0\n"
+            "r.yaml:3:4 hard-coded-address arec://endpoint/registry/mesh/agent@sha256:" + std::string(k_zeros) + "\n");
+  const auto findings = q.findings(false);
+  EXPECT_EQ(findings[1].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");
+  EXPECT_EQ(findings[2].action, "use arec://image/mesh/agent");
 }
 
 TEST(NeedsRebuild, ImageRequestsWithoutARecord) {
@@ -105,23 +168,33 @@ TEST(NeedsRebuild, LiteralEndpointsOfServices) {
   const auto findings = q.findings(false);
   EXPECT_EQ(kinds(findings),
             "10.20.0.11:6852 hard-coded-address app.env:1\n"
-            "127.0.0.1:6852 hard-coded-address app.env:3\n"
-            "[fd00::2]:5679 hard-coded-address app.env:2\n");
+            "[fd00::2]:5679 hard-coded-address app.env:2\n"
+            "127.0.0.1:6852 hard-coded-address app.env:3\n");
   EXPECT_EQ(findings[0].action, "replace it with arec://endpoint/store");
-  EXPECT_EQ(findings[2].action, "replace it with arec://endpoint/bus");
+  EXPECT_EQ(findings[1].action, "replace it with arec://endpoint/bus");
 }
 
-TEST(NeedsRebuild, EachReferenceOnceWithItsStrongestKind) {
+TEST(NeedsRebuild, OneRowPerOccurrenceSortedByFileAndLine) {
   RebuildQuery q(mesh(), recorded({{"mesh", "cp"}}));
   ASSERT_TRUE(q.add_reference("10.20.0.11:5000/mesh/cp", "--ref"));
+  ASSERT_TRUE(q.scan_text("b: 10.20.0.11:5000/builder:genesis\nc: x\nd: 10.20.0.11:5000/builder:genesis 10.20.0.11:5000/builder:genesis\n",
+                          "z.yaml"));
   ASSERT_TRUE(q.scan_text("image: 10.20.0.11:5000/mesh/cp\n", "a.yaml"));
-  q.add_catalog_entry("10.20.0.11:5000", "mesh/cp", "");
-  EXPECT_EQ(kinds(q.findings(false)), "10.20.0.11:5000/mesh/cp hard-coded-address --ref\n");
-  q.add_catalog_entry("10.20.0.11:5000", "builder", "genesis");
   q.add_catalog_entry("10.20.0.11:5000", "mesh/cp", "v1");  // pushed by arec: fine
-  EXPECT_EQ(kinds(q.findings(false)),
-            "10.20.0.11:5000/builder:genesis genesis-pinned catalog\n"
-            "10.20.0.11:5000/mesh/cp hard-coded-address --ref\n");
+  q.add_catalog_entry("10.20.0.11:5000", "builder", "genesis");
+  const auto findings = q.findings(false);
+  EXPECT_EQ(kinds(findings),
+            "10.20.0.11:5000/mesh/cp hard-coded-address a.yaml:1\n"
+            "10.20.0.11:5000/builder:genesis genesis-pinned z.yaml:1\n"
+            "10.20.0.11:5000/builder:genesis genesis-pinned z.yaml:3\n"
+            "10.20.0.11:5000/builder:genesis genesis-pinned z.yaml:3\n"
+            "10.20.0.11:5000/mesh/cp hard-coded-address --ref\n"
+            "10.20.0.11:5000/builder:genesis genesis-pinned catalog\n");
+  EXPECT_EQ(findings[2].column, 4u);
+  EXPECT_EQ(findings[3].column, 36u);
+  const auto count = count_breaking(findings);
+  EXPECT_EQ(count.references, 2u);
+  EXPECT_EQ(count.occurrences, 6u);
 }
 
 TEST(NeedsRebuild, BadInput) {

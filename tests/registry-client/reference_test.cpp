@@ -50,7 +50,6 @@ const std::vector<Valid> k_valid = {
     {"localhost:5000/repo:tag", "localhost:5000", "repo", "tag", "", 1},
     {"localhost", "", "localhost", "", "", 1},
     {"localhost:5000", "", "localhost", "5000", "", 1},
-    {"Uppercase/lowercase:tag", "Uppercase", "lowercase", "tag", "", 1},
     {"docker.io/library/ubuntu:22.04", "docker.io", "library/ubuntu", "22.04", "", 2},
     {"a/b/c/d/e", "", "a/b/c/d/e", "", "", 5},
     {"a__b/c--d_e.f", "", "a__b/c--d_e.f", "", "", 2},
@@ -62,7 +61,8 @@ const std::vector<Valid> k_valid = {
     {"repo:" + std::string(128, 't'), "", "repo", std::string(128, 't'), "", 1},
     {"repo:_tag", "", "repo", "_tag", "", 1},
     {"a/" + std::string(253, 'b'), "", "a/" + std::string(253, 'b'), "", "", 2},
-    {"example.com/" + std::string(255, 'c'), "example.com", std::string(255, 'c'), "", "", 1},
+    {"example.com/" + std::string(243, 'c'), "example.com", std::string(243, 'c'), "", "", 1},
+    {"10.20.0.11:5000/mesh/" + std::string(234, 'c'), "10.20.0.11:5000", "mesh/" + std::string(234, 'c'), "", "", 2},
 };
 
 struct Invalid {
@@ -85,7 +85,14 @@ const std::vector<Invalid> k_invalid = {
     {"repo:-tag", "tag \"-tag\" is invalid"},
     {"repo:.tag", "tag \".tag\" is invalid"},
     {"repo:ta%g", "tag \"ta%g\" is invalid"},
-    {"a/" + std::string(254, 'b'), "repository path is 256 characters, more than 255"},
+    {"a/" + std::string(254, 'b'), "name is 256 characters, more than 255 (domain and path together)"},
+    // The limit counts the domain: a path of 244 is fine alone, too long behind "example.com/".
+    {"example.com/" + std::string(244, 'c'), "name is 256 characters, more than 255"},
+    {"10.20.0.11:5000/mesh/" + std::string(235, 'c'), "name is 256 characters"},
+    // Upper case does not make a domain (docker refuses these as not lowercase).
+    {"Uppercase/lowercase:tag", "component \"Uppercase\" must be lowercase"},
+    {"Mesh/controlplane", "repository path component \"Mesh\" must be lowercase"},
+    {"Mesh/controlplane:genesis", "repository path component \"Mesh\" must be lowercase"},
     {"[2001:db8::1]", "component \"[2001:db8::1]\" is invalid"},
     {"[fe80::1%eth0]:5000/repo", "not an IPv6 address"},
     {"[2001:db8::1/repo", "unclosed '['"},
@@ -171,6 +178,46 @@ TEST(Reference, ParsingNeverReadsPastTheEnd) {
   }
   EXPECT_GT(parsed, inputs.size());
 }
+// offset:line:column reference, for each reference found.
+std::string scanned(std::string_view text) {
+  std::string out;
+  for (const auto& r : scan_references(text)) {
+    EXPECT_EQ(text.substr(r.offset, r.length), r.reference.str());
+    out += std::to_string(r.offset) + ":" + std::to_string(r.line) + ":" + std::to_string(r.column) + " " + r.reference.str() + "\n";
+  }
+  return out;
+}
+
+TEST(ScanReferences, FindsFullReferencesWhereverTheyAreWritten) {
+  const std::string digest = "10.0.0.5:5000/mesh/cp@" + k_sha256;
+  EXPECT_EQ(scanned("FROM 10.0.0.5:5000/controlplane:genesis AS build\n"
+                    "args: [\"--image=10.0.0.5:5000/builder:genesis\", '--x=y']\n"
+                    "IMAGES=a.io/x:1,b.io/y,localhost/z\n"
+                    "\t- [::1]:5000/v6  `" + digest + "`\n"),
+            "5:1:6 10.0.0.5:5000/controlplane:genesis\n"
+            "65:2:17 10.0.0.5:5000/builder:genesis\n"
+            "113:3:8 a.io/x:1\n"
+            "122:3:17 b.io/y\n"
+            "129:3:24 localhost/z\n"
+            "144:4:4 [::1]:5000/v6\n"
+            "160:4:20 " + digest + "\n");
+}
+
+TEST(ScanReferences, TokenBoundaries) {
+  // A sentence's full stop, a YAML key's colon, an unquoted flow list's brackets.
+  EXPECT_EQ(scanned("Pull 10.0.0.5:5000/mesh/cp. Or [10.0.0.5:5000/a, [--image=b.io/c]]\nb.io/d: x"),
+            "5:1:6 10.0.0.5:5000/mesh/cp\n"
+            "32:1:33 10.0.0.5:5000/a\n"
+            "58:1:59 b.io/c\n"
+            "67:2:1 b.io/d\n");
+  // skopeo's docker:// transport names an image; other URLs and requests do not.
+  EXPECT_EQ(scanned("docker://b.io/e https://b.io/f postgres://cp@10.0.0.5:6852/cp arec://image/mesh/cp oci:b.io/g"),
+            "9:1:10 b.io/e\n");
+  // No domain, not a reference, too long to be one.
+  EXPECT_EQ(scanned("mesh/cp apps/v1 controlplane:genesis Mesh/cp b.io/UPPER " + std::string(700, 'a') + ".io/x"), "");
+  EXPECT_EQ(scanned(""), "");
+}
+
 
 }  // namespace
 }  // namespace arec
