@@ -68,7 +68,7 @@ printf 'v2\n' >"$T/in/lib-v2"
 expect_exit 0 "$AREC" record --module rec --name base --file "$T/in/lib-v2=/usr/lib/lib.txt"
 base=${OUT#*@}
 expect_exit 0 "$AREC" record --module rec --name top --base rec/base --file "$T/in/tool" --json
-expect_eq "$base" "$(json_get .base_digest <<<"$OUT")" "base digest: the latest record of rec/base"
+expect_eq "$base" "$(json_get .base <<<"$OUT")" "base digest: the latest record of rec/base"
 umoci unpack --rootless --image "$AREC_STORE:rec/top" "$T/top" >/dev/null
 expect_eq v2 "$(cat "$T/top/rootfs/usr/lib/lib.txt")" "the base's file"
 cmp "$T/in/tool" "$T/top/rootfs/usr/local/bin/tool" || fail "the top's file differs"

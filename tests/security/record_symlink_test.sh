@@ -46,7 +46,8 @@ store_before=$(tree_state "$AREC_STORE")
 expect_exit 2 "$AREC" record --module sec --name under --dir "$T/in/tree=/srv/tree" --dir "$T/in/more=/srv/tree/sub/escape-dir/x"
 expect_one_line_error "/srv/tree/sub/escape-dir/x (--dir $T/in/more) passes through the symlink /srv/tree/sub/escape-dir -> ../../outside/dir (--dir $T/in/tree)"
 expect_exit 2 "$AREC" record --module sec --name under --dir "$T/in/tree=/srv/tree" --file "$T/in/tree/app=/srv/tree/sub/dir-link/"
-expect_one_line_error "/srv/tree/sub/dir-link/app (--file $T/in/tree/app) passes through the symlink /srv/tree/sub/dir-link -> $T/outside/dir (--dir $T/in/tree)"
+# Files are taken before trees: here the directory comes first, then the link.
+expect_one_line_error "/srv/tree/sub/dir-link is a directory for --file $T/in/tree/app and the symlink -> $T/outside/dir for --dir $T/in/tree"
 note "a directory where another input records a symlink, in either order"
 expect_exit 2 "$AREC" record --module sec --name under --dir "$T/in/tree=/srv/tree" --dir "$T/in/more=/srv/tree/sub"
 expect_one_line_error "/srv/tree/sub/dir-link is a directory for --dir $T/in/more and the symlink -> $T/outside/dir for --dir $T/in/tree"
