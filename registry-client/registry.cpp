@@ -155,6 +155,10 @@ RegistryResult<void> Registry::settle_scheme(http::Client& client) {
   RegistryAddress plain = m_address;
   plain.scheme = Scheme::http;
   auto answered = client.perform({.url = plain.base_url() + "/v2/"});
+  // A connection that broke is worth another try of both; the step's retries decide.
+  if (!answered && answered.error().cause == http::Failure::Cause::network) {
+    return std::unexpected(RegistryError::from_failure(answered.error()));
+  }
   // A TLS server answers plain HTTP with 400 ("Client sent an HTTP request to an HTTPS server"); a
   // registry's /v2/ never does.
   if (!answered || answered->status == 400) return std::unexpected(RegistryError::from_failure(secure.error()));
