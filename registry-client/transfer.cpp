@@ -239,7 +239,11 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
     std::vector<std::string> references;
     if (!plan.present) references.push_back(plan.record.manifest.digest.str());
     for (const auto& tag : plan.tags) {
-      // A tag that names this digest already costs no write.
+      // A tag that names this digest already costs no write. Where the manifest was not, no tag names it.
+      if (!plan.present) {
+        references.push_back(tag);
+        continue;
+      }
       const std::string doing = context + ": checking tag " + tag;
       auto found = run.step(doing, {}, [&] { return run.session.head_manifest(repository, tag); });
       if (!found) return fail(found.error());
