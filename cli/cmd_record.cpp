@@ -142,8 +142,10 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--file", o->files, "A file to pack; DEST defaults to /usr/local/bin/<basename>")
       ->type_name("SRC[=DEST]");
   cmd->add_option("--dir", o->dirs, "A directory tree to pack under DEST (default /)")->type_name("SRC[=DEST]");
-  cmd->add_option("--base", o->base, "Image to build on: a local OCI layout, or a registry reference (pulled once, by digest)")
-      ->type_name("oci:DIR[:REF]|REF");
+  cmd->add_option("--base", o->base,
+                  "Image to build on: a local OCI layout, the latest record of MODULE/NAME in the store, or a registry "
+                  "reference with its domain (pulled once, by digest)")
+      ->type_name("oci:DIR[:REF]|M/N|REF");
   cmd->add_option("--entrypoint", o->entrypoint, "Entrypoint argument (repeat for each)")->type_name("ARG");
   cmd->add_option("--env", o->env, "Environment variable of the image (repeatable)")->type_name("K=V");
   cmd->add_option("--compression", o->compression, "Layer compression: gzip, zstd or none")->capture_default_str();

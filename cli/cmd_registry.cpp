@@ -67,7 +67,7 @@ Result<std::vector<Record>> select_records(const Globals& globals, const std::ve
 }
 
 Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors, const std::vector<std::string>& tags,
-                     const TransferFlags& flags) {
+                     LatestTag latest, const TransferFlags& flags) {
   for (const auto& tag : tags) {
     if (!is_tag(tag)) {
       return fail_input("--tag \"" + tag + "\": not a tag ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})");
@@ -86,7 +86,7 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   if (!store) return fail(store.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
-  auto summary = push_records(*store, *records, tags, *registry, *options);
+  auto summary = push_records(*store, *records, PushTags{latest, tags}, *registry, *options);
   if (!summary) return fail(summary.error());
   if (flags.json) {
     print_json(to_json(*summary));
@@ -162,18 +162,24 @@ Result<RegistryAddress> registry_for(const Globals& globals, std::string_view do
 void add_push(CLI::App& app, Globals& globals, Action& action) {
   auto selectors = std::make_shared<std::vector<std::string>>();
   auto tags = std::make_shared<std::vector<std::string>>();
+  auto no_latest = std::make_shared<bool>(false);
   auto flags = std::make_shared<TransferFlags>();
   auto* cmd = app.add_subcommand("push", "Push records to the registry the node settings give, as MODULE/NAME@DIGEST");
   cmd->add_option("records", *selectors, "Records to push (default: the latest of every module/name)")
       ->type_name("M[/N[@DIGEST]]");
-  cmd->add_option("--tag", *tags, "Also tag each pushed image (repeatable)")->type_name("TAG");
+  cmd->add_option("--tag", *tags, "Also tag the newest pushed record of each module/name (repeatable)")->type_name("TAG");
+  cmd->add_flag("--no-latest", *no_latest, "Do not tag the latest record of each module/name `latest`");
   cmd->add_option("--chunk-size", flags->chunk_size, "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE or 64M)")
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
-  cmd->footer("Blobs the repository holds are skipped; blobs another repository of the registry holds are mounted.\n"
+  cmd->footer("Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
+              "registry clean-up of untagged manifests keeps it. Blobs the repository holds are skipped; blobs\n"
+              "another repository of the registry holds are mounted.\n"
               "--json prints {registry, images, uploaded, mounted, skipped, bytes}.");
-  cmd->callback([&action, &globals, selectors, tags, flags] {
-    action = [&globals, selectors, tags, flags] { return run_push(globals, *selectors, *tags, *flags); };
+  cmd->callback([&action, &globals, selectors, tags, no_latest, flags] {
+    action = [&globals, selectors, tags, no_latest, flags] {
+      return run_push(globals, *selectors, *tags, *no_latest ? LatestTag::no : LatestTag::yes, *flags);
+    };
   });
 }
 

@@ -73,7 +73,8 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
 
   ``FILES <src>[=<dest>]...``
     More files to pack: ``<src>`` on the build machine (relative to the current source directory),
-    ``<dest>`` its path in the image (default: ``/usr/local/bin/<file name>``).
+    ``<dest>`` its path in the image (default: ``/usr/local/bin/<file name>``); a ``<dest>`` ending in
+    ``/`` is a directory the file goes into.
 
   ``DIRECTORIES <src>[=<dest>]...``
     Directory trees to pack under ``<dest>`` (default ``/``).

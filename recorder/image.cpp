@@ -89,13 +89,19 @@ void merge_env(nlohmann::json& config, const std::vector<std::string>& env) {
   config["Env"] = std::move(list);
 }
 
-// The source revision of the git work tree around the working directory, or empty.
+// The source revision of the git work tree around the working directory, or empty. "<sha>-dirty" when
+// tracked files differ from HEAD, as `git describe --dirty` says: untracked files do not count.
 std::string git_revision() {
   auto run = run_process({"git", "rev-parse", "--verify", "-q", "HEAD"}, {}, std::chrono::seconds(30), 256);
   if (!run || run->exit_code != 0) return {};
   std::string out = std::move(run->out);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out.size() == 40 || out.size() == 64 ? out : std::string();
+  if (out.size() != 40 && out.size() != 64) return {};
+  // git status refreshes the index first, so a file only touched is not a change.
+  auto status = run_process({"git", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=none"}, {},
+                            std::chrono::seconds(60), 1);
+  if (status && status->exit_code == 0 && !status->out.empty()) out += "-dirty";
+  return out;
 }
 
 }  // namespace
@@ -145,6 +151,17 @@ Result<BaseImage> open_layout_base(std::string_view spec) {
   auto manifest = select_platform_manifest(*layout, *found, what);
   if (!manifest) return fail(manifest.error());
   return BaseImage{std::move(*layout), *manifest};
+}
+
+Result<BaseImage> open_record_base(const Store& store, std::string_view module, std::string_view name) {
+  const std::string what = "base \"" + std::string(module) + "/" + std::string(name) + "\"";
+  auto latest = store.latest(module, name);
+  if (!latest) return fail(std::move(latest.error()).context(what));
+  if (!*latest) {
+    return fail_input(what + ": no record of " + std::string(module) + "/" + std::string(name) + " in the store " +
+                      store.dir().string() + " (an image of a registry is written with its domain: HOST[:PORT]/PATH)");
+  }
+  return BaseImage{store, (*latest)->manifest};
 }
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {

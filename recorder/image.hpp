@@ -19,6 +19,8 @@ struct BaseImage {
 // Finds `oci:DIR[:REF]` (skopeo's syntax): the manifest tagged REF, or the only one when REF is absent.
 // An index is resolved to the manifest for this machine's platform.
 Result<BaseImage> open_layout_base(std::string_view spec);
+// The latest record of module/name in the store, as a base: no network.
+Result<BaseImage> open_record_base(const Store& store, std::string_view module, std::string_view name);
 // The manifest for the host platform behind `descriptor`, following an image index if it is one.
 Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what);
 

@@ -31,6 +31,7 @@ std::string quoted(const fsys::path& p) { return "\"" + p.string() + "\""; }
 class EntryMap {
  public:
   Status add(LayerEntry entry, const std::string& origin) {
+    if (auto s = refuse_under_symlink(entry.path, origin); !s) return s;
     if (auto s = add_parents(entry.path, origin); !s) return s;
     return put(std::move(entry), origin);
   }
@@ -47,6 +48,18 @@ class EntryMap {
     LayerEntry entry;
     std::string origin;
   };
+
+  // An entry whose path passes through a symlink recorded earlier lets an unpacker that follows the
+  // link write outside the place the image means: refused, naming both.
+  Status refuse_under_symlink(const std::string& path, const std::string& origin) const {
+    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+      const auto it = m_entries.find(path.substr(0, slash));
+      if (it == m_entries.end() || it->second.entry.type != LayerEntry::Type::symlink) continue;
+      return fail_input("/" + path + " (" + origin + ") passes through the symlink /" + it->first + " -> " +
+                        it->second.entry.link_target + " (" + it->second.origin + ")");
+    }
+    return {};
+  }
 
   Status add_parents(const std::string& path, const std::string& origin) {
     for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
@@ -67,31 +80,20 @@ class EntryMap {
     const bool same_file = existing.type == entry.type && existing.source == entry.source &&
                            existing.link_target == entry.link_target && existing.mode == entry.mode;
     if (both_dirs || same_file) return {};
+    const auto is = [](const LayerEntry& e, LayerEntry::Type type) { return e.type == type; };
+    if ((is(existing, LayerEntry::Type::directory) && is(entry, LayerEntry::Type::symlink)) ||
+        (is(existing, LayerEntry::Type::symlink) && is(entry, LayerEntry::Type::directory))) {
+      const bool link_first = is(existing, LayerEntry::Type::symlink);
+      const LayerEntry& link = link_first ? existing : entry;
+      return fail_input("/" + entry.path + " is a directory for " + (link_first ? origin : it->second.origin) +
+                        " and the symlink -> " + link.link_target + " for " + (link_first ? it->second.origin : origin) +
+                        ": an entry under a symlink is refused");
+    }
     return fail_input("/" + entry.path + " is given twice: by " + it->second.origin + " and by " + origin);
   }
 
   std::map<std::string, Placed> m_entries;
 };
-
-// True when a relative symlink at `link_path` (relative to its tree root) resolves outside that tree.
-bool escapes_tree(const std::string& link_path, const std::string& target) {
-  int depth = 0;
-  for (std::size_t i = 0; i < link_path.size(); ++i) {
-    if (link_path[i] == '/') ++depth;  // directories above the link, within the tree
-  }
-  std::size_t pos = 0;
-  while (pos <= target.size()) {
-    const std::size_t end = std::min(target.find('/', pos), target.size());
-    const std::string_view part(target.data() + pos, end - pos);
-    if (part == "..") {
-      if (--depth < 0) return true;
-    } else if (!part.empty() && part != ".") {
-      ++depth;
-    }
-    pos = end + 1;
-  }
-  return false;
-}
 
 Status collect_tree(const LayerInput& input, const std::string& root, EntryMap& entries) {
   const std::string origin = "--dir " + input.source.string();
@@ -127,12 +129,9 @@ Status collect_tree(const LayerInput& input, const std::string& root, EntryMap& 
       entry.mode = 0777;
       std::error_code link_ec;
       entry.link_target = fsys::read_symlink(source, link_ec).string();
+      // Recorded as the link it is, wherever it points (as tar and COPY do): it is never followed here,
+      // and in the image it resolves within the image's root.
       if (link_ec) return fail_input(quoted(source) + ": reading symlink: " + link_ec.message());
-      // An absolute target names a path inside the image; a relative one must stay inside the tree.
-      if (!entry.link_target.empty() && entry.link_target[0] != '/' && escapes_tree(relative, entry.link_target)) {
-        return fail_input("--dir " + quoted(input.source) + ": symlink " + relative + " -> " + entry.link_target +
-                          " points outside the directory");
-      }
     } else {
       return fail_input(quoted(source) + ": not a regular file, directory or symlink");
     }
@@ -258,6 +257,16 @@ Result<LayerInput> parse_layer_input(LayerInput::Kind kind, std::string_view spe
     input.destination = std::string(spec.substr(eq + 1));
     auto normal = normalise_image_path(input.destination, std::string(flag) + " " + std::string(spec));
     if (!normal) return fail(normal.error());
+    if (kind == LayerInput::Kind::file && input.destination.ends_with('/')) {
+      // A directory, as cp and Dockerfile COPY read a destination ending in "/": the file goes inside.
+      const std::string file_name = input.source.filename().string();
+      if (file_name.empty() || file_name == "." || file_name == "..") {
+        return fail_input("--file \"" + std::string(spec) + "\": the source names no file to put inside " + input.destination);
+      }
+      input.destination += file_name;
+    } else if (kind == LayerInput::Kind::file && normal->empty()) {
+      return fail_input("--file \"" + std::string(spec) + "\": destination is the image root; write =/ to put the file in it");
+    }
   } else if (kind == LayerInput::Kind::file) {
     input.destination = "/usr/local/bin/" + input.source.filename().string();
   } else {

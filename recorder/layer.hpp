@@ -21,7 +21,8 @@ struct LayerInput {
   std::string destination;  // absolute image path; a file without one goes to /usr/local/bin/<basename>
 };
 
-// Parses `SRC[=DEST]` as the command line and the CMake module spell it.
+// Parses `SRC[=DEST]` as the command line and the CMake module spell it. A file's DEST ending in "/"
+// is a directory the file goes into, as with cp and Dockerfile COPY.
 Result<LayerInput> parse_layer_input(LayerInput::Kind kind, std::string_view spec);
 
 // One tar entry. `path` is relative to the image root with no leading slash ("usr/local/bin/app").
@@ -36,8 +37,9 @@ struct LayerEntry {
 };
 
 // Walks the inputs into a sorted entry list, with every parent directory present. Directory trees are
-// read with lstat and never followed through symlinks; a relative symlink that would resolve outside
-// its tree is refused. Two inputs that put different things at one path are refused.
+// read with lstat and never followed through symlinks; a symlink is recorded as the link it is, wherever
+// it points. Refused: two inputs that put different things at one path, and an entry whose path passes
+// through a symlink recorded before it (an unpacker following that link would write elsewhere).
 Result<std::vector<LayerEntry>> collect_entries(const std::vector<LayerInput>& inputs);
 
 // Normalises an absolute image path ("/usr//local/./bin/" -> "usr/local/bin"); refuses relative paths

@@ -341,6 +341,11 @@ std::string Authenticator::header() const {
 
 bool Authenticator::sends_to(std::string_view url) const { return http::origin_of(url) == m_origin; }
 
+void Authenticator::set_origin(std::string origin) {
+  const std::lock_guard lock(m_mutex);
+  m_origin = std::move(origin);
+}
+
 RegistryError Authenticator::refused(std::string_view what) const {
   RegistryError e;
   e.status = 401;

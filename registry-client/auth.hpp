@@ -92,6 +92,8 @@ class Authenticator {
   std::string header() const;
   // True when `url` goes to the registry itself, so it may carry the Authorization header.
   bool sends_to(std::string_view url) const;
+  // The registry's origin once its scheme is settled; called before any worker sends a request.
+  void set_origin(std::string origin);
 
   // Answers a 401 to a request sent with Authorization `sent` (empty: none) that needs `scopes`
   // ("repository:mesh/app:pull,push"). Ok: send it again with header(). An error: the registry

@@ -157,19 +157,27 @@ int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void*) {
   return 0;
 }
 
+bool is_certificate_failure(CURLcode code) {
+  switch (code) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool is_tls_failure(CURLcode code) {
   switch (code) {
     case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_ENGINE_NOTFOUND:
     case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_ISSUER_ERROR:
     case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
       return true;
     default:
       return false;
@@ -337,6 +345,8 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
       failure.message = t.local->message;
     } else if (code == CURLE_ABORTED_BY_CALLBACK) {
       failure.cause = Failure::Cause::cancelled;
+    } else if (is_certificate_failure(code)) {
+      failure.cause = Failure::Cause::certificate;
     } else if (is_tls_failure(code)) {
       failure.cause = Failure::Cause::tls;
     } else if (is_setup_failure(code)) {

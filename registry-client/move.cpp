@@ -67,7 +67,8 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
     if (!pulled) return fail(pulled.error());
     ++outcome.pulled;
   }
-  auto pushed = push_records(store, plan.records, {}, plan.to, options);
+  // The latest record of each module/name keeps its `latest` tag at the new registry.
+  auto pushed = push_records(store, plan.records, PushTags{LatestTag::yes, {}}, plan.to, options);
   if (!pushed) return fail(pushed.error());
   outcome.pushed = std::move(*pushed);
   auto verified = verify_records(plan.records, plan.to, options);

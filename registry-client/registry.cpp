@@ -1,5 +1,7 @@
 #include "registry-client/registry.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -88,14 +90,14 @@ RegistryResult<void> check_reported_digest(const http::Response& response, const
 
 // ---- addresses -------------------------------------------------------------------------------------
 
-Scheme scheme_for(std::string_view host, InsecureRegistry insecure) {
+PlainHttp plain_http_for(std::string_view host, InsecureRegistry insecure) {
   std::string_view name = host;
   if (name.starts_with('[')) {
     name = name.substr(0, name.find(']') + 1);
   } else if (const auto colon = name.rfind(':'); colon != std::string_view::npos && name.find(':') == colon) {
     name = name.substr(0, colon);
   }
-  return insecure == InsecureRegistry::yes || is_loopback_host(name) ? Scheme::http : Scheme::https;
+  return insecure == InsecureRegistry::yes || is_loopback_host(name) ? PlainHttp::fallback : PlainHttp::refused;
 }
 
 std::string RegistryAddress::base_url() const {
@@ -110,7 +112,7 @@ Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, std
   if (!endpoint) return fail(endpoint.error());
   RegistryAddress address;
   address.host = *endpoint;
-  address.scheme = scheme_for(*endpoint, resolution->insecure_registry ? InsecureRegistry::yes : InsecureRegistry::no);
+  address.plain_http = plain_http_for(*endpoint, resolution->insecure_registry ? InsecureRegistry::yes : InsecureRegistry::no);
   address.ca_file = std::string(ca_file);
   return address;
 }
@@ -124,7 +126,7 @@ Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeS
     const std::string host = node.address.find(':') != std::string::npos ? "[" + node.address + "]" : node.address;
     if (host + ":" + std::to_string(port->second) == domain) insecure = InsecureRegistry::yes;
   }
-  return RegistryAddress{std::string(domain), scheme_for(domain, insecure), std::string(ca_file)};
+  return RegistryAddress{std::string(domain), Scheme::https, std::string(ca_file), plain_http_for(domain, insecure)};
 }
 
 // ---- Registry --------------------------------------------------------------------------------------
@@ -134,6 +136,37 @@ Registry::Registry(RegistryAddress address, Access access)
 
 std::string Registry::scope(std::string_view repository) const {
   return "repository:" + std::string(repository) + (m_access == Access::push ? ":pull,push" : ":pull");
+}
+
+RegistryResult<void> Registry::settle_scheme(http::Client& client) {
+  const std::lock_guard lock(m_settle_mutex);
+  if (m_settled || m_address.scheme == Scheme::http || m_address.plain_http == PlainHttp::refused) {
+    m_settled = true;
+    return {};
+  }
+  auto secure = client.perform({.url = m_address.base_url() + "/v2/"});
+  if (secure) {
+    m_settled = true;
+    return {};
+  }
+  // Only a failed handshake may mean a plain HTTP server; an untrusted certificate, a refused
+  // connection or an unknown name are reported as they are.
+  if (secure.error().cause != http::Failure::Cause::tls) return std::unexpected(RegistryError::from_failure(secure.error()));
+  RegistryAddress plain = m_address;
+  plain.scheme = Scheme::http;
+  auto answered = client.perform({.url = plain.base_url() + "/v2/"});
+  // A connection that broke is worth another try of both; the step's retries decide.
+  if (!answered && answered.error().cause == http::Failure::Cause::network) {
+    return std::unexpected(RegistryError::from_failure(answered.error()));
+  }
+  // A TLS server answers plain HTTP with 400 ("Client sent an HTTP request to an HTTPS server"); a
+  // registry's /v2/ never does.
+  if (!answered || answered->status == 400) return std::unexpected(RegistryError::from_failure(secure.error()));
+  spdlog::debug("{} answers in plain HTTP ({}): using http://", m_address.host, secure.error().message);
+  m_address = std::move(plain);
+  m_auth.set_origin(http::origin_of(m_address.base_url() + "/"));
+  m_settled = true;
+  return {};
 }
 
 std::string manifest_accept() {
@@ -172,6 +205,7 @@ RegistryResult<http::Response> Session::send(const http::Request& request, const
 }
 
 RegistryResult<void> Session::ping() {
+  if (auto settled = m_registry.settle_scheme(m_client); !settled) return settled;
   auto response = expect(send({.url = m_registry.url("/v2/")}, {}), {200});
   if (!response) return std::unexpected(response.error());
   return {};

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,16 +22,20 @@ namespace arec {
 
 enum class Scheme { http, https };
 enum class InsecureRegistry { no, yes };
+// Whether a registry that answers HTTPS in plain HTTP is then spoken to in plain HTTP.
+enum class PlainHttp { refused, fallback };
 
-// The scheme rule: plain HTTP only for a loopback host or a node marked insecure_registry; HTTPS with
-// certificate verification everywhere else.
-Scheme scheme_for(std::string_view host, InsecureRegistry insecure);
+// The scheme rule: HTTPS with certificate verification everywhere; a loopback host or a node marked
+// insecure_registry falls back to plain HTTP when it answers the TLS handshake in plain HTTP, as docker
+// and skopeo do. A certificate that fails verification never falls back.
+PlainHttp plain_http_for(std::string_view host, InsecureRegistry insecure);
 
 // Where a registry is, as read for this run (never kept across runs).
 struct RegistryAddress {
   std::string host;  // host[:port] as references write it: "127.0.0.1:5000", "[::1]:5000"
   Scheme scheme = Scheme::https;
   std::string ca_file;  // a CA bundle to trust besides the system's
+  PlainHttp plain_http = PlainHttp::refused;
 
   // scheme://host, with Docker Hub's API host for docker.io.
   std::string base_url() const;
@@ -56,10 +61,16 @@ class Registry {
   std::string scope(std::string_view repository) const;
   std::string url(std::string_view path) const { return m_address.base_url() + std::string(path); }
 
+  // Decides the scheme once for the run, before the first request (Session::ping does it): HTTPS, or
+  // plain HTTP when the address allows falling back and the server answers the handshake in plain HTTP.
+  RegistryResult<void> settle_scheme(http::Client& client);
+
  private:
   RegistryAddress m_address;
   Access m_access;
   Authenticator m_auth;
+  std::mutex m_settle_mutex;
+  bool m_settled = false;
 };
 
 // The manifest media types arec reads, as an Accept header value.
@@ -93,7 +104,8 @@ class Session {
 
   Registry& registry() { return m_registry; }
 
-  // GET /v2/: reachable, speaks the API, and authorization (if asked for) works.
+  // GET /v2/: reachable, speaks the API, and authorization (if asked for) works. The first ping of a
+  // run settles the registry's scheme.
   RegistryResult<void> ping();
   // HEAD a blob: its size when the repository has it, nothing when it does not.
   RegistryResult<std::optional<std::int64_t>> blob_size(std::string_view repository, const Digest& digest);

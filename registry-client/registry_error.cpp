@@ -56,11 +56,13 @@ RegistryError RegistryError::from_failure(const http::Failure& failure) {
   switch (failure.cause) {
     case http::Failure::Cause::network: e.origin = Origin::network; break;
     case http::Failure::Cause::setup: e.origin = Origin::setup; break;
-    case http::Failure::Cause::tls: e.origin = Origin::tls; break;
+    case http::Failure::Cause::tls:
+    case http::Failure::Cause::certificate: e.origin = Origin::tls; break;
     case http::Failure::Cause::local:
     case http::Failure::Cause::cancelled: e.origin = Origin::local; break;
   }
   e.message = failure.message;
+  if (failure.cause == http::Failure::Cause::certificate) e.message += " (trust the registry's CA with --ca-file FILE or AREC_CA_FILE)";
   e.local_error = failure.cause == http::Failure::Cause::local ? failure.local : Error::registry(failure.message);
   return e;
 }

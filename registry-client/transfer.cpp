@@ -129,7 +129,34 @@ struct RecordPlan {
   std::string media_type;  // its Content-Type
   std::vector<Descriptor> blobs;
   bool present = false;
+  std::vector<std::string> tags;
 };
+
+// The tags of each record: the newest pushed of each module/name (by the store's history) gets the
+// extra tags, and `latest` when it is the store's latest record of that name.
+Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const std::vector<Record>& records, const PushTags& tags) {
+  std::vector<std::vector<std::string>> out(records.size());
+  if (tags.latest == LatestTag::no && tags.extra.empty()) return out;
+  auto history = store.records(History::all);
+  if (!history) return fail(history.error());
+  auto latest = store.records(History::latest);
+  if (!latest) return fail(latest.error());
+  std::map<std::string, std::size_t> position;  // identity -> place in the history
+  for (std::size_t i = 0; i < history->size(); ++i) position[(*history)[i].identity()] = i;
+  std::map<std::string, std::size_t> newest;  // repository -> index into records
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    auto [it, added] = newest.try_emplace(records[i].repository(), i);
+    if (!added && position[records[i].identity()] > position[records[it->second].identity()]) it->second = i;
+  }
+  for (const auto& [repository, i] : newest) {
+    const bool is_latest = std::ranges::any_of(*latest, [&](const Record& r) { return r.identity() == records[i].identity(); });
+    if (tags.latest == LatestTag::yes && is_latest) out[i].push_back("latest");
+    for (const auto& tag : tags.extra) {
+      if (std::ranges::find(out[i], tag) == out[i].end()) out[i].push_back(tag);
+    }
+  }
+  return out;
+}
 
 struct BlobJob {
   Descriptor blob;
@@ -143,7 +170,7 @@ struct BlobOutcome {
 };
 
 Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
-  RecordPlan plan{record, {}, record.manifest.media_type, {}, false};
+  RecordPlan plan{record, {}, record.manifest.media_type, {}, false, {}};
   auto bytes = store.read_blob(record.manifest);
   if (!bytes) return fail(std::move(bytes.error()).context("pushing " + record.identity()));
   auto json = parse_json(*bytes, record.identity());
@@ -205,13 +232,24 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
   return {};
 }
 
-Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, const std::vector<std::string>& tags) {
+Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
   for (const auto& plan : plans) {
     const std::string repository = plan.record.repository();
     const std::string context = "pushing " + repository + " to " + run.host();
     std::vector<std::string> references;
     if (!plan.present) references.push_back(plan.record.manifest.digest.str());
-    references.insert(references.end(), tags.begin(), tags.end());
+    for (const auto& tag : plan.tags) {
+      // A tag that names this digest already costs no write. Where the manifest was not, no tag names it.
+      if (!plan.present) {
+        references.push_back(tag);
+        continue;
+      }
+      const std::string doing = context + ": checking tag " + tag;
+      auto found = run.step(doing, {}, [&] { return run.session.head_manifest(repository, tag); });
+      if (!found) return fail(found.error());
+      if (found->has_value() && (*found)->digest == plan.record.manifest.digest) continue;
+      references.push_back(tag);
+    }
     for (const auto& reference : references) {
       const std::string doing = context + ": putting manifest " + plan.record.manifest.digest.str() +
                                 (reference.starts_with("sha256:") ? "" : " as tag " + reference);
@@ -335,22 +373,26 @@ nlohmann::json to_json(const PushSummary& summary) {
           {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes}};
 }
 
-Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const std::vector<std::string>& tags,
+Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options) {
   Run run(address, Access::push, options);
   PushSummary summary;
   summary.registry = address.host;
   if (records.empty()) return summary;
   const std::string context = "pushing " + (records.size() == 1 ? records.front().repository() : "records") + " to " + run.host();
+  auto record_tags = tags_of(store, records, tags);
+  if (!record_tags) return fail(record_tags.error());
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   // Records whose manifest the registry holds already have all their blobs there.
   std::vector<RecordPlan> plans;
   std::vector<BlobJob> jobs;
   std::map<Digest, std::size_t> job_of;
-  for (const auto& record : records) {
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    const Record& record = records[r];
     auto plan = plan_record(run, store, record);
     if (!plan) return fail(plan.error());
+    plan->tags = (*record_tags)[r];
     for (const auto& blob : plan->blobs) {
       if (plan->present) {
         ++summary.skipped;
@@ -361,7 +403,7 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
       auto& repositories = jobs[it->second].repositories;
       if (std::ranges::find(repositories, record.repository()) == repositories.end()) repositories.push_back(record.repository());
     }
-    summary.images.push_back({record.repository(), record.manifest.digest, tags, plan->present});
+    summary.images.push_back({record.repository(), record.manifest.digest, plan->tags, plan->present});
     plans.push_back(std::move(*plan));
   }
 
@@ -382,7 +424,7 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
     summary.skipped += o.skipped;
     summary.bytes += o.bytes;
   }
-  if (auto s = put_manifests(run, plans, tags); !s) return fail(s.error());
+  if (auto s = put_manifests(run, plans); !s) return fail(s.error());
   return summary;
 }
 
@@ -500,8 +542,8 @@ Result<std::vector<CatalogEntry>> read_catalog(const RegistryAddress& address, c
 // ---- bases -----------------------------------------------------------------------------------------
 
 Result<Reference> parse_base_reference(std::string_view spec) {
-  const std::string what = "base \"" + std::string(spec) + "\": expected oci:DIR[:REF] or a registry reference "
-                           "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]";
+  const std::string what = "base \"" + std::string(spec) + "\": expected oci:DIR[:REF], MODULE/NAME of a record, or a "
+                           "registry reference [HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]";
   static constexpr std::string_view k_transports[] = {"docker-archive:", "oci-archive:", "docker-daemon:", "containers-storage:",
                                                       "dir:", "tarball:", "ostree:", "sif:"};
   for (const auto transport : k_transports) {
@@ -518,6 +560,11 @@ Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryL
   const std::string what = "base \"" + std::string(spec) + "\"";
   auto reference = parse_base_reference(spec);
   if (!reference) return fail(reference.error());
+  // MODULE/NAME with no domain, tag or digest is a record of this store: its latest, no network.
+  if (reference->domain.empty() && reference->tag.empty() && reference->digest.empty() && reference->segments() == 2) {
+    const auto slash = reference->path.find('/');
+    return open_record_base(store, reference->path.substr(0, slash), reference->path.substr(slash + 1));
+  }
   if (!reference->digest.empty()) {
     auto digest = Digest::parse(reference->digest);
     if (!digest) return fail(std::move(digest.error()).context(what));

@@ -52,8 +52,19 @@ struct PushSummary {
 
 nlohmann::json to_json(const PushSummary& summary);
 
-// Pushes each record to repository module/name by digest, and under each tag.
-Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const std::vector<std::string>& tags,
+// Whether a push tags the store's latest record of each module/name `latest`, so that registry
+// clean-up of untagged manifests keeps it and tag-listing tools find it.
+enum class LatestTag { no, yes };
+
+struct PushTags {
+  LatestTag latest = LatestTag::yes;
+  std::vector<std::string> extra;  // --tag: on the newest pushed record of each module/name
+};
+
+// Pushes each record to repository module/name by digest. The newest pushed record of each module/name
+// also goes under the extra tags, and under `latest` when it is the store's latest; older records go by
+// digest only. A tag that names the digest already is not written again.
+Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options);
 
 struct PullOutcome {
@@ -104,9 +115,10 @@ Result<Reference> parse_base_reference(std::string_view spec);
 // The registry of a reference's domain (empty: the node settings' registry), read when needed.
 using RegistryLookup = std::function<Result<RegistryAddress>(std::string_view domain)>;
 
-// A base image for `arec record --base`: `oci:DIR[:REF]` opens a local layout; anything else is a
-// registry reference, pulled into the store once: with a digest the store's copy is used when it is
-// complete, without network.
+// A base image for `arec record --base`: `oci:DIR[:REF]` opens a local layout; MODULE/NAME (no domain,
+// tag or digest) is the latest record of that name in the store; anything else is a registry
+// reference, pulled into the store once: with a digest the store's copy is used when it is complete,
+// without network.
 Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryLookup& registry_for,
                             const TransferOptions& options);
 

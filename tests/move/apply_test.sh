@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # move --apply to another port with --history: every recorded digest reaches the new registry; a blob
-# the store lacks is read from the old registry and copied byte for byte; the old registry keeps all.
+# the store lacks is read from the old registry and copied byte for byte; the old registry keeps all;
+# the latest record of each module/name is tagged latest there.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
 start_registry OLD old
@@ -33,6 +34,10 @@ curl -fsS "http://$NEW/v2/mesh/builder/blobs/$layer" | cmp - "$T/layer" || fail 
 cmp "$AREC_STORE/blobs/sha256/${layer#sha256:}" "$T/layer" || fail "the layer read back into the store differs"
 expect_exit 0 "$AREC" verify  # at the new registry, now in the settings
 expect_exit 0 "$AREC" verify "mesh/controlplane@$old_cp"
+note "the latest record of each module/name keeps its latest tag at the new registry; the history goes by digest"
+expect_eq '{"name":"mesh/controlplane","tags":["latest"]}' "$(curl -fsS "http://$NEW/v2/mesh/controlplane/tags/list" | jq -c .)" "tags"
+expect_eq "$new_cp" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/controlplane:latest" | jq -r .Digest)" "latest"
+expect_eq "$builder" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/builder:latest" | jq -r .Digest)" "latest"
 
 note "nothing is deleted from the old registry"
 expect_eq "$old_catalog" "$(curl -fsS "http://$OLD/v2/_catalog")" "old catalog"

@@ -32,10 +32,16 @@ bad "base \"oci:$T/nowhere\"" --module mesh --name app --file "$T/in/app" --base
 bad "no image named \"mesh/none\"" --module mesh --name app --file "$T/in/app" --base "oci:$T/store:mesh/none"
 bad "expected oci:DIR[:REF]" --module mesh --name app --file "$T/in/app" --base "docker-archive:x"
 
-note "a symlink pointing outside a --dir is refused, not followed"
+bad "base \"mesh/none\": no record of mesh/none in the store" --module mesh --name app --file "$T/in/app" --base mesh/none
+bad "--file \"$T/in/app=/.\": destination is the image root" --module mesh --name app --file "$T/in/app=/."
+
+note "an entry under a symlink another input records is refused, naming both; one through it, too"
 echo secret >"$T/outside/secret"
-ln -s ../../outside/secret "$T/in/tree/sub/escape"
-bad "symlink sub/escape -> ../../outside/secret points outside the directory" --module mesh --name app --dir "$T/in/tree"
+ln -s ../../outside "$T/in/tree/sub/escape"
+bad "/sub/escape/x (--dir $T/in/tree) passes through the symlink /sub/escape -> ../../outside (--dir $T/in/tree)" \
+  --module mesh --name app --dir "$T/in/tree" --dir "$T/in/tree=/sub/escape/x"
+bad "/sub/escape is a directory for --file $T/in/app and the symlink -> ../../outside for --dir $T/in/tree" \
+  --module mesh --name app --dir "$T/in/tree" --file "$T/in/app=/sub/escape/"
 rm "$T/in/tree/sub/escape"
 
 note "SOURCE_DATE_EPOCH that is not a number"

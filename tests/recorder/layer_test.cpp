@@ -175,16 +175,49 @@ TEST(Layer, SymlinkInsideTreeIsStoredNotFollowed) {
   EXPECT_TRUE(found);
 }
 
-TEST(Layer, SymlinkOutOfTreeIsRefused) {
+TEST(Layer, SymlinkOutOfTreeIsStoredNotFollowed) {
   TempDir tmp;
-  write_file(tmp / "secret", "s");
+  write_file(tmp / "secret", "secret");
   write_file(tmp / "tree/sub/f", "f");
   ::symlink("../../secret", (tmp / "tree/sub/escape").c_str());
-  auto entries = collect_entries(inputs({{LayerInput::Kind::directory, (tmp / "tree").string()}}));
-  ASSERT_FALSE(entries);
-  EXPECT_NE(entries.error().message.find("symlink sub/escape -> ../../secret points outside the directory"),
-            std::string::npos)
-      << entries.error().message;
+  auto tar = tar_of(inputs({{LayerInput::Kind::directory, (tmp / "tree").string() + "=/usr/bin"}}));
+  ASSERT_TRUE(tar) << tar.error().message;
+  bool found = false;
+  for (const auto& e : read_tar(*tar)) {
+    if (e.path == "usr/bin/sub/escape") {
+      found = true;
+      EXPECT_EQ(e.link, "../../secret");
+      EXPECT_EQ(e.size, 0);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Layer, EntryThroughARecordedSymlinkIsRefused) {
+  TempDir tmp;
+  write_file(tmp / "a/f", "f");
+  ::symlink("/etc", (tmp / "a/link").c_str());
+  write_file(tmp / "b/g", "g");
+  const std::string a = (tmp / "a").string(), b = (tmp / "b").string();
+  auto through = collect_entries(inputs({{LayerInput::Kind::directory, a + "=/x"}, {LayerInput::Kind::directory, b + "=/x/link/sub"}}));
+  ASSERT_FALSE(through);
+  EXPECT_EQ(through.error().message,
+            "/x/link/sub (--dir " + b + ") passes through the symlink /x/link -> /etc (--dir " + a + ")");
+  auto file = collect_entries(inputs({{LayerInput::Kind::directory, a + "=/x"}, {LayerInput::Kind::file, b + "/g=/x/link/"}}));
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.error().message, "/x/link/g (--file " + b + "/g) passes through the symlink /x/link -> /etc (--dir " + a + ")");
+}
+
+TEST(LayerInput, FileIntoADirectory) {
+  auto into = parse_layer_input(LayerInput::Kind::file, "out/app=/usr/local/bin/");
+  ASSERT_TRUE(into);
+  EXPECT_EQ(into->destination, "/usr/local/bin/app");
+  auto root = parse_layer_input(LayerInput::Kind::file, "out/app=/");
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->destination, "/app");
+  auto bare_root = parse_layer_input(LayerInput::Kind::file, "out/app=/.");
+  ASSERT_FALSE(bare_root);
+  EXPECT_NE(bare_root.error().message.find("destination is the image root"), std::string::npos);
 }
 
 TEST(Layer, SymlinkedFileArgumentIsItsTarget) {

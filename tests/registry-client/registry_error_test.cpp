@@ -44,7 +44,7 @@ TEST(RegistryError, TemporaryStatusesAndCodes) {
 TEST(RegistryError, NetworkFailuresAreTemporaryOthersAreNot) {
   using Cause = http::Failure::Cause;
   EXPECT_TRUE(RegistryError::from_failure({Cause::network, "Connection refused", {}}).is_temporary());
-  for (auto cause : {Cause::setup, Cause::tls, Cause::local, Cause::cancelled}) {
+  for (auto cause : {Cause::setup, Cause::tls, Cause::certificate, Cause::local, Cause::cancelled}) {
     EXPECT_FALSE(RegistryError::from_failure({cause, "x", {}}).is_temporary());
   }
   EXPECT_FALSE(RegistryError::protocol("no Location").is_temporary());

@@ -17,17 +17,17 @@ namespace {
 using test::MemorySink;
 using test::TempDir;
 
-TEST(Scheme, PlainHttpOnlyForLoopbackOrInsecureNodes) {
+TEST(Scheme, PlainHttpFallbackOnlyForLoopbackOrInsecureNodes) {
   for (const char* host : {"127.0.0.1:5000", "127.1.2.3:80", "[::1]:5000", "localhost:5000", "localhost"}) {
-    EXPECT_EQ(scheme_for(host, InsecureRegistry::no), Scheme::http) << host;
+    EXPECT_EQ(plain_http_for(host, InsecureRegistry::no), PlainHttp::fallback) << host;
   }
   for (const char* host : {"10.0.0.5:5000", "192.168.1.1", "registry.example:5000", "[2001:db8::1]:5000", "localhost.example:5000"}) {
-    EXPECT_EQ(scheme_for(host, InsecureRegistry::no), Scheme::https) << host;
-    EXPECT_EQ(scheme_for(host, InsecureRegistry::yes), Scheme::http) << host;
+    EXPECT_EQ(plain_http_for(host, InsecureRegistry::no), PlainHttp::refused) << host;
+    EXPECT_EQ(plain_http_for(host, InsecureRegistry::yes), PlainHttp::fallback) << host;
   }
 }
 
-TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryIsPlainHttp) {
+TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryMayFallBackToPlainHttp) {
   auto settings = NodeSettings::parse(R"({"self": "n1", "nodes": {
       "n1": {"address": "10.0.0.1", "ports": {"registry": 5000}},
       "n2": {"address": "10.0.0.2", "ports": {"registry": 5001}, "insecure_registry": true}},
@@ -37,10 +37,12 @@ TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryIsPlainHttp) {
   auto resolved = registry_for_domain("", *settings, "/ca.pem");
   ASSERT_TRUE(resolved);
   EXPECT_EQ(resolved->host, "10.0.0.2:5001");
-  EXPECT_EQ(resolved->base_url(), "http://10.0.0.2:5001");
+  // HTTPS is tried first, also there.
+  EXPECT_EQ(resolved->base_url(), "https://10.0.0.2:5001");
+  EXPECT_EQ(resolved->plain_http, PlainHttp::fallback);
   EXPECT_EQ(resolved->ca_file, "/ca.pem");
-  EXPECT_EQ(registry_for_domain("10.0.0.2:5001", *settings, "")->scheme, Scheme::http);
-  EXPECT_EQ(registry_for_domain("10.0.0.1:5000", *settings, "")->scheme, Scheme::https);
+  EXPECT_EQ(registry_for_domain("10.0.0.2:5001", *settings, "")->plain_http, PlainHttp::fallback);
+  EXPECT_EQ(registry_for_domain("10.0.0.1:5000", *settings, "")->plain_http, PlainHttp::refused);
   EXPECT_EQ(registry_for_domain("docker.io", *settings, "")->base_url(), "https://registry-1.docker.io");
 }
 

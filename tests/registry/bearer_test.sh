@@ -129,7 +129,8 @@ echo changed >>"$T/in/app/id"
 "$AREC" record --module "$M" --name app --dir "$T/in/app=/srv/app" >/dev/null
 mark
 faults '[{"method": "PUT", "path": "/manifests/", "fault": "hold", "delay": '$((life + 1))', "times": 1}]'
-expect_exit 0 "$AREC" -vv push "$M/app"
+# --no-latest: the digest's PUT is the only manifest PUT (the latest tag would be one more).
+expect_exit 0 "$AREC" -vv push "$M/app" --no-latest
 no_secret "$OUT$ERR" "output of push -vv with a renewal"
 # Held until its token expired, refused; a new token; sent again.
 expect_eq "401 201, 1 token" "$(held "PUT /v2/$M/app/manifests/")" "the manifest PUT held"
@@ -165,6 +166,7 @@ expect_exit 0 "$AREC" -vv push "$M/many1" "$M/many2" "$M/many3" --jobs 2 --json
 expect_eq 6 "$(jq .uploaded <<<"$OUT")" "blobs uploaded"
 connects=$(grep -c "Connected to .* port ${REG##*:}" <<<"$ERR" || true)
 reuses=$(grep -c "Re-using existing connection" <<<"$ERR" || true)
-((connects >= 1 && connects <= 2)) || fail "$connects connections for 2 jobs: $ERR"
+# One more for the HTTPS attempt a loopback registry gets first, which fails at the handshake.
+((connects >= 2 && connects <= 3)) || fail "$connects connections for 2 jobs: $ERR"
 ((reuses >= 6)) || fail "$reuses connections reused for 6 blobs and 3 manifests: $ERR"
 echo PASS

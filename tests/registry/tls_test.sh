@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The scheme rule: plain HTTP only to loopback or to a node marked insecure_registry; HTTPS with
-# certificate verification elsewhere, trusting a CA given by --ca-file or AREC_CA_FILE.
+# The scheme rule: HTTPS with certificate verification everywhere, trusting a CA given by --ca-file or
+# AREC_CA_FILE; plain HTTP only to loopback or to a node marked insecure_registry, and there only when
+# the server answers the handshake in plain HTTP (registry.loopback_tls covers TLS on loopback).
 # An address that is not loopback is needed, and one that does not depend on this machine's names: the
 # test runs in a network namespace of its own (unshare -n, as root) and gives its lo 10.99.0.1 and
 # 10.99.0.2, which exist nowhere else. Its registries listen on fixed ports of that namespace.
@@ -77,7 +78,7 @@ use_registry 10.99.0.1:5001 10.99.0.1 true
 expect_exit 1 "$AREC" verify
 expect_contains "$OUT" "missing    $M/app@"
 
-note "loopback is plain HTTP"
+note "a plain-HTTP registry on loopback is spoken to in plain HTTP"
 use_registry 127.0.0.1:5001
 expect_exit 1 "$AREC" verify
 expect_contains "$OUT" "missing    $M/app@"
