@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "recorder/layer.hpp"
+#include "recorder/runtime_closure.hpp"
 #include "recorder/store.hpp"
 
 namespace arec {
@@ -27,6 +28,8 @@ struct RecordRequest {
   std::string name;
   std::vector<LayerEntry> entries;
   std::optional<BaseImage> base;
+  Runtime runtime = Runtime::automatic;  // add what the loader needs to run the recorded ELF files
+  fs::Path ld_cache = "/etc/ld.so.cache";
   std::vector<std::string> entrypoint;
   std::vector<std::string> env;  // K=V
   Compression compression = Compression::gzip;
@@ -40,7 +43,12 @@ struct RecordRequest {
 struct RecordOutcome {
   Record record;
   bool changed = false;  // false when the store already held this digest as the latest
+  std::vector<std::string> warnings;
 };
+
+// The layer's entries: the request's, plus their runtime closure unless `runtime` is none. Reads the
+// base's layers when there is a base; writes nothing.
+Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request);
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store);
 

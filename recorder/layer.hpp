@@ -40,6 +40,11 @@ struct LayerEntry {
 // its tree is refused. Two inputs that put different things at one path are refused.
 Result<std::vector<LayerEntry>> collect_entries(const std::vector<LayerInput>& inputs);
 
+// `entries` (from collect_entries) with `extra` merged in, sorted, parents present; a path given by both
+// with different content is refused, naming `origin` for the extra ones.
+Result<std::vector<LayerEntry>> merge_entries(std::vector<LayerEntry> entries, std::vector<LayerEntry> extra,
+                                              std::string_view origin);
+
 // Normalises an absolute image path ("/usr//local/./bin/" -> "usr/local/bin"); refuses relative paths
 // and "..". `what` names the input in messages.
 Result<std::string> normalise_image_path(std::string_view path, std::string_view what);
