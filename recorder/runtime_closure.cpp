@@ -119,7 +119,7 @@ class Resolver {
       m_objects.push_back({"/" + e.path, e.source, std::move(**elf), -1, false});
     }
     for (std::size_t i = 0; i < m_objects.size(); ++i) {
-      if (m_objects[i].in_base) continue;  // the base answers for what its own files need
+      // A base's library is followed too: what it needs and the base lacks is added like any other.
       if (auto s = add_interpreter(i); !s) return s;
       const std::vector<std::string> needed = m_objects[i].elf.needed;
       for (const auto& name : needed) {

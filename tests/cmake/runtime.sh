@@ -54,9 +54,18 @@ make_base() {  # NAME ROOTFS
 old=$work/old-root
 mkdir -p "$old/usr/lib/x86_64-linux-gnu"
 ln -s usr/lib "$old/lib"
-printf 'int arec_old_1() { return 1; }\nint arec_old_2() { return 2; }\n' >"$work/old.cpp"
-printf '%s\n' 'GLIBCXX_3.4 { global: _Z11arec_old_1v; local: *; };' 'GLIBCXX_3.4.20 { global: _Z11arec_old_2v; } GLIBCXX_3.4;' \
-  >"$work/old.map"
+# Every version node up to GLIBCXX_3.4.20 and CXXABI_1.3.13, each with a function of its own.
+: >"$work/old.cpp"
+: >"$work/old.map"
+node() {  # VERSION PARENT
+  local symbol=arec_${1//./_}
+  echo "extern \"C\" int $symbol() { return 0; }" >>"$work/old.cpp"
+  echo "$1 { global: $symbol; }${2:+ $2};" >>"$work/old.map"
+}
+node GLIBCXX_3.4 ""
+for i in $(seq 1 20); do node "GLIBCXX_3.4.$i" "GLIBCXX_3.4$( ((i > 1)) && echo ".$((i - 1))")"; done
+node CXXABI_1.3 ""
+for i in $(seq 1 13); do node "CXXABI_1.3.$i" "CXXABI_1.3$( ((i > 1)) && echo ".$((i - 1))")"; done
 "$AREC_TEST_CXX" -shared -fPIC -o "$old/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.20" "$work/old.cpp" \
   -Wl,-soname,libstdc++.so.6 -Wl,--version-script="$work/old.map"
 ln -s libstdc++.so.6.0.20 "$old/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
@@ -100,12 +109,22 @@ expect_exit 2 "$AREC_TEST_AREC" --store "$store" record --module runtime --name 
 expect_one_line_error "/usr/local/bin/prog ($work/gone/prog) needs libgone.so, which was not found; looked in $work/gone (RUNPATH"
 expect_eq "$before" "$(tree_state "$store")" "the store after the refusal"
 
-# The images run in a chroot of their root file system, as the program ran here.
+# The images run in a chroot of their root file system, as the program ran here. /proc is mounted in it,
+# as every container runtime does: the loader finds the program's $ORIGIN through /proc/self/exe.
 [[ $(id -u) == 0 ]] || skip "chroot needs root: the images were checked, not run (CI runs this as root)"
-output=$(run_image "$store" runtime/app) || fail "runtime/app does not run from its image: $output"
-expect_eq "$host_output" "$output" "runtime/app run from its image"
-output=$(run_image "$store" runtime/on-base) || fail "runtime/on-base does not run from its image: $output"
+run_chroot() {  # STORE MODULE/NAME
+  local bundle
+  bundle=$(unpack_image "$1" "$2")
+  mkdir -p "$bundle/rootfs/proc"
+  mapfile -t entry < <(jq -r '.process.args[]' "$bundle/config.json")
+  env -i unshare --mount --pid --fork --mount-proc="$bundle/rootfs/proc" \
+    "$(PATH=$PATH:/usr/sbin:/sbin command -v chroot)" "$bundle/rootfs" "${entry[@]}" 2>&1
+}
+app_output=$(run_chroot "$store" runtime/app) || fail "runtime/app does not run from its image: $app_output"
+expect_eq "$host_output" "$app_output" "runtime/app run from its image"
+output=$(run_chroot "$store" runtime/on-base) || fail "runtime/on-base does not run from its image: $output"
 expect_eq "$host_output" "$output" "runtime/on-base run from its image"
+output=$(run_chroot "$store" runtime/bare) && fail "runtime/bare ran from an image without its loader: $output"
 note "runtime/app in a chroot of its image:"
-printf '%s\n' "$output" >&2
+printf '%s\n' "$app_output" >&2
 note "on a base too old: $refusal"
