@@ -163,12 +163,14 @@ Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request) {
   options.ld_cache = request.ld_cache;
   std::optional<ImageFiles> base_files;
   if (request.base) {
-    auto manifest = read_base_manifest(*request.base);
-    if (!manifest) return fail(manifest.error());
-    auto files = ImageFiles::read(request.base->layout, manifest->layers, "base image " + request.base->manifest.digest.str());
-    if (!files) return fail(files.error());
-    base_files = std::move(*files);
-    options.base = &*base_files;
+    options.base = [&]() -> Result<const ImageFiles*> {
+      auto manifest = read_base_manifest(*request.base);
+      if (!manifest) return fail(manifest.error());
+      auto files = ImageFiles::read(request.base->layout, manifest->layers, "base image " + request.base->manifest.digest.str());
+      if (!files) return fail(files.error());
+      base_files = std::move(*files);
+      return &*base_files;
+    };
   }
   auto closure = runtime_closure(request.entries, options);
   if (!closure) return fail(closure.error());

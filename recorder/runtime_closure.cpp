@@ -118,6 +118,11 @@ class Resolver {
       if (!*elf || !(*elf)->dynamic()) continue;
       m_objects.push_back({"/" + e.path, e.source, std::move(**elf), -1, false});
     }
+    if (!m_objects.empty() && m_options.base) {
+      auto base = m_options.base();
+      if (!base) return fail(base.error());
+      m_base = *base;
+    }
     for (std::size_t i = 0; i < m_objects.size(); ++i) {
       // A base's library is followed too: what it needs and the base lacks is added like any other.
       if (auto s = add_interpreter(i); !s) return s;
@@ -147,10 +152,10 @@ class Resolver {
     if (interp.empty() || m_interpreters.contains(interp)) return {};
     m_interpreters.insert(interp);
     if (recorded_at(normal_path(interp))) return {};
-    if (m_options.base != nullptr) {
-      auto resolved = m_options.base->resolve(interp);
-      if (resolved && m_options.base->lstat(*resolved) != nullptr &&
-          m_options.base->lstat(*resolved)->type == ImageFiles::Type::file) {
+    if (m_base != nullptr) {
+      auto resolved = m_base->resolve(interp);
+      if (resolved && m_base->lstat(*resolved) != nullptr &&
+          m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
         return {};
       }
     }
@@ -278,12 +283,12 @@ class Resolver {
   // A library of the base at `image_path`, read from its layer; nothing when the base has no such
   // file, or one of another class or machine (the loader would skip it too).
   std::optional<Result<Object>> base_object(const std::string& image_path, const Object& needer) const {
-    if (m_options.base == nullptr) return std::nullopt;
-    auto resolved = m_options.base->resolve(image_path);
+    if (m_base == nullptr) return std::nullopt;
+    auto resolved = m_base->resolve(image_path);
     if (!resolved) return std::nullopt;
-    const auto* node = m_options.base->lstat(*resolved);
+    const auto* node = m_base->lstat(*resolved);
     if (node == nullptr || node->type != ImageFiles::Type::file) return std::nullopt;
-    auto bytes = m_options.base->read_file(*resolved);
+    auto bytes = m_base->read_file(*resolved);
     if (!bytes) return Result<Object>(fail(bytes.error()));
     auto elf = read_elf(std::as_bytes(std::span(*bytes)), "the base's " + image_path);
     if (!elf) return Result<Object>(fail(elf.error()));
@@ -352,13 +357,13 @@ class Resolver {
   }
 
   std::vector<std::string> base_cache_paths(const std::string& name) {
-    if (m_options.base == nullptr) return {};
+    if (m_base == nullptr) return {};
     if (!m_base_cache) {
       m_base_cache.emplace();
-      auto resolved = m_options.base->resolve("etc/ld.so.cache");
-      if (resolved && m_options.base->lstat(*resolved) != nullptr &&
-          m_options.base->lstat(*resolved)->type == ImageFiles::Type::file) {
-        auto bytes = m_options.base->read_file(*resolved);
+      auto resolved = m_base->resolve("etc/ld.so.cache");
+      if (resolved && m_base->lstat(*resolved) != nullptr &&
+          m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
+        auto bytes = m_base->read_file(*resolved);
         // The loader ignores a cache it cannot read; so does this lookup.
         if (bytes) {
           if (auto entries = parse_ld_cache(std::as_bytes(std::span(*bytes)), "the base's /etc/ld.so.cache")) {
@@ -375,8 +380,8 @@ class Resolver {
   }
 
   Status add_entry(LayerEntry entry, const std::string& origin) {
-    if (m_options.base != nullptr && entry.type == LayerEntry::Type::file) {
-      if (const auto* node = m_options.base->lstat(entry.path); node != nullptr) {
+    if (m_base != nullptr && entry.type == LayerEntry::Type::file) {
+      if (const auto* node = m_base->lstat(entry.path); node != nullptr) {
         return fail_input(origin + ": /" + entry.path + " would replace the base's file at that path");
       }
     }
@@ -416,7 +421,7 @@ class Resolver {
       std::error_code ec;
       const std::string target = std::filesystem::read_symlink("/" + so_far, ec).string();
       if (ec) return fail_input(origin + ": /" + so_far + ": reading symlink: " + ec.message());
-      if (m_options.base == nullptr || m_options.base->lstat(so_far) == nullptr) {
+      if (m_base == nullptr || m_base->lstat(so_far) == nullptr) {
         if (auto s = add_entry({LayerEntry::Type::symlink, so_far, {}, target, 0777, 0}, origin); !s) return s;
       }
       done.pop_back();
@@ -453,6 +458,7 @@ class Resolver {
   }
 
   const ClosureOptions& m_options;
+  const ImageFiles* m_base = nullptr;
   std::map<std::string, const LayerEntry*> m_recorded;
   std::vector<Object> m_objects;
   std::map<std::string, std::size_t> m_loaded;  // class:machine:name -> object

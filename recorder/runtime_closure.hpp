@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,7 +44,8 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view origi
 
 struct ClosureOptions {
   fs::Path ld_cache = "/etc/ld.so.cache";  // this machine's cache; a missing file is an empty cache
-  const ImageFiles* base = nullptr;        // the base image's files, when recording on a base
+  // The base image's files, when recording on a base: read only when a recorded file is dynamic.
+  std::function<Result<const ImageFiles*>()> base;
 };
 
 // The entries to add so the loader finds, inside the image, everything the ELF files among `entries`
