@@ -249,9 +249,7 @@ class Resolver {
     Status placed = image_path == normal_path(host_path.string()) ? place_mirrored(image_path, origin)
                                                                   : place_at(image_path, host_path, origin);
     if (!placed) return placed;
-    auto elf = read_elf(host_path);
-    if (!elf) return fail(elf.error());
-    m_objects.push_back({image_path, host_path, std::move(**elf), static_cast<int>(index), false});
+    m_objects.push_back({image_path, host_path, *m_host_files.at(host_path.string()), static_cast<int>(index), false});
     m_loaded[key] = m_objects.size() - 1;
     return {};
   }
@@ -326,19 +324,20 @@ class Resolver {
                       (newest ? "defines up to " + newest->second : "defines no " + family + " version"));
   }
 
-  // Whether `path` on this machine is an ELF file the loader would accept for `needer`.
+  // Whether `path` on this machine is an ELF file the loader would accept for `needer`. Each file is
+  // read once: the one taken is kept for its own needs.
   bool matches(const std::string& path, const ElfFile& needer) {
     auto it = m_host_files.find(path);
     if (it == m_host_files.end()) {
-      std::optional<std::pair<int, int>> kind;
+      std::optional<ElfFile> file;
       struct stat st {};
       if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
         auto elf = read_elf(fs::Path(path));
-        if (elf && *elf) kind = {(*elf)->elf_class, (*elf)->machine};
+        if (elf && *elf) file = std::move(**elf);
       }
-      it = m_host_files.emplace(path, kind).first;
+      it = m_host_files.emplace(path, std::move(file)).first;
     }
-    return it->second && it->second->first == needer.elf_class && it->second->second == needer.machine;
+    return it->second && it->second->elf_class == needer.elf_class && it->second->machine == needer.machine;
   }
 
   const std::vector<LdCacheEntry>& host_cache() {
@@ -464,7 +463,7 @@ class Resolver {
   std::map<std::string, std::size_t> m_loaded;  // class:machine:name -> object
   std::set<std::string> m_interpreters;
   std::set<std::string> m_placed;
-  std::map<std::string, std::optional<std::pair<int, int>>> m_host_files;
+  std::map<std::string, std::optional<ElfFile>> m_host_files;
   std::optional<std::vector<LdCacheEntry>> m_host_cache;
   std::optional<std::vector<LdCacheEntry>> m_base_cache;
   std::vector<LayerEntry> m_added;
