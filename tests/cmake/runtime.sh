@@ -47,6 +47,16 @@ two=$(record_app "$work/r2" --threads 2)
 expect_eq "$one" "$again" "the digest recorded twice"
 expect_eq "$one" "$two" "the digest with 1 and 2 threads"
 
+# The build's trees recorded with --dir: the loader finds libgreet through $ORIGIN/../lib among the
+# recorded files, so it is not added again; the system's libraries are.
+"$AREC_TEST_AREC" --store "$store" record --module runtime --name trees --dir "$work/build/bin=/opt/app/bin" \
+  --dir "$work/build/lib=/opt/app/lib" >/dev/null
+files=$(image_files "$store" runtime/trees)
+for f in ./opt/app/lib/libgreet.so.1.2.0 ./usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 ./usr/lib/x86_64-linux-gnu/libc.so.6; do
+  expect_contains " $files " " $f " "files of runtime/trees"
+done
+expect_not_contains "$files" "/usr/local/lib" "files of runtime/trees"
+
 # A base whose libstdc++.so.6 defines versions up to GLIBCXX_3.4.20 only.
 make_base() {  # NAME ROOTFS
   "$AREC_TEST_AREC" --store "$work/bases" record --module base --name "$1" --dir "$2=/" --runtime none >/dev/null
