@@ -160,7 +160,6 @@ Result<BaseImage> open_layout_base(std::string_view spec) {
 Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request) {
   if (request.runtime == Runtime::none) return request.entries;
   ClosureOptions options;
-  options.ld_cache = request.ld_cache;
   std::optional<ImageFiles> base_files;
   if (request.base) {
     options.base = [&]() -> Result<const ImageFiles*> {

@@ -29,7 +29,6 @@ struct RecordRequest {
   std::vector<LayerEntry> entries;
   std::optional<BaseImage> base;
   Runtime runtime = Runtime::automatic;  // add what the loader needs to run the recorded ELF files
-  fs::Path ld_cache = "/etc/ld.so.cache";
   std::vector<std::string> entrypoint;
   std::vector<std::string> env;  // K=V
   Compression compression = Compression::gzip;

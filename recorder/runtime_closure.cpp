@@ -343,7 +343,7 @@ class Resolver {
   const std::vector<LdCacheEntry>& host_cache() {
     if (!m_host_cache) {
       m_host_cache.emplace();
-      // No cache is an empty one, as for ld.so; one that does not parse is an error naming it.
+      // No cache, or one that cannot be read, is an empty one: ld.so then searches the default directories.
       if (::access(m_options.ld_cache.c_str(), F_OK) == 0) {
         auto bytes = fs::read_file(m_options.ld_cache);
         if (bytes) {

@@ -43,7 +43,7 @@ LoaderDefaults loader_defaults(int elf_class, int machine);
 std::string expand_dynamic_tokens(std::string_view entry, std::string_view origin, const LoaderDefaults& defaults);
 
 struct ClosureOptions {
-  fs::Path ld_cache = "/etc/ld.so.cache";  // this machine's cache; a missing file is an empty cache
+  fs::Path ld_cache = "/etc/ld.so.cache";  // this machine's cache; missing or unreadable, an empty one
   // The base image's files, when recording on a base: read only when a recorded file is dynamic.
   std::function<Result<const ImageFiles*>()> base;
 };
