@@ -170,6 +170,12 @@ Result<std::string> ImageFiles::read_file(const std::string& path) const {
   while (archive_read_next_header(a->get(), &entry) == ARCHIVE_OK) {
     auto name = entry_path(archive_entry_pathname(entry));
     if (!name || *name != node.data_path || archive_entry_hardlink(entry) != nullptr) continue;
+    // Only libraries and the loader's cache are read: a file larger than any of them is refused
+    // rather than held in memory.
+    constexpr la_int64_t k_max_file = la_int64_t{1} << 30;
+    if (archive_entry_size(entry) > k_max_file) {
+      return fail_input(m_what + ": /" + path + " is larger than 1 GiB; not read as a library");
+    }
     std::string bytes;
     bytes.reserve(static_cast<std::size_t>(std::max<la_int64_t>(archive_entry_size(entry), 0)));
     char buffer[1 << 16];

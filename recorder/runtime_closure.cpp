@@ -191,7 +191,7 @@ class Resolver {
         if (!*base) return fail((*base).error());
         m_objects.push_back(std::move(**base));
         m_objects.back().loader = static_cast<int>(index);
-        m_loaded[key] = m_objects.size() - 1;
+        remember(key, m_objects.size() - 1);
         return check_versions(needer, name, m_objects.size() - 1);
       }
     }
@@ -250,8 +250,17 @@ class Resolver {
                                                                   : place_at(image_path, host_path, origin);
     if (!placed) return placed;
     m_objects.push_back({image_path, host_path, *m_host_files.at(host_path.string()), static_cast<int>(index), false});
-    m_loaded[key] = m_objects.size() - 1;
+    remember(key, m_objects.size() - 1);
     return {};
+  }
+
+  // As ld.so, a later need is met by an object loaded under that name or carrying it as its SONAME.
+  void remember(const std::string& key, std::size_t object) {
+    m_loaded[key] = object;
+    const ElfFile& elf = m_objects[object].elf;
+    if (!elf.soname.empty()) {
+      m_loaded.try_emplace(std::to_string(elf.elf_class) + ":" + std::to_string(elf.machine) + ":" + elf.soname, object);
+    }
   }
 
   // RPATH of the needer and of its loaders (when the needer has no RUNPATH), then its RUNPATH.
