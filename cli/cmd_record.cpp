@@ -21,6 +21,7 @@ struct RecordOptions {
   std::vector<std::string> entrypoint;
   std::vector<std::string> env;
   std::string compression = "gzip";
+  std::string runtime = "auto";
   std::string target;
   std::string config;
   std::string revision;
@@ -51,6 +52,9 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
   if (!compression) return fail(compression.error());
   auto mtime = source_date_epoch();
   if (!mtime) return fail(mtime.error());
+  auto runtime = parse_runtime(o.runtime);
+  if (!runtime) return fail(runtime.error());
+  request.runtime = *runtime;
   // Every input is checked before the store is touched, so bad input leaves the store as it was.
   auto entries = collect_entries(inputs);
   if (!entries) return fail(entries.error());
@@ -88,6 +92,7 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   }
   auto outcome = record_image(*request, *store);
   if (!outcome) return fail(outcome.error());
+  for (const auto& warning : outcome->warnings) spdlog::warn("{}", warning);
   if (!outcome->changed) spdlog::debug("{} already recorded; nothing changed", outcome->record.identity());
   if (o.json) {
     auto json = to_json(outcome->record);
@@ -149,6 +154,11 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--entrypoint", o->entrypoint, "Entrypoint argument (repeat for each)")->type_name("ARG");
   cmd->add_option("--env", o->env, "Environment variable of the image (repeatable)")->type_name("K=V");
   cmd->add_option("--compression", o->compression, "Layer compression: gzip, zstd or none")->capture_default_str();
+  cmd->add_option("--runtime", o->runtime,
+                  "auto: add what the dynamic loader needs to run the recorded ELF files (its loader, libraries "
+                  "and their links) unless the base holds it; none: only what is named")
+      ->type_name("auto|none")
+      ->capture_default_str();
   cmd->add_option("--target", o->target, "Build target that produced the outputs (recorded)");
   cmd->add_option("--config", o->config, "Build configuration, e.g. Release (recorded)");
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");

@@ -47,6 +47,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [ENTRYPOINT <arg>...]
                 [ENV <key>=<value>...]
                 [COMPRESSION gzip|zstd|none]
+                [RUNTIME auto|none]
                 [STORE <dir>])
 
   Adds a ``POST_BUILD`` step to ``<target>`` that runs ``arec record`` on ``$<TARGET_FILE:<target>>``.
@@ -94,6 +95,12 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
   ``COMPRESSION gzip|zstd|none``
     Layer compression. Default: ``gzip``.
 
+  ``RUNTIME auto|none``
+    ``auto`` (the default) adds what the dynamic loader needs to run the recorded files: the loader,
+    every library they need (recursively) at the path the loader looks it up at, and their ``SONAME``
+    links; a library the ``BASE`` holds is not added, and must define every symbol version needed from
+    it. A static program gets nothing added. ``none`` records only what is named.
+
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
 
@@ -118,7 +125,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
 function(arec_record target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     ""
-    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;STORE"
+    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;STORE"
     "FILES;DIRECTORIES;ENTRYPOINT;ENV")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
@@ -158,6 +165,10 @@ function(arec_record target)
     message(FATAL_ERROR "arec_record(${target}): COMPRESSION \"${arg_COMPRESSION}\" is not one of gzip, zstd, none")
   endif()
 
+  if(DEFINED arg_RUNTIME AND NOT arg_RUNTIME MATCHES "^(auto|none)$")
+    message(FATAL_ERROR "arec_record(${target}): RUNTIME \"${arg_RUNTIME}\" is not one of auto, none")
+  endif()
+
   set(file "$<TARGET_FILE:${built}>")
   set(args --module=${arg_MODULE} --name=${arg_NAME} --target=${built}
            "$<$<BOOL:$<CONFIG>>:--config=$<CONFIG>>"
@@ -179,6 +190,9 @@ function(arec_record target)
   endif()
   if(DEFINED arg_COMPRESSION)
     list(APPEND args "--compression=${arg_COMPRESSION}")
+  endif()
+  if(DEFINED arg_RUNTIME)
+    list(APPEND args "--runtime=${arg_RUNTIME}")
   endif()
 
   _arec_command(command "${arg_STORE}")

@@ -28,14 +28,15 @@ struct Layer {
 // Packs the layer. When the module/name was recorded before, a relink often produced identical bytes:
 // a hash-only pass finds the DiffID first, and a layer already compressed for it is reused instead of
 // being compressed again. New content pays one extra read of its inputs for that chance.
-Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_before) {
+Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEntry>& entries, Store& store,
+                         bool seen_before) {
   const TarOptions tar{request.mtime};
   const Compression compression = request.compression;
   std::optional<Digest> expected;
   if (seen_before) {
     CountingSink counter;
     HashingSink hashing(counter);
-    if (auto s = write_tar(request.entries, tar, hashing); !s) return fail(s.error());
+    if (auto s = write_tar(entries, tar, hashing); !s) return fail(s.error());
     const Digest diff_id = hashing.digest();
     const Descriptor tar_blob{std::string(layer_media_type(compression)), diff_id, counter.size(), {}, {}, {}, {}};
     if (compression == Compression::none && store.has_blob(tar_blob)) return Layer{tar_blob, diff_id};
@@ -53,7 +54,7 @@ Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_b
   // hashing is the slowest stage, and beside zstd's workers it is one the calling thread can hand off:
   // it gets a thread of its own, so reading the inputs does not wait for it (zstd 5% quicker).
   auto hash_thread = compression != Compression::gzip ? make_background_sink(hashing) : nullptr;
-  if (auto s = write_tar(request.entries, tar, hash_thread ? *hash_thread : static_cast<ByteSink&>(hashing)); !s) {
+  if (auto s = write_tar(entries, tar, hash_thread ? *hash_thread : static_cast<ByteSink&>(hashing)); !s) {
     return fail(s.error());
   }
   const Digest diff_id = hashing.digest();
@@ -63,6 +64,15 @@ Result<Layer> pack_layer(const RecordRequest& request, Store& store, bool seen_b
   if (!descriptor) return fail(descriptor.error());
   if (compression != Compression::none) store.remember_layer(diff_id, compression, *descriptor);
   return Layer{*descriptor, diff_id};
+}
+
+Result<Manifest> read_base_manifest(const BaseImage& base) {
+  const std::string what = "base image " + base.manifest.digest.str();
+  auto manifest_bytes = base.layout.read_blob(base.manifest);
+  if (!manifest_bytes) return fail(std::move(manifest_bytes.error()).context(what));
+  auto manifest_json = parse_json(*manifest_bytes, what);
+  if (!manifest_json) return fail(manifest_json.error());
+  return manifest_from_json(*manifest_json, what);
 }
 
 std::string oci_layer_type(const std::string& media_type) {
@@ -164,7 +174,38 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
   return BaseImage{store, (*latest)->manifest};
 }
 
+Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request) {
+  if (request.runtime == Runtime::none) return request.entries;
+  ClosureOptions options;
+  std::optional<ImageFiles> base_files;
+  if (request.base) {
+    options.base = [&]() -> Result<const ImageFiles*> {
+      auto manifest = read_base_manifest(*request.base);
+      if (!manifest) return fail(manifest.error());
+      auto files = ImageFiles::read(request.base->layout, manifest->layers, "base image " + request.base->manifest.digest.str());
+      if (!files) return fail(files.error());
+      base_files = std::move(*files);
+      return &*base_files;
+    };
+  }
+  auto closure = runtime_closure(request.entries, options);
+  if (!closure) return fail(closure.error());
+  return merge_entries(request.entries, std::move(*closure), "the runtime closure");
+}
+
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
+  // The closure is resolved first: a missing library or a base too old refuses before anything is written.
+  auto entries = layer_entries(request);
+  if (!entries) return fail(entries.error());
+  std::vector<std::string> warnings;
+  if (request.runtime == Runtime::none && !request.base) {
+    auto dynamic = dynamic_executables(request.entries);
+    if (!dynamic) return fail(dynamic.error());
+    for (const auto& path : *dynamic) {
+      warnings.push_back(path + " is dynamically linked and recorded with --runtime none and no --base: the image "
+                         "holds neither its loader nor its libraries, so it cannot run it");
+    }
+  }
   auto previous = store.latest(request.module, request.name);
   if (!previous) return fail(previous.error());
 
@@ -172,11 +213,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   Manifest manifest;
   if (request.base) {
     const std::string what = "base image " + request.base->manifest.digest.str();
-    auto manifest_bytes = request.base->layout.read_blob(request.base->manifest);
-    if (!manifest_bytes) return fail(std::move(manifest_bytes.error()).context(what));
-    auto manifest_json = parse_json(*manifest_bytes, what);
-    if (!manifest_json) return fail(manifest_json.error());
-    auto base_manifest = manifest_from_json(*manifest_json, what);
+    auto base_manifest = read_base_manifest(*request.base);
     if (!base_manifest) return fail(base_manifest.error());
     auto config_bytes = request.base->layout.read_blob(base_manifest->config);
     if (!config_bytes) return fail(std::move(config_bytes.error()).context(what));
@@ -205,7 +242,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     config.variant = host.variant;
   }
 
-  auto layer = pack_layer(request, store, previous->has_value());
+  auto layer = pack_layer(request, *entries, store, previous->has_value());
   if (!layer) return fail(layer.error());
 
   const std::string created = rfc3339(request.mtime);
@@ -235,7 +272,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   record.name = request.name;
   record.manifest = *manifest_descriptor;
   if (*previous && (*previous)->manifest.digest == record.manifest.digest) {
-    return RecordOutcome{**previous, false};  // nothing new: no lock, no write
+    return RecordOutcome{**previous, false, std::move(warnings)};  // nothing new: no lock, no write
   }
   record.recorded = now_rfc3339();
   record.target = request.target;
@@ -244,7 +281,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (request.base) record.base_digest = request.base->manifest.digest.str();
   auto commit = store.commit(record);
   if (!commit) return fail(commit.error());
-  return RecordOutcome{commit->record, commit->changed};
+  return RecordOutcome{commit->record, commit->changed, std::move(warnings)};
 }
 
 }  // namespace arec

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "recorder/layer.hpp"
+#include "recorder/runtime_closure.hpp"
 #include "recorder/store.hpp"
 
 namespace arec {
@@ -29,6 +30,7 @@ struct RecordRequest {
   std::string name;
   std::vector<LayerEntry> entries;
   std::optional<BaseImage> base;
+  Runtime runtime = Runtime::automatic;  // add what the loader needs to run the recorded ELF files
   std::vector<std::string> entrypoint;
   std::vector<std::string> env;  // K=V
   Compression compression = Compression::gzip;
@@ -42,7 +44,12 @@ struct RecordRequest {
 struct RecordOutcome {
   Record record;
   bool changed = false;  // false when the store already held this digest as the latest
+  std::vector<std::string> warnings;
 };
+
+// The layer's entries: the request's, plus their runtime closure unless `runtime` is none. Reads the
+// base's layers when there is a base; writes nothing.
+Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request);
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store);
 

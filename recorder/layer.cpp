@@ -290,6 +290,19 @@ Result<std::vector<LayerEntry>> collect_entries(const std::vector<LayerInput>& i
   return out;
 }
 
+Result<std::vector<LayerEntry>> merge_entries(std::vector<LayerEntry> entries, std::vector<LayerEntry> extra,
+                                              std::string_view origin) {
+  if (extra.empty()) return entries;
+  EntryMap map;
+  for (auto& e : entries) {
+    if (auto s = map.add(std::move(e), "the inputs"); !s) return fail(s.error());
+  }
+  for (auto& e : extra) {
+    if (auto s = map.add(std::move(e), std::string(origin)); !s) return fail(s.error());
+  }
+  return map.take();
+}
+
 Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out) {
   const Utf8Locale utf8_names;
   TarContext ctx;

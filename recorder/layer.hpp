@@ -42,6 +42,11 @@ struct LayerEntry {
 // through a symlink recorded before it (an unpacker following that link would write elsewhere).
 Result<std::vector<LayerEntry>> collect_entries(const std::vector<LayerInput>& inputs);
 
+// `entries` (from collect_entries) with `extra` merged in, sorted, parents present; a path given by both
+// with different content is refused, naming `origin` for the extra ones.
+Result<std::vector<LayerEntry>> merge_entries(std::vector<LayerEntry> entries, std::vector<LayerEntry> extra,
+                                              std::string_view origin);
+
 // Normalises an absolute image path ("/usr//local/./bin/" -> "usr/local/bin"); refuses relative paths
 // and "..". `what` names the input in messages.
 Result<std::string> normalise_image_path(std::string_view path, std::string_view what);

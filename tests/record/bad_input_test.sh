@@ -28,6 +28,7 @@ bad "--dir \"$T/in/app\": not a directory" --module mesh --name app --dir "$T/in
 bad "nothing to record" --module mesh --name app
 bad "--env \"NOVALUE\": expected KEY=VALUE" --module mesh --name app --file "$T/in/app" --env NOVALUE
 bad "compression \"lz4\": expected gzip, zstd or none" --module mesh --name app --file "$T/in/app" --compression lz4
+bad "--runtime \"static\": expected auto or none" --module mesh --name app --file "$T/in/app" --runtime static
 bad "base \"oci:$T/nowhere\"" --module mesh --name app --file "$T/in/app" --base "oci:$T/nowhere"
 bad "no image named \"mesh/none\"" --module mesh --name app --file "$T/in/app" --base "oci:$T/store:mesh/none"
 bad "expected oci:DIR[:REF]" --module mesh --name app --file "$T/in/app" --base "docker-archive:x"

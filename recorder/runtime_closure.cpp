@@ -1,0 +1,610 @@
+#include "recorder/runtime_closure.hpp"
+
+#include <elf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace arec {
+
+namespace {
+
+constexpr std::string_view k_old_magic = "ld.so-1.7.0";
+constexpr std::string_view k_new_magic = "glibc-ld.so.cache1.1";
+constexpr std::size_t k_new_header_size = 48;  // magic, version, nlibs, len_strings, flags, extension, unused
+constexpr std::size_t k_new_entry_size = 24;   // flags, key, value, osversion, hwcap
+constexpr std::size_t k_old_header_size = 16;  // magic[11] padded, nlibs
+constexpr std::size_t k_old_entry_size = 12;   // flags, key, value
+
+template <typename T>
+T load(std::span<const std::byte> bytes, std::size_t offset) {
+  T value{};
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;
+}
+
+// Joins a directory and a name as an absolute, lexically normal image path ("/a/./b/../c" -> "/a/c").
+std::string normal_path(std::string_view path) {
+  std::vector<std::string> parts;
+  for (auto& part : path_components(path)) {
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else {
+      parts.push_back(std::move(part));
+    }
+  }
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+std::string parent_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string_view::npos ? "/" : std::string(path.substr(0, slash));
+}
+
+std::string file_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::vector<std::string> split_search_path(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find(':', pos), text.size());
+    if (end > pos) out.emplace_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+bool mentions_origin(std::string_view entry) { return entry.find("$ORIGIN") != std::string_view::npos || entry.find("${ORIGIN}") != std::string_view::npos; }
+
+std::uint32_t file_mode(mode_t mode) { return (mode & 0111) != 0 ? 0755 : 0644; }
+
+// The version string's family ("GLIBCXX_" of "GLIBCXX_3.4.21") and its numbers, for "defines up to".
+std::pair<std::string, std::vector<int>> split_version(std::string_view version) {
+  const auto digit = version.find_first_of("0123456789");
+  if (digit == std::string_view::npos) return {std::string(version), {}};
+  std::vector<int> numbers;
+  int current = 0;
+  for (const char c : version.substr(digit)) {
+    if (c == '.') {
+      numbers.push_back(current);
+      current = 0;
+    } else if (c >= '0' && c <= '9') {
+      current = current * 10 + (c - '0');
+    } else {
+      return {std::string(version), {}};
+    }
+  }
+  numbers.push_back(current);
+  return {std::string(version.substr(0, digit)), numbers};
+}
+
+// One object the loader maps: a recorded file, a library added from this machine, or one of the base.
+struct Object {
+  std::string image_path;
+  fs::Path host_path;  // empty for a base object
+  ElfFile elf;
+  int loader = -1;  // the object that needed it first (whose RPATH chain it inherits)
+  bool in_base = false;
+};
+
+struct SearchDir {
+  std::string image_dir;  // where the loader looks inside the image
+  std::string host_dir;   // the same entry on this machine (differs for $ORIGIN)
+  std::string how;        // for messages: "RUNPATH of app"
+  bool origin = false;    // the entry names $ORIGIN
+};
+
+class Resolver {
+ public:
+  Resolver(const std::vector<LayerEntry>& entries, const ClosureOptions& options) : m_options(options) {
+    for (const auto& e : entries) m_recorded.emplace("/" + e.path, &e);
+  }
+
+  Status run(const std::vector<LayerEntry>& entries) {
+    for (const auto& e : entries) {
+      if (e.type != LayerEntry::Type::file) continue;
+      auto elf = read_elf(e.source);
+      if (!elf) return fail(elf.error());
+      if (!*elf || !(*elf)->dynamic()) continue;
+      m_objects.push_back({"/" + e.path, e.source, std::move(**elf), -1, false});
+    }
+    if (!m_objects.empty() && m_options.base) {
+      auto base = m_options.base();
+      if (!base) return fail(base.error());
+      m_base = *base;
+    }
+    for (std::size_t i = 0; i < m_objects.size(); ++i) {
+      // A base's library is followed too: what it needs and the base lacks is added like any other.
+      if (auto s = add_interpreter(i); !s) return s;
+      const std::vector<std::string> needed = m_objects[i].elf.needed;
+      for (const auto& name : needed) {
+        if (auto s = add_needed(i, name); !s) return s;
+      }
+    }
+    return {};
+  }
+
+  std::vector<LayerEntry> take() { return std::move(m_added); }
+
+ private:
+  std::string describe(const Object& o) const {
+    return o.host_path.empty() || o.host_path == o.image_path ? o.image_path : o.image_path + " (" + o.host_path.string() + ")";
+  }
+
+  // What the image already holds at `image_path` for the loader: a recorded file, or a base file.
+  bool recorded_at(const std::string& image_path) const {
+    auto it = m_recorded.find(image_path);
+    return it != m_recorded.end() && it->second->type != LayerEntry::Type::directory;
+  }
+
+  Status add_interpreter(std::size_t index) {
+    const std::string interp = m_objects[index].elf.interpreter;
+    if (interp.empty() || m_interpreters.contains(interp)) return {};
+    m_interpreters.insert(interp);
+    if (recorded_at(normal_path(interp))) return {};
+    if (m_base != nullptr) {
+      auto resolved = m_base->resolve(interp);
+      if (resolved && m_base->lstat(*resolved) != nullptr &&
+          m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
+        return {};
+      }
+    }
+    struct stat st {};
+    if (::stat(interp.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return fail_input(describe(m_objects[index]) + " needs the dynamic loader " + interp +
+                        ", which is not on this machine");
+    }
+    return place_mirrored(interp, describe(m_objects[index]));
+  }
+
+  Status add_needed(std::size_t index, const std::string& name) {
+    const Object needer = m_objects[index];  // copied: m_objects grows below
+    const LoaderDefaults defaults = loader_defaults(needer.elf.elf_class, needer.elf.machine);
+    const std::string key = std::to_string(needer.elf.elf_class) + ":" + std::to_string(needer.elf.machine) + ":" + name;
+    if (auto it = m_loaded.find(key); it != m_loaded.end()) {
+      return check_versions(needer, name, it->second);
+    }
+    if (name.find('/') != std::string::npos) {
+      return fail_input(describe(needer) + " needs " + name + " by a path, which arec does not follow; link it by its SONAME");
+    }
+
+    std::vector<SearchDir> dirs = search_dirs(index, defaults);
+    // Inside the image: what a recorded file or the base holds where the loader looks, first hit wins.
+    std::vector<std::string> image_dirs;
+    for (const auto& d : dirs) image_dirs.push_back(d.image_dir);
+    for (const auto& path : base_cache_paths(name)) image_dirs.push_back(parent_of(path));
+    for (const auto& d : defaults.dirs) image_dirs.push_back(d);
+    for (const auto& dir : image_dirs) {
+      const std::string candidate = normal_path(dir + "/" + name);
+      if (recorded_at(candidate)) return {};  // a recorded file: it is a root of its own
+      if (auto base = base_object(candidate, needer); base) {
+        if (!*base) return fail((*base).error());
+        m_objects.push_back(std::move(**base));
+        m_objects.back().loader = static_cast<int>(index);
+        remember(key, m_objects.size() - 1);
+        return check_versions(needer, name, m_objects.size() - 1);
+      }
+    }
+
+    // On this machine, as ld.so searches: RPATH chain or RUNPATH, the cache, the default directories.
+    std::vector<std::string> looked;
+    std::optional<std::pair<fs::Path, const SearchDir*>> found;
+    for (const auto& d : dirs) {
+      looked.push_back(d.host_dir + " (" + d.how + ")");
+      if (matches(d.host_dir + "/" + name, needer.elf)) {
+        found = {fs::Path(d.host_dir + "/" + name), &d};
+        break;
+      }
+    }
+    if (!found) {
+      looked.push_back(m_options.ld_cache.string());
+      for (const auto& e : host_cache()) {
+        if (e.name == name && e.hwcap == 0 && matches(e.path, needer.elf)) {
+          found = {fs::Path(e.path), nullptr};
+          break;
+        }
+      }
+    }
+    if (!found) {
+      for (const auto& d : defaults.dirs) {
+        looked.push_back(d);
+        if (matches(d + "/" + name, needer.elf)) {
+          found = {fs::Path(d + "/" + name), nullptr};
+          break;
+        }
+      }
+    }
+    if (!found) {
+      std::string where;
+      for (const auto& l : looked) where += (where.empty() ? "" : ", ") + l;
+      return fail_input(describe(needer) + " needs " + name + ", which was not found; looked in " + where);
+    }
+
+    // Where it goes in the image: a system directory the loader searches keeps its path; a library
+    // found through $ORIGIN goes where the image's $ORIGIN says; any other (the build tree, a directory
+    // only this machine's cache knows) goes where the needing file's first $ORIGIN entry says, else
+    // to the standard library directory.
+    const auto& [host_path, via] = *found;
+    std::string image_path;
+    const std::string host_dir = parent_of(normal_path(host_path.string()));
+    if (via != nullptr && via->origin) {
+      image_path = normal_path(via->image_dir + "/" + name);
+    } else if (std::find(defaults.dirs.begin(), defaults.dirs.end(), host_dir) != defaults.dirs.end()) {
+      image_path = normal_path(host_path.string());
+    } else {
+      auto origin_dir = std::find_if(dirs.begin(), dirs.end(), [](const SearchDir& d) { return d.origin; });
+      image_path = normal_path((origin_dir != dirs.end() ? origin_dir->image_dir : defaults.standard_dir) + "/" + name);
+    }
+    const std::string origin = "the runtime closure of " + needer.image_path;
+    Status placed = image_path == normal_path(host_path.string()) ? place_mirrored(image_path, origin)
+                                                                  : place_at(image_path, host_path, origin);
+    if (!placed) return placed;
+    m_objects.push_back({image_path, host_path, *m_host_files.at(host_path.string()), static_cast<int>(index), false});
+    remember(key, m_objects.size() - 1);
+    return {};
+  }
+
+  // As ld.so, a later need is met by an object loaded under that name or carrying it as its SONAME.
+  void remember(const std::string& key, std::size_t object) {
+    m_loaded[key] = object;
+    const ElfFile& elf = m_objects[object].elf;
+    if (!elf.soname.empty()) {
+      m_loaded.try_emplace(std::to_string(elf.elf_class) + ":" + std::to_string(elf.machine) + ":" + elf.soname, object);
+    }
+  }
+
+  // RPATH of the needer and of its loaders (when the needer has no RUNPATH), then its RUNPATH.
+  std::vector<SearchDir> search_dirs(std::size_t index, const LoaderDefaults& defaults) const {
+    std::vector<SearchDir> out;
+    auto add = [&](const Object& owner, const std::string& text, const char* tag) {
+      const std::string image_origin = parent_of(owner.image_path);
+      const std::string host_origin = owner.host_path.empty() ? image_origin : parent_of(owner.host_path.string());
+      for (const auto& entry : split_search_path(text)) {
+        const std::string how = std::string(tag) + " " + entry + " of " + file_name(owner.image_path);
+        out.push_back({normal_path(expand_dynamic_tokens(entry, image_origin, defaults)),
+                       normal_path(expand_dynamic_tokens(entry, host_origin, defaults)), how, mentions_origin(entry)});
+      }
+    };
+    const Object& needer = m_objects[index];
+    if (!needer.elf.runpath) {
+      for (int l = static_cast<int>(index); l != -1; l = m_objects[static_cast<std::size_t>(l)].loader) {
+        const Object& o = m_objects[static_cast<std::size_t>(l)];
+        if (o.elf.rpath && !o.elf.runpath) add(o, *o.elf.rpath, "RPATH");
+      }
+    } else {
+      add(needer, *needer.elf.runpath, "RUNPATH");
+    }
+    return out;
+  }
+
+  // A library of the base at `image_path`, read from its layer; nothing when the base has no such
+  // file, or one of another class or machine (the loader would skip it too).
+  std::optional<Result<Object>> base_object(const std::string& image_path, const Object& needer) const {
+    if (m_base == nullptr) return std::nullopt;
+    auto resolved = m_base->resolve(image_path);
+    if (!resolved) return std::nullopt;
+    const auto* node = m_base->lstat(*resolved);
+    if (node == nullptr || node->type != ImageFiles::Type::file) return std::nullopt;
+    auto bytes = m_base->read_file(*resolved);
+    if (!bytes) return Result<Object>(fail(bytes.error()));
+    auto elf = read_elf(std::as_bytes(std::span(*bytes)), "the base's " + image_path);
+    if (!elf) return Result<Object>(fail(elf.error()));
+    if (!*elf || (*elf)->elf_class != needer.elf.elf_class || (*elf)->machine != needer.elf.machine) return std::nullopt;
+    return Result<Object>(Object{image_path, {}, std::move(**elf), -1, true});
+  }
+
+  Status check_versions(const Object& needer, const std::string& name, std::size_t provider_index) const {
+    const Object& provider = m_objects[provider_index];
+    if (!provider.in_base) return {};
+    auto needs = needer.elf.version_needs.find(name);
+    if (needs == needer.elf.version_needs.end()) return {};
+    // Of the versions the base lacks, the newest of the first family missing one: what the base must reach.
+    std::optional<std::pair<std::vector<int>, std::string>> missing;
+    std::string family;
+    for (const auto& version : needs->second) {
+      if (std::find(provider.elf.version_defs.begin(), provider.elf.version_defs.end(), version) !=
+          provider.elf.version_defs.end()) {
+        continue;
+      }
+      auto [version_family, numbers] = split_version(version);
+      if (missing && version_family != family) continue;
+      family = version_family;
+      if (!missing || missing->first < numbers) missing = {numbers, version};
+    }
+    if (!missing) return {};
+    std::optional<std::pair<std::vector<int>, std::string>> newest;
+    for (const auto& def : provider.elf.version_defs) {
+      auto [def_family, def_numbers] = split_version(def);
+      if (def_family != family || def_numbers.empty()) continue;
+      if (!newest || newest->first < def_numbers) newest = {def_numbers, def};
+    }
+    return fail_input(file_name(needer.image_path) + " needs " + missing->second + " from " + name + "; the base's " +
+                      name + " (" + provider.image_path + ") " +
+                      (newest ? "defines up to " + newest->second : "defines no " + family + " version"));
+  }
+
+  // Whether `path` on this machine is an ELF file the loader would accept for `needer`. Each file is
+  // read once: the one taken is kept for its own needs.
+  bool matches(const std::string& path, const ElfFile& needer) {
+    auto it = m_host_files.find(path);
+    if (it == m_host_files.end()) {
+      std::optional<ElfFile> file;
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        auto elf = read_elf(fs::Path(path));
+        if (elf && *elf) file = std::move(**elf);
+      }
+      it = m_host_files.emplace(path, std::move(file)).first;
+    }
+    return it->second && it->second->elf_class == needer.elf_class && it->second->machine == needer.machine;
+  }
+
+  const std::vector<LdCacheEntry>& host_cache() {
+    if (!m_host_cache) {
+      m_host_cache.emplace();
+      // No cache, or one that cannot be read, is an empty one: ld.so then searches the default directories.
+      if (::access(m_options.ld_cache.c_str(), F_OK) == 0) {
+        auto bytes = fs::read_file(m_options.ld_cache);
+        if (bytes) {
+          auto entries = parse_ld_cache(std::as_bytes(std::span(*bytes)), m_options.ld_cache.string());
+          if (entries) m_host_cache = std::move(*entries);
+        }
+      }
+    }
+    return *m_host_cache;
+  }
+
+  std::vector<std::string> base_cache_paths(const std::string& name) {
+    if (m_base == nullptr) return {};
+    if (!m_base_cache) {
+      m_base_cache.emplace();
+      auto resolved = m_base->resolve("etc/ld.so.cache");
+      if (resolved && m_base->lstat(*resolved) != nullptr &&
+          m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
+        auto bytes = m_base->read_file(*resolved);
+        // The loader ignores a cache it cannot read; so does this lookup.
+        if (bytes) {
+          if (auto entries = parse_ld_cache(std::as_bytes(std::span(*bytes)), "the base's /etc/ld.so.cache")) {
+            m_base_cache = std::move(*entries);
+          }
+        }
+      }
+    }
+    std::vector<std::string> out;
+    for (const auto& e : *m_base_cache) {
+      if (e.name == name && e.hwcap == 0) out.push_back(e.path);
+    }
+    return out;
+  }
+
+  Status add_entry(LayerEntry entry, const std::string& origin) {
+    if (m_base != nullptr && entry.type == LayerEntry::Type::file) {
+      if (const auto* node = m_base->lstat(entry.path); node != nullptr) {
+        return fail_input(origin + ": /" + entry.path + " would replace the base's file at that path");
+      }
+    }
+    if (m_recorded.contains("/" + entry.path)) {
+      return fail_input(origin + " needs /" + entry.path + (entry.type == LayerEntry::Type::symlink ? " -> " + entry.link_target : std::string()) +
+                        ", where the recorded inputs put something else");
+    }
+    if (m_placed.contains(entry.path)) return {};
+    m_placed.insert(entry.path);
+    m_added.push_back(std::move(entry));
+    return {};
+  }
+
+  // Puts this machine's `path` at the same path in the image, with each symlink met on the way
+  // (lib -> usr/lib, libstdc++.so.6 -> libstdc++.so.6.0.30), unless the base holds that path already.
+  Status place_mirrored(const std::string& path, const std::string& origin) {
+    std::vector<std::string> pending = path_components(path);
+    std::reverse(pending.begin(), pending.end());
+    std::vector<std::string> done;
+    int links = 0;
+    while (!pending.empty()) {
+      std::string part = std::move(pending.back());
+      pending.pop_back();
+      if (part == "..") {
+        if (!done.empty()) done.pop_back();
+        continue;
+      }
+      done.push_back(std::move(part));
+      std::string so_far;
+      for (const auto& p : done) so_far += (so_far.empty() ? "" : "/") + p;
+      struct stat st {};
+      if (::lstat(("/" + so_far).c_str(), &st) != 0) {
+        return fail_input(origin + ": /" + so_far + ": " + fs::errno_text(errno));
+      }
+      if (!S_ISLNK(st.st_mode)) continue;
+      if (++links > 40) return fail_input(origin + ": " + path + ": too many levels of symbolic links");
+      std::error_code ec;
+      const std::string target = std::filesystem::read_symlink("/" + so_far, ec).string();
+      if (ec) return fail_input(origin + ": /" + so_far + ": reading symlink: " + ec.message());
+      if (m_base == nullptr || m_base->lstat(so_far) == nullptr) {
+        if (auto s = add_entry({LayerEntry::Type::symlink, so_far, {}, target, 0777, 0}, origin); !s) return s;
+      }
+      done.pop_back();
+      if (target.starts_with('/')) done.clear();
+      auto parts = path_components(target);
+      for (auto p = parts.rbegin(); p != parts.rend(); ++p) pending.push_back(*p);
+    }
+    std::string real;
+    for (const auto& p : done) real += (real.empty() ? "" : "/") + p;
+    struct stat st {};
+    if (::stat(("/" + real).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return fail_input(origin + ": " + path + " is not a regular file");
+    }
+    return add_entry({LayerEntry::Type::file, real, fs::Path("/" + real), {}, file_mode(st.st_mode), st.st_size}, origin);
+  }
+
+  // Puts the library found at `host_path` at `image_path`. When the name found is a link to a file
+  // beside it (libgreet.so.1 -> libgreet.so.1.2), both go in, as they are on this machine.
+  Status place_at(const std::string& image_path, const fs::Path& host_path, const std::string& origin) {
+    std::error_code ec;
+    const fs::Path real = std::filesystem::canonical(host_path, ec);
+    if (ec) return fail_input(origin + ": " + host_path.string() + ": " + ec.message());
+    struct stat st {};
+    if (::stat(real.c_str(), &st) != 0) return fail_input(origin + ": " + real.string() + ": " + fs::errno_text(errno));
+    std::string file_path = image_path.substr(1);
+    if (real.parent_path() == std::filesystem::weakly_canonical(host_path.parent_path()) &&
+        real.filename() != host_path.filename()) {
+      file_path = parent_of(image_path).substr(1) + "/" + real.filename().string();
+      if (auto s = add_entry({LayerEntry::Type::symlink, image_path.substr(1), {}, real.filename().string(), 0777, 0}, origin); !s) {
+        return s;
+      }
+    }
+    return add_entry({LayerEntry::Type::file, file_path, real, {}, file_mode(st.st_mode), st.st_size}, origin);
+  }
+
+  const ClosureOptions& m_options;
+  const ImageFiles* m_base = nullptr;
+  std::map<std::string, const LayerEntry*> m_recorded;
+  std::vector<Object> m_objects;
+  std::map<std::string, std::size_t> m_loaded;  // class:machine:name -> object
+  std::set<std::string> m_interpreters;
+  std::set<std::string> m_placed;
+  std::map<std::string, std::optional<ElfFile>> m_host_files;
+  std::optional<std::vector<LdCacheEntry>> m_host_cache;
+  std::optional<std::vector<LdCacheEntry>> m_base_cache;
+  std::vector<LayerEntry> m_added;
+};
+
+Result<std::vector<LdCacheEntry>> parse_new_cache(std::span<const std::byte> bytes, std::string_view what) {
+  auto bad = [&](std::string_view why) { return fail_input(std::string(what) + ": " + std::string(why)); };
+  if (bytes.size() < k_new_header_size || std::memcmp(bytes.data(), k_new_magic.data(), k_new_magic.size()) != 0) {
+    return bad("not a glibc-ld.so.cache1.1 file");
+  }
+  const auto count = load<std::uint32_t>(bytes, 20);
+  if (count > (bytes.size() - k_new_header_size) / k_new_entry_size) return bad("more entries than the file holds");
+  auto string_at = [&](std::uint32_t offset) -> std::optional<std::string> {
+    if (offset >= bytes.size()) return std::nullopt;
+    const auto* start = reinterpret_cast<const char*>(bytes.data()) + offset;
+    const std::size_t length = ::strnlen(start, bytes.size() - offset);
+    if (offset + length == bytes.size()) return std::nullopt;  // no terminating NUL
+    return std::string(start, length);
+  };
+  std::vector<LdCacheEntry> out;
+  out.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::size_t at = k_new_header_size + i * k_new_entry_size;
+    LdCacheEntry e;
+    e.flags = load<std::int32_t>(bytes, at);
+    auto name = string_at(load<std::uint32_t>(bytes, at + 4));
+    auto path = string_at(load<std::uint32_t>(bytes, at + 8));
+    if (!name || !path) return bad("entry " + std::to_string(i) + " names a string outside the file");
+    e.name = std::move(*name);
+    e.path = std::move(*path);
+    e.hwcap = load<std::uint64_t>(bytes, at + 16);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Runtime> parse_runtime(std::string_view text) {
+  if (text == "auto") return Runtime::automatic;
+  if (text == "none") return Runtime::none;
+  return fail_input("--runtime \"" + std::string(text) + "\": expected auto or none");
+}
+
+Result<std::vector<LdCacheEntry>> parse_ld_cache(std::span<const std::byte> bytes, std::string_view what) {
+  if (bytes.size() >= k_old_magic.size() && std::memcmp(bytes.data(), k_old_magic.data(), k_old_magic.size()) == 0) {
+    // The old format first, then the new one at the next 8-byte boundary; its strings are relative to it.
+    if (bytes.size() < k_old_header_size) return fail_input(std::string(what) + ": truncated");
+    const auto count = load<std::uint32_t>(bytes, 12);
+    if (count > (bytes.size() - k_old_header_size) / k_old_entry_size) return fail_input(std::string(what) + ": truncated");
+    const std::size_t offset = (k_old_header_size + count * k_old_entry_size + 7) & ~std::size_t{7};
+    if (offset >= bytes.size()) return fail_input(std::string(what) + ": holds only the old format, which arec does not read");
+    return parse_new_cache(bytes.subspan(offset), what);
+  }
+  return parse_new_cache(bytes, what);
+}
+
+LoaderDefaults loader_defaults(int elf_class, int machine) {
+  std::string triplet;
+  std::string platform;
+  if (elf_class == ELFCLASS64 && machine == EM_X86_64) {
+    triplet = "x86_64-linux-gnu", platform = "x86_64";
+  } else if (elf_class == ELFCLASS64 && machine == EM_AARCH64) {
+    triplet = "aarch64-linux-gnu", platform = "aarch64";
+  } else if (elf_class == ELFCLASS32 && machine == EM_386) {
+    triplet = "i386-linux-gnu", platform = "i686";
+  } else if (elf_class == ELFCLASS32 && machine == EM_ARM) {
+    triplet = "arm-linux-gnueabihf", platform = "v7l";
+  } else if (elf_class == ELFCLASS64 && machine == EM_RISCV) {
+    triplet = "riscv64-linux-gnu", platform = "riscv64";
+  }
+  LoaderDefaults d;
+  d.platform = platform;
+  if (!triplet.empty()) {
+    d.dirs = {"/lib/" + triplet, "/usr/lib/" + triplet};
+    d.lib = "lib/" + triplet;
+    d.standard_dir = "/usr/lib/" + triplet;
+  } else {
+    d.lib = "lib";
+    d.standard_dir = "/usr/lib";
+  }
+  d.dirs.insert(d.dirs.end(), {"/lib", "/usr/lib"});
+  return d;
+}
+
+std::string expand_dynamic_tokens(std::string_view entry, std::string_view origin, const LoaderDefaults& defaults) {
+  const std::pair<std::string_view, std::string_view> tokens[] = {
+      {"ORIGIN", origin}, {"LIB", defaults.lib}, {"PLATFORM", defaults.platform}};
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < entry.size()) {
+    if (entry[pos] != '$') {
+      out.push_back(entry[pos++]);
+      continue;
+    }
+    bool replaced = false;
+    for (const auto& [name, value] : tokens) {
+      const std::string braced = "{" + std::string(name) + "}";
+      const std::string_view rest = entry.substr(pos + 1);
+      std::size_t length = 0;
+      if (rest.starts_with(braced)) {
+        length = braced.size();
+      } else if (rest.starts_with(name) &&
+                 (rest.size() == name.size() || !(std::isalnum(static_cast<unsigned char>(rest[name.size()])) || rest[name.size()] == '_'))) {
+        length = name.size();
+      }
+      if (length == 0) continue;
+      out.append(value);
+      pos += 1 + length;
+      replaced = true;
+      break;
+    }
+    if (!replaced) out.push_back(entry[pos++]);
+  }
+  return out;
+}
+
+Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options) {
+  Resolver resolver(entries, options);
+  if (auto s = resolver.run(entries); !s) return fail(s.error());
+  return resolver.take();
+}
+
+Result<std::vector<std::string>> dynamic_executables(const std::vector<LayerEntry>& entries) {
+  std::vector<std::string> out;
+  for (const auto& e : entries) {
+    if (e.type != LayerEntry::Type::file) continue;
+    auto elf = read_elf(e.source);
+    if (!elf) return fail(elf.error());
+    if (*elf && (*elf)->executable && (*elf)->dynamic()) out.push_back("/" + e.path);
+  }
+  return out;
+}
+
+}  // namespace arec

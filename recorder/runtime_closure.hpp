@@ -1,0 +1,60 @@
+// The runtime closure of recorded ELF files: what the dynamic loader (glibc's ld.so) would load for
+// them, so an image holds its programs' loader and libraries and runs them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recorder/elf.hpp"
+#include "recorder/image_files.hpp"
+#include "recorder/layer.hpp"
+
+namespace arec {
+
+enum class Runtime { automatic, none };
+
+// "auto" or "none", as `--runtime` and the CMake module's RUNTIME spell it.
+Result<Runtime> parse_runtime(std::string_view text);
+
+// One entry of /etc/ld.so.cache (glibc's "glibc-ld.so.cache1.1" format, see glibc's dl-cache.h).
+struct LdCacheEntry {
+  std::string name;  // the SONAME looked up ("libc.so.6")
+  std::string path;  // where it is ("/lib/x86_64-linux-gnu/libc.so.6")
+  std::int32_t flags = 0;
+  std::uint64_t hwcap = 0;  // non-zero for glibc-hwcaps subdirectories
+};
+// Parses a cache file, in either the new format or the old one followed by the new one.
+Result<std::vector<LdCacheEntry>> parse_ld_cache(std::span<const std::byte> bytes, std::string_view what);
+
+// What the loader assumes for files of one class and machine (Debian's multiarch ld.so).
+struct LoaderDefaults {
+  std::vector<std::string> dirs;  // the default search path, in order
+  std::string lib;                // what $LIB means
+  std::string platform;           // what $PLATFORM means
+  std::string standard_dir;       // where a library of the build itself goes when no $ORIGIN entry says
+};
+LoaderDefaults loader_defaults(int elf_class, int machine);
+
+// Substitutes $ORIGIN / ${ORIGIN}, $LIB / ${LIB} and $PLATFORM / ${PLATFORM} in one search path entry.
+std::string expand_dynamic_tokens(std::string_view entry, std::string_view origin, const LoaderDefaults& defaults);
+
+struct ClosureOptions {
+  fs::Path ld_cache = "/etc/ld.so.cache";  // this machine's cache; missing or unreadable, an empty one
+  // The base image's files, when recording on a base: read only when a recorded file is dynamic.
+  std::function<Result<const ImageFiles*>()> base;
+};
+
+// The entries to add so the loader finds, inside the image, everything the ELF files among `entries`
+// need: the loader itself, libraries at the paths it will look them up at, their SONAME links, and the
+// symlinks of the path leading there (merged /usr: lib -> usr/lib). A library the base holds where the
+// loader will look is not added; every symbol version needed from it must be defined by the base's copy.
+Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
+
+// The image paths of the dynamically linked executables among `entries`.
+Result<std::vector<std::string>> dynamic_executables(const std::vector<LayerEntry>& entries);
+
+}  // namespace arec

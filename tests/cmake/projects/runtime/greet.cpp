@@ -1,0 +1,3 @@
+#include <string>
+
+std::string greeting(const std::string& name) { return "hello, " + name; }
