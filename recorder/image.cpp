@@ -1,6 +1,9 @@
 #include "recorder/image.hpp"
 
+#include <functional>
+
 #include "recorder/process.hpp"
+#include "recorder/sbom.hpp"
 
 namespace arec {
 
@@ -96,6 +99,32 @@ std::string git_revision() {
   std::string out = std::move(run->out);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out.size() == 40 || out.size() == 64 ? out : std::string();
+}
+
+// The SBOM of the layer as a referrer of `image`, unless the store has one for that image already (an
+// unchanged relink costs no second read of its files) or none is wanted.
+Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Store& store, const Descriptor& image,
+                                               const std::function<const std::string&()>& revision) {
+  if (request.sbom == SbomFormat::none) return std::vector<Descriptor>{};
+  auto listed = store.referrers(image.digest);
+  if (!listed) return fail(listed.error());
+  for (const auto& d : *listed) {
+    if (d.artifact_type == media_type::k_spdx_json) return std::vector<Descriptor>{};
+  }
+  SbomFacts facts;
+  auto files = sbom_files(request.entries, DpkgDatabase());
+  if (!files) return fail(files.error());
+  facts.files = std::move(*files);
+  facts.module = request.module;
+  facts.name = request.name;
+  facts.revision = revision();
+  facts.image = image.digest;
+  facts.created = request.mtime;
+  auto text = canonical_json(spdx_document(facts));
+  if (!text) return fail(std::move(text.error()).context("writing the SBOM"));
+  auto referrer = put_referrer(store, image, media_type::k_spdx_json, *text, {{std::string(annotation::k_created), rfc3339(request.mtime)}});
+  if (!referrer) return fail(referrer.error());
+  return std::vector<Descriptor>{*referrer};
 }
 
 }  // namespace
@@ -217,15 +246,22 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   record.module = request.module;
   record.name = request.name;
   record.manifest = *manifest_descriptor;
-  if (*previous && (*previous)->manifest.digest == record.manifest.digest) {
+  std::optional<std::string> revision;
+  auto revision_of_sources = [&]() -> const std::string& {
+    if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
+    return *revision;
+  };
+  auto referrers = sbom_referrers(request, store, record.manifest, revision_of_sources);
+  if (!referrers) return fail(referrers.error());
+  if (*previous && (*previous)->manifest.digest == record.manifest.digest && referrers->empty()) {
     return RecordOutcome{**previous, false};  // nothing new: no lock, no write
   }
   record.recorded = now_rfc3339();
   record.target = request.target;
   record.config = request.config;
-  record.revision = request.revision.empty() ? git_revision() : request.revision;
+  record.revision = revision_of_sources();
   if (request.base) record.base_digest = request.base->manifest.digest.str();
-  auto commit = store.commit(record);
+  auto commit = store.commit(record, *referrers);
   if (!commit) return fail(commit.error());
   return RecordOutcome{commit->record, commit->changed};
 }

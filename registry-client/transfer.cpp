@@ -225,6 +225,63 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, const std::
   return {};
 }
 
+// The descriptor a referrers index lists for a referrer: its artifactType (or, for an image
+// manifest without one, its config's media type) and its manifest's annotations (distribution-spec 1.1).
+Result<Descriptor> referrer_entry(const Store& store, const Descriptor& referrer) {
+  auto manifest = read_manifest(store, referrer, referrer.digest.str());
+  if (!manifest) return fail(manifest.error());
+  Descriptor entry{referrer.media_type, referrer.digest, referrer.size, {}, {}, manifest->annotations, {}};
+  entry.artifact_type = !manifest->artifact_type.empty() ? manifest->artifact_type : manifest->config.media_type;
+  return entry;
+}
+
+// Makes the registry list `record`'s referrers, whose manifests it holds already. A registry with the
+// referrers API lists them itself from their subject. Otherwise the fallback tag sha256-<hex> holds an
+// image index of them: what it holds is read and kept (other tools add their own entries there), the
+// missing entries are added, and it is written only when something was missing. Returns how many
+// entries were added.
+Result<int> list_referrers(Run& run, const Store& store, const Record& record, const std::vector<Descriptor>& referrers) {
+  const std::string repository = record.repository();
+  const std::string context = "pushing the referrers of " + record.identity() + " to " + run.host();
+  auto api = run.step(context + ": asking for its referrers", {},
+                      [&] { return run.session.referrers(repository, record.manifest.digest); });
+  if (!api) return fail(api.error());
+  if (api->has_value()) return 0;
+
+  const std::string tag = referrers_tag(record.manifest.digest);
+  auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
+  if (!held) return fail(held.error());
+  nlohmann::json index = {{"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
+  if (held->has_value()) {
+    auto json = parse_json((*held)->bytes, tag);
+    const bool is_index = json && json->is_object() && index_from_json(*json, tag).has_value() &&
+                          json->value("mediaType", std::string(media_type::k_index)) == media_type::k_index;
+    if (!is_index) {
+      return fail(Error::registry(context + ": the tag " + tag + " holds something other than an OCI image index; not overwriting it"));
+    }
+    index = std::move(*json);
+    index["mediaType"] = media_type::k_index;
+  }
+  auto& listed = index["manifests"];
+  int added = 0;
+  for (const auto& referrer : referrers) {
+    const std::string digest = referrer.digest.str();
+    const bool present = std::ranges::any_of(listed, [&](const nlohmann::json& d) { return d.value("digest", "") == digest; });
+    if (present) continue;
+    auto entry = referrer_entry(store, referrer);
+    if (!entry) return fail(std::move(entry.error()).context(context));
+    listed.push_back(to_json(*entry));
+    ++added;
+  }
+  if (added == 0) return 0;
+  auto bytes = canonical_json(index);
+  if (!bytes) return fail(std::move(bytes.error()).context(context));
+  auto put = run.step(context + ": putting the referrers tag " + tag, {},
+                      [&] { return run.session.put_manifest(repository, tag, media_type::k_index, *bytes); });
+  if (!put) return fail(put.error());
+  return added;
+}
+
 // ---- pull ------------------------------------------------------------------------------------------
 
 // A manifest or index the registry sent that does not parse is the registry's failure (exit 3), not the
@@ -332,7 +389,8 @@ nlohmann::json to_json(const PushSummary& summary) {
                       {"present", image.was_present}});
   }
   return {{"registry", summary.registry}, {"images", std::move(images)}, {"uploaded", summary.uploaded},
-          {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes}};
+          {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes},
+          {"referrers", summary.referrers}};
 }
 
 Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const std::vector<std::string>& tags,
@@ -348,21 +406,41 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
   std::vector<RecordPlan> plans;
   std::vector<BlobJob> jobs;
   std::map<Digest, std::size_t> job_of;
-  for (const auto& record : records) {
-    auto plan = plan_record(run, store, record);
-    if (!plan) return fail(plan.error());
-    for (const auto& blob : plan->blobs) {
-      if (plan->present) {
+  auto add_jobs = [&](const RecordPlan& plan) {
+    for (const auto& blob : plan.blobs) {
+      if (plan.present) {
         ++summary.skipped;
         continue;
       }
       auto [it, added] = job_of.emplace(blob.digest, jobs.size());
       if (added) jobs.push_back(BlobJob{blob, {}, 0});
       auto& repositories = jobs[it->second].repositories;
-      if (std::ranges::find(repositories, record.repository()) == repositories.end()) repositories.push_back(record.repository());
+      if (std::ranges::find(repositories, plan.record.repository()) == repositories.end()) {
+        repositories.push_back(plan.record.repository());
+      }
     }
+  };
+  // Each record's referrers (its SBOM) go up with it: their blobs join the jobs, their manifests follow.
+  std::vector<RecordPlan> referrer_plans;
+  std::vector<std::pair<Record, std::vector<Descriptor>>> referrers_of;
+  for (const auto& record : records) {
+    auto plan = plan_record(run, store, record);
+    if (!plan) return fail(plan.error());
+    add_jobs(*plan);
     summary.images.push_back({record.repository(), record.manifest.digest, tags, plan->present});
     plans.push_back(std::move(*plan));
+    auto referrers = store.referrers(record.manifest.digest);
+    if (!referrers) return fail(referrers.error());
+    if (referrers->empty()) continue;
+    for (const auto& referrer : *referrers) {
+      Record carrier = record;  // the referrer's manifest, in the record's repository
+      carrier.manifest = Descriptor{referrer.media_type, referrer.digest, referrer.size, {}, {}, {}, {}};
+      auto referrer_plan = plan_record(run, store, carrier);
+      if (!referrer_plan) return fail(referrer_plan.error());
+      add_jobs(*referrer_plan);
+      referrer_plans.push_back(std::move(*referrer_plan));
+    }
+    referrers_of.emplace_back(record, std::move(*referrers));
   }
 
   // The largest blobs start first, so the parallel transfers end together.
@@ -383,6 +461,12 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
     summary.bytes += o.bytes;
   }
   if (auto s = put_manifests(run, plans, tags); !s) return fail(s.error());
+  if (auto s = put_manifests(run, referrer_plans, {}); !s) return fail(s.error());
+  for (const auto& [record, referrers] : referrers_of) {
+    auto listed = list_referrers(run, store, record, referrers);
+    if (!listed) return fail(listed.error());
+    summary.referrers += *listed;
+  }
   return summary;
 }
 

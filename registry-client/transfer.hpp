@@ -48,11 +48,14 @@ struct PushSummary {
   int mounted = 0;   // blobs linked from another repository of the registry
   int skipped = 0;   // blobs the repository held already
   std::int64_t bytes = 0;  // bytes of the blobs sent
+  int referrers = 0;       // entries added to referrers fallback tags (registries without the referrers API)
 };
 
 nlohmann::json to_json(const PushSummary& summary);
 
-// Pushes each record to repository module/name by digest, and under each tag.
+// Pushes each record to repository module/name by digest, and under each tag, then its referrers (the
+// store's SBOM of it): their manifests by digest, listed through the referrers API where the registry
+// has it, else in the fallback tag sha256-<hex> (merged with what the tag holds, never overwritten).
 Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const std::vector<std::string>& tags,
                                  const RegistryAddress& address, const TransferOptions& options);
 
