@@ -98,6 +98,10 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there", summary->images.size(),
                summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded, summary->uploaded == 1 ? "" : "s",
                summary->bytes, summary->mounted, summary->skipped);
+  if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
+    spdlog::info("referrers (SBOMs): {} pushed, {} listed under fallback tags", summary->referrers.pushed,
+                 summary->referrers.listed);
+  }
   return 0;
 }
 
@@ -171,7 +175,9 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
   cmd->footer("Blobs the repository holds are skipped; blobs another repository of the registry holds are mounted.\n"
-              "--json prints {registry, images, uploaded, mounted, skipped, bytes}.");
+              "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
+              "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+              "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.");
   cmd->callback([&action, &globals, selectors, tags, flags] {
     action = [&globals, selectors, tags, flags] { return run_push(globals, *selectors, *tags, *flags); };
   });

@@ -390,8 +390,60 @@ nlohmann::json to_json(const PushSummary& summary) {
   }
   return {{"registry", summary.registry}, {"images", std::move(images)}, {"uploaded", summary.uploaded},
           {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes},
-          {"referrers", summary.referrers}};
+          {"referrers",
+           {{"pushed", summary.referrers.pushed},
+            {"blobs", summary.referrers.uploaded},
+            {"bytes", summary.referrers.bytes},
+            {"listed", summary.referrers.listed}}}};
 }
+
+namespace {
+
+struct BlobCounts {
+  int uploaded = 0, mounted = 0, skipped = 0;
+  std::int64_t bytes = 0;
+};
+
+// Sends the blobs of the plans whose manifest the registry lacks, each distinct blob one job, the
+// largest first so the parallel transfers end together; then puts the manifests.
+Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& plans, const std::vector<std::string>& tags,
+                  BlobCounts& counts) {
+  std::vector<BlobJob> jobs;
+  std::map<Digest, std::size_t> job_of;
+  for (const auto& plan : plans) {
+    for (const auto& blob : plan.blobs) {
+      if (plan.present) {
+        ++counts.skipped;
+        continue;
+      }
+      auto [it, added] = job_of.emplace(blob.digest, jobs.size());
+      if (added) jobs.push_back(BlobJob{blob, {}, 0});
+      auto& repositories = jobs[it->second].repositories;
+      if (std::ranges::find(repositories, plan.record.repository()) == repositories.end()) {
+        repositories.push_back(plan.record.repository());
+      }
+    }
+  }
+  std::ranges::stable_sort(jobs, std::greater{}, [](const BlobJob& j) { return j.blob.size; });
+  ProgressBoard board(run.options.progress, "pushing to " + run.host());
+  for (auto& job : jobs) job.slot = board.add(job.blob.digest.str().substr(0, 19), job.blob.size);
+  std::optional<MountSources> sources;
+  if (!jobs.empty()) sources.emplace(store);
+  std::vector<BlobOutcome> outcomes(jobs.size());
+  auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
+    return push_blob(run, session, store, *sources, jobs[i], board, outcomes[i], stop);
+  });
+  if (!pushed) return fail(pushed.error());
+  for (const auto& o : outcomes) {
+    counts.uploaded += o.uploaded;
+    counts.mounted += o.mounted;
+    counts.skipped += o.skipped;
+    counts.bytes += o.bytes;
+  }
+  return put_manifests(run, plans, tags);
+}
+
+}  // namespace
 
 Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const std::vector<std::string>& tags,
                                  const RegistryAddress& address, const TransferOptions& options) {
@@ -404,68 +456,44 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
 
   // Records whose manifest the registry holds already have all their blobs there.
   std::vector<RecordPlan> plans;
-  std::vector<BlobJob> jobs;
-  std::map<Digest, std::size_t> job_of;
-  auto add_jobs = [&](const RecordPlan& plan) {
-    for (const auto& blob : plan.blobs) {
-      if (plan.present) {
-        ++summary.skipped;
-        continue;
-      }
-      auto [it, added] = job_of.emplace(blob.digest, jobs.size());
-      if (added) jobs.push_back(BlobJob{blob, {}, 0});
-      auto& repositories = jobs[it->second].repositories;
-      if (std::ranges::find(repositories, plan.record.repository()) == repositories.end()) {
-        repositories.push_back(plan.record.repository());
-      }
-    }
-  };
-  // Each record's referrers (its SBOM) go up with it: their blobs join the jobs, their manifests follow.
-  std::vector<RecordPlan> referrer_plans;
   std::vector<std::pair<Record, std::vector<Descriptor>>> referrers_of;
   for (const auto& record : records) {
     auto plan = plan_record(run, store, record);
     if (!plan) return fail(plan.error());
-    add_jobs(*plan);
     summary.images.push_back({record.repository(), record.manifest.digest, tags, plan->present});
     plans.push_back(std::move(*plan));
     auto referrers = store.referrers(record.manifest.digest);
     if (!referrers) return fail(referrers.error());
-    if (referrers->empty()) continue;
-    for (const auto& referrer : *referrers) {
-      Record carrier = record;  // the referrer's manifest, in the record's repository
-      carrier.manifest = Descriptor{referrer.media_type, referrer.digest, referrer.size, {}, {}, {}, {}};
-      auto referrer_plan = plan_record(run, store, carrier);
-      if (!referrer_plan) return fail(referrer_plan.error());
-      add_jobs(*referrer_plan);
-      referrer_plans.push_back(std::move(*referrer_plan));
-    }
-    referrers_of.emplace_back(record, std::move(*referrers));
+    if (!referrers->empty()) referrers_of.emplace_back(record, std::move(*referrers));
   }
+  BlobCounts images;
+  if (auto s = push_plans(run, store, plans, tags, images); !s) return fail(s.error());
+  summary.uploaded = images.uploaded;
+  summary.mounted = images.mounted;
+  summary.skipped = images.skipped;
+  summary.bytes = images.bytes;
 
-  // The largest blobs start first, so the parallel transfers end together.
-  std::ranges::stable_sort(jobs, std::greater{}, [](const BlobJob& j) { return j.blob.size; });
-  ProgressBoard board(options.progress, "pushing to " + run.host());
-  for (auto& job : jobs) job.slot = board.add(job.blob.digest.str().substr(0, 19), job.blob.size);
-  std::optional<MountSources> sources;
-  if (!jobs.empty()) sources.emplace(store);
-  std::vector<BlobOutcome> outcomes(jobs.size());
-  auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
-    return push_blob(run, session, store, *sources, jobs[i], board, outcomes[i], stop);
-  });
-  if (!pushed) return fail(pushed.error());
-  for (const auto& o : outcomes) {
-    summary.uploaded += o.uploaded;
-    summary.mounted += o.mounted;
-    summary.skipped += o.skipped;
-    summary.bytes += o.bytes;
+  // Then each record's referrers (its SBOM), whose subject the registry now holds: their manifests
+  // by digest into the record's repository, then listed for the subject.
+  std::vector<RecordPlan> referrer_plans;
+  for (const auto& [record, referrers] : referrers_of) {
+    for (const auto& referrer : referrers) {
+      Record carrier = record;
+      carrier.manifest = Descriptor{referrer.media_type, referrer.digest, referrer.size, {}, {}, {}, {}};
+      auto plan = plan_record(run, store, carrier);
+      if (!plan) return fail(plan.error());
+      if (!plan->present) ++summary.referrers.pushed;
+      referrer_plans.push_back(std::move(*plan));
+    }
   }
-  if (auto s = put_manifests(run, plans, tags); !s) return fail(s.error());
-  if (auto s = put_manifests(run, referrer_plans, {}); !s) return fail(s.error());
+  BlobCounts referrer_blobs;
+  if (auto s = push_plans(run, store, referrer_plans, {}, referrer_blobs); !s) return fail(s.error());
+  summary.referrers.uploaded = referrer_blobs.uploaded + referrer_blobs.mounted;
+  summary.referrers.bytes = referrer_blobs.bytes;
   for (const auto& [record, referrers] : referrers_of) {
     auto listed = list_referrers(run, store, record, referrers);
     if (!listed) return fail(listed.error());
-    summary.referrers += *listed;
+    summary.referrers.listed += *listed;
   }
   return summary;
 }

@@ -48,7 +48,13 @@ struct PushSummary {
   int mounted = 0;   // blobs linked from another repository of the registry
   int skipped = 0;   // blobs the repository held already
   std::int64_t bytes = 0;  // bytes of the blobs sent
-  int referrers = 0;       // entries added to referrers fallback tags (registries without the referrers API)
+  // The records' referrers (SBOMs), counted apart from the images above.
+  struct Referrers {
+    int pushed = 0;          // manifests the registry did not hold
+    int uploaded = 0;        // blobs sent or mounted for them
+    std::int64_t bytes = 0;  // bytes of the blobs sent
+    int listed = 0;          // entries added to fallback tags (registries without the referrers API)
+  } referrers;
 };
 
 nlohmann::json to_json(const PushSummary& summary);
