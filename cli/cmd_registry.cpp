@@ -130,7 +130,9 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
-  auto items = verify_records(*records, *registry, TransferOptions{});
+  // The store's referrers of each record are checked too; there is none when there is no store yet.
+  auto store = Store::open_existing(store_dir(globals));
+  auto items = verify_records(*records, *registry, TransferOptions{}, store ? &*store : nullptr);
   if (!items) return fail(items.error());
   std::size_t bad = 0;
   nlohmann::json out = nlohmann::json::array();
@@ -141,10 +143,13 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
                               {"digest", item.record.manifest.digest.str()},
                               {"state", verify_state_name(item.state)}};
       if (!item.found.empty()) entry["found"] = item.found;
+      if (!item.missing_referrers.empty()) entry["missing_referrers"] = item.missing_referrers;
       out.push_back(std::move(entry));
     } else {
       std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
-                << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")") << '\n';
+                << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")")
+                << (item.missing_referrers.empty() ? "" : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
+                << '\n';
     }
   }
   if (json) print_json(out);

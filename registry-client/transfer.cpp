@@ -225,6 +225,34 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, const std::
   return {};
 }
 
+// The referrers the registry lists for `subject`: through the referrers API, else the fallback tag
+// (none when that tag does not exist). Entries that are not image manifests are left out.
+Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& repository, const Digest& subject,
+                                                   const std::string& context) {
+  auto api = run.step(context + ": asking for the referrers of " + subject.str(), {},
+                      [&] { return run.session.referrers(repository, subject); });
+  if (!api) return fail(api.error());
+  Index index;
+  if (api->has_value()) {
+    index = std::move(**api);
+  } else {
+    const std::string tag = referrers_tag(subject);
+    auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
+    if (!held) return fail(held.error());
+    if (!held->has_value()) return std::vector<Descriptor>{};
+    auto json = parse_json((*held)->bytes, tag);
+    if (!json) return fail(Error::registry(context + ": " + json.error().message));
+    auto parsed = index_from_json(*json, tag);
+    if (!parsed) return fail(Error::registry(context + ": " + parsed.error().message));
+    index = std::move(*parsed);
+  }
+  std::vector<Descriptor> out;
+  for (auto& d : index.manifests) {
+    if (d.media_type == media_type::k_manifest) out.push_back(std::move(d));
+  }
+  return out;
+}
+
 // The descriptor a referrers index lists for a referrer: its artifactType (or, for an image
 // manifest without one, its config's media type) and its manifest's annotations (distribution-spec 1.1).
 Result<Descriptor> referrer_entry(const Store& store, const Descriptor& referrer) {
@@ -504,7 +532,8 @@ nlohmann::json to_json(const PullOutcome& outcome) {
   return {{"registry", outcome.registry},     {"repository", outcome.repository},
           {"digest", outcome.image.digest.str()}, {"mediaType", outcome.image.media_type},
           {"manifest", outcome.manifest.digest.str()}, {"downloaded", outcome.downloaded},
-          {"present", outcome.present},       {"bytes", outcome.bytes}};
+          {"present", outcome.present},       {"bytes", outcome.bytes},
+          {"referrers", outcome.referrers}};
 }
 
 Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
@@ -553,6 +582,34 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   Descriptor listed = outcome.image;
   listed.annotations.emplace(k_pulled_annotation, "true");
   if (auto kept = store.keep(listed); !kept) return fail(kept.error());
+
+  // Its referrers (an SBOM) come along, each listed in index.json as the referrer of the image.
+  auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
+  if (!referrers) return fail(referrers.error());
+  for (const auto& referrer : *referrers) {
+    if (!store.has_blob(referrer)) {
+      auto fetched = store_manifest(run, store, repository, referrer.digest.str(), context);
+      if (!fetched) return fail(fetched.error());
+    }
+    auto referrer_manifest = read_manifest(store, referrer, context);
+    if (!referrer_manifest) return fail(referrer_manifest.error());
+    if (!referrer_manifest->subject || referrer_manifest->subject->digest != outcome.image.digest) {
+      return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " +
+                                  outcome.image.digest.str() + ", but that is not its subject"));
+    }
+    for (const auto& blob : blobs_of(*referrer_manifest)) {
+      if (store.has_blob(blob)) continue;
+      ProgressBoard quiet(ProgressDisplay::none, "");
+      if (auto s = download_blob(run, run.session, store, repository, blob, quiet.add("", blob.size), quiet, {}, context); !s) {
+        return fail(s.error());
+      }
+    }
+    Descriptor entry{referrer.media_type, referrer.digest, referrer.size, referrer.artifact_type, {}, referrer.annotations, {}};
+    entry.annotations[std::string(annotation::k_subject)] = outcome.image.digest.str();
+    auto kept = store.keep(entry);
+    if (!kept) return fail(kept.error());
+    outcome.referrers += *kept ? 1 : 0;
+  }
   return outcome;
 }
 
@@ -568,7 +625,7 @@ std::string_view verify_state_name(VerifyState state) {
 }
 
 Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
-                                               const TransferOptions& options) {
+                                               const TransferOptions& options, const Store* store) {
   Run run(address, Access::pull, options);
   std::vector<VerifyItem> items;
   if (records.empty()) return items;
@@ -578,12 +635,24 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
                               record.manifest.digest.str();
     auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
     if (!found) return fail(found.error());
-    VerifyItem item{record, VerifyState::present, {}};
+    VerifyItem item{record, VerifyState::present, {}, {}};
     if (!found->has_value()) {
       item.state = VerifyState::missing;
     } else if ((*found)->digest != record.manifest.digest || ((*found)->size > 0 && (*found)->size != record.manifest.size)) {
       item.state = VerifyState::different;
       item.found = (*found)->digest.str();
+    } else if (store) {
+      // Each referrer the store keeps for it (its SBOM) must be listed for it at the registry.
+      auto local = store->referrers(record.manifest.digest);
+      if (!local) return fail(local.error());
+      if (!local->empty()) {
+        auto remote = registry_referrers(run, record.repository(), record.manifest.digest, "verifying " + record.identity());
+        if (!remote) return fail(remote.error());
+        for (const auto& d : *local) {
+          if (std::ranges::find(*remote, d.digest, &Descriptor::digest) == remote->end()) item.missing_referrers.push_back(d.digest.str());
+        }
+        if (!item.missing_referrers.empty()) item.state = VerifyState::missing;
+      }
     }
     items.push_back(std::move(item));
   }

@@ -73,6 +73,7 @@ struct PullOutcome {
   int downloaded = 0;   // blobs fetched
   int present = 0;      // blobs the store held already
   std::int64_t bytes = 0;
+  int referrers = 0;    // referrers of the image (its SBOM) newly listed in the store
 };
 
 nlohmann::json to_json(const PullOutcome& outcome);
@@ -81,7 +82,8 @@ nlohmann::json to_json(const PullOutcome& outcome);
 inline constexpr std::string_view k_pulled_annotation = "dev.arec.pulled";
 
 // Fetches the image `reference` names (default tag "latest") into the store, and lists it in
-// index.json by digest, with no name and no address.
+// index.json by digest, with no name and no address; then its referrers (an SBOM), found through the
+// referrers API or the fallback tag, each listed as a referrer of the image.
 Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
                                const TransferOptions& options);
 
@@ -92,11 +94,13 @@ struct VerifyItem {
   Record record;
   VerifyState state = VerifyState::present;
   std::string found;  // what the registry holds under the digest when it is different
+  std::vector<std::string> missing_referrers;  // referrers the store keeps that the registry does not list
 };
 
-// Asks the registry for each record's manifest by digest in its repository.
+// Asks the registry for each record's manifest by digest in its repository; with a store, also that
+// the registry lists every referrer the store keeps for it (missing otherwise).
 Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
-                                               const TransferOptions& options);
+                                               const TransferOptions& options, const Store* store = nullptr);
 
 struct CatalogEntry {
   std::string repository;

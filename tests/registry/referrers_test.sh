@@ -40,6 +40,28 @@ expect_eq "0 0 0 0" "$(jq -r '"\(.uploaded) \(.referrers.pushed) \(.referrers.bl
   "uploaded, referrers pushed, blobs, listed"
 expect_eq "$before" "$(head_digest "$OCI_INDEX" "$M/app/manifests/$tag")" "fallback tag after a second push"
 
+note "pull brings the SBOM along, listed as the image's referrer"
+expect_exit 0 env AREC_STORE="$T/pulled" "$AREC" pull "$REG/$M/app@$app" --json
+expect_eq 1 "$(jq -r .referrers <<<"$OUT")" "referrers pulled"
+expect_eq "$sbom application/spdx+json" \
+  "$(jq -r --arg d "$app" '.manifests[] | select(.annotations["dev.arec.subject"] == $d) | "\(.digest) \(.artifactType)"' "$T/pulled/index.json")" \
+  "the pulled store's referrer"
+cmp -s "$T/local.json" "$T/pulled/blobs/sha256/${layer#sha256:}" || fail "the pulled SBOM differs"
+expect_exit 0 env AREC_STORE="$T/pulled" "$AREC" pull "$REG/$M/app@$app" --json
+expect_eq "0 0" "$(jq -r '"\(.downloaded) \(.referrers)"' <<<"$OUT")" "pulling again: downloaded, referrers"
+
+note "verify: the SBOM must be listed for the image"
+expect_exit 0 "$AREC" verify "$M/app" --json
+expect_eq present "$(jq -r '.[0].state' <<<"$OUT")" "state"
+printf '{"schemaVersion":2,"mediaType":"%s","manifests":[]}' "$OCI_INDEX" >"$T/empty-index.json"
+curl -sf -X PUT -H "Content-Type: $OCI_INDEX" --data-binary "@$T/empty-index.json" \
+  "http://$REG/v2/$M/app/manifests/$tag" >/dev/null || fail "emptying $tag"
+expect_exit 1 "$AREC" verify "$M/app" --json
+expect_eq "missing $sbom" "$(jq -r '.[0] | "\(.state) \(.missing_referrers[0])"' <<<"$OUT")" "state once the tag lost it"
+expect_exit 0 "$AREC" push "$M/app" --json
+expect_eq "0 1" "$(jq -r '.referrers | "\(.pushed) \(.listed)"' <<<"$OUT")" "a push lists it again"
+expect_exit 0 "$AREC" verify "$M/app"
+
 note "an entry another tool put under the fallback tag is kept beside the SBOM"
 mkdir -p "$T/in/other" && echo "$M/other" >"$T/in/other/id"
 other=$("$AREC" record --sbom none --module "$M" --name other --dir "$T/in/other=/srv/other" | cut -d@ -f2)
