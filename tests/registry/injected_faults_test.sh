@@ -161,7 +161,7 @@ faults "[{\"method\": \"GET\", \"path\": \"$blob_get\", \"fault\": \"truncate\",
 AREC_STORE=$T/pulled expect_exit 0 "$AREC" pull "$M/app:v1"
 expect_eq "$app" "$OUT" "pulled digest"
 AREC_STORE=$T/pulled expect_exit 0 "$AREC" check
-expect_eq 3 "$(same_blobs "$T/pulled" "$AREC_STORE")" "pulled blobs identical to the store's"
+expect_eq 6 "$(same_blobs "$T/pulled" "$AREC_STORE")" "pulled blobs identical to the store's (the image's and its SBOM's)"
 
 total=$(faults_injected)
 note "faults injected: $total ($pushed during pushes and verifies, $((total - pushed)) during pulls)"
