@@ -23,6 +23,9 @@ struct Run {
   Run(RegistryAddress address, Access access, const TransferOptions& o)
       : registry(std::move(address), access), session(registry), options(o) {}
   Run(const Run&) = delete;
+  // The other workers' sessions, kept for the whole run so a later phase (referrers after images)
+  // reuses their connections.
+  std::vector<std::unique_ptr<Session>> workers;
   Run& operator=(const Run&) = delete;
 
   const std::string& host() const { return registry.host(); }
@@ -60,11 +63,10 @@ Status run_parallel(Run& run, std::size_t count, const std::function<Status(Sess
     }
   };
   const auto workers = static_cast<unsigned>(std::clamp<std::size_t>(run.options.jobs, 1, count));
-  std::vector<std::unique_ptr<Session>> sessions;
-  for (unsigned w = 1; w < workers; ++w) sessions.push_back(std::make_unique<Session>(run.registry));
+  while (run.workers.size() + 1 < workers) run.workers.push_back(std::make_unique<Session>(run.registry));
   {
     std::vector<std::jthread> threads;
-    for (auto& session : sessions) threads.emplace_back([&worker, s = session.get()] { worker(*s); });
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back([&worker, s = run.workers[w - 1].get()] { worker(*s); });
     worker(run.session);
   }
   if (failure) return fail(*failure);
