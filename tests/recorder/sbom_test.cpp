@@ -44,6 +44,13 @@ TEST(Sbom, DpkgOwnersComeFromListFilesAndInstalledStatusOnly) {
   EXPECT_EQ(foo[0].maintainer, "Foo Team <foo@example.org>");
   EXPECT_EQ(owners->at(other.string()).at(0).name, "tool");
   EXPECT_FALSE(owners->contains(nobody.string()));
+
+  // Many paths are matched line by line rather than searched for one by one: the same answer.
+  std::vector<std::string> many{owned.string(), other.string(), nobody.string()};
+  for (int i = 0; i < 40; ++i) many.push_back((dir / ("root/none" + std::to_string(i))).string());
+  auto by_lines = DpkgDatabase(dir / "dpkg").owners(many);
+  ASSERT_TRUE(by_lines);
+  EXPECT_EQ(*by_lines, *owners);
 }
 
 TEST(Sbom, MissingDpkgDatabaseOwnsNothing) {
