@@ -47,6 +47,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [ENTRYPOINT <arg>...]
                 [ENV <key>=<value>...]
                 [COMPRESSION gzip|zstd|none]
+                [SBOM spdx|none]
                 [STORE <dir>])
 
   Adds a ``POST_BUILD`` step to ``<target>`` that runs ``arec record`` on ``$<TARGET_FILE:<target>>``.
@@ -93,6 +94,10 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
   ``COMPRESSION gzip|zstd|none``
     Layer compression. Default: ``gzip``.
 
+  ``SBOM spdx|none``
+    The SBOM kept beside the record: an SPDX 2.3 document of its layer (``arec sbom`` prints it), or
+    none. Default: ``spdx``.
+
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
 
@@ -117,7 +122,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
 function(arec_record target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     ""
-    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;STORE"
+    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;SBOM;STORE"
     "FILES;DIRECTORIES;ENTRYPOINT;ENV")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
@@ -156,6 +161,9 @@ function(arec_record target)
   if(DEFINED arg_COMPRESSION AND NOT arg_COMPRESSION MATCHES "^(gzip|zstd|none)$")
     message(FATAL_ERROR "arec_record(${target}): COMPRESSION \"${arg_COMPRESSION}\" is not one of gzip, zstd, none")
   endif()
+  if(DEFINED arg_SBOM AND NOT arg_SBOM MATCHES "^(spdx|none)$")
+    message(FATAL_ERROR "arec_record(${target}): SBOM \"${arg_SBOM}\" is not one of spdx, none")
+  endif()
 
   set(file "$<TARGET_FILE:${built}>")
   set(args --module=${arg_MODULE} --name=${arg_NAME} --target=${built}
@@ -178,6 +186,9 @@ function(arec_record target)
   endif()
   if(DEFINED arg_COMPRESSION)
     list(APPEND args "--compression=${arg_COMPRESSION}")
+  endif()
+  if(DEFINED arg_SBOM)
+    list(APPEND args "--sbom=${arg_SBOM}")
   endif()
 
   _arec_command(command "${arg_STORE}")

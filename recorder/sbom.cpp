@@ -32,9 +32,11 @@ std::string hex_of(const unsigned char* bytes, unsigned size) {
   return out;
 }
 
-// SHA-1 and SHA-256 of one file in a single read.
-Status hash_file(const fs::Path& path, std::vector<std::byte>& buffer, SbomFile& file) {
-  auto fd = fs::open_read(path);
+// SHA-1 and SHA-256 of one file in a single read, opened as write_tar opens it (never through a
+// symlink); a size other than the one packed means it changed after being packed.
+Status hash_file(const LayerEntry& entry, std::vector<std::byte>& buffer, SbomFile& file) {
+  const fs::Path& path = entry.source;
+  auto fd = fs::open_read(path, fs::FollowSymlinks::no);
   if (!fd) return fail(fd.error());
   EvpContext sha1(EVP_MD_CTX_new());
   EvpContext sha256(EVP_MD_CTX_new());
@@ -42,19 +44,22 @@ Status hash_file(const fs::Path& path, std::vector<std::byte>& buffer, SbomFile&
       EVP_DigestInit_ex(sha256.get(), EVP_sha256(), nullptr) != 1) {
     return fail_input("OpenSSL cannot hash " + path.string());
   }
+  std::int64_t size = 0;
   for (;;) {
     auto n = fs::read_some(fd->get(), buffer, path);
     if (!n) return fail(n.error());
     if (*n == 0) break;
+    size += static_cast<std::int64_t>(*n);
     EVP_DigestUpdate(sha1.get(), buffer.data(), *n);
     EVP_DigestUpdate(sha256.get(), buffer.data(), *n);
   }
+  if (size != entry.size) return fail_input(path.string() + ": changed while being recorded; record again");
   unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned size = 0;
-  EVP_DigestFinal_ex(sha1.get(), md, &size);
-  file.sha1 = hex_of(md, size);
-  EVP_DigestFinal_ex(sha256.get(), md, &size);
-  file.sha256 = hex_of(md, size);
+  unsigned md_size = 0;
+  EVP_DigestFinal_ex(sha1.get(), md, &md_size);
+  file.sha1 = hex_of(md, md_size);
+  EVP_DigestFinal_ex(sha256.get(), md, &md_size);
+  file.sha256 = hex_of(md, md_size);
   return {};
 }
 
@@ -243,7 +248,7 @@ Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries,
     if (entry.type != LayerEntry::Type::file) continue;
     SbomFile file;
     file.path = entry.path;
-    if (auto s = hash_file(entry.source, buffer, file); !s) return fail(std::move(s.error()).context("making the SBOM"));
+    if (auto s = hash_file(entry, buffer, file); !s) return fail(std::move(s.error()).context("making the SBOM"));
     const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
     if (is_system_path(source) || is_system_path(real_path(source))) system_sources.push_back(source);
     files.push_back(std::move(file));
