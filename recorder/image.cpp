@@ -1,5 +1,6 @@
 #include "recorder/image.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "recorder/process.hpp"
@@ -101,6 +102,18 @@ std::string git_revision() {
   return out.size() == 40 || out.size() == 64 ? out : std::string();
 }
 
+// Whether the store holds an artifact manifest and each of its blobs at full size: after a power loss
+// one may be cut short, and is then made again like any other blob.
+bool holds_artifact(const Store& store, const Descriptor& artifact) {
+  auto bytes = store.read_blob(artifact);
+  if (!bytes) return false;
+  auto json = parse_json(*bytes, artifact.digest.str());
+  if (!json) return false;
+  auto manifest = manifest_from_json(*json, artifact.digest.str());
+  if (!manifest || !store.has_blob(manifest->config)) return false;
+  return std::ranges::all_of(manifest->layers, [&](const Descriptor& d) { return store.has_blob(d); });
+}
+
 // The SBOM of the layer as a referrer of `image`, unless the store has one for that image already (an
 // unchanged relink costs no second read of its files) or none is wanted.
 Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Store& store, const Descriptor& image,
@@ -109,7 +122,7 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Sto
   auto listed = store.referrers(image.digest);
   if (!listed) return fail(listed.error());
   for (const auto& d : *listed) {
-    if (d.artifact_type == media_type::k_spdx_json) return std::vector<Descriptor>{};
+    if (d.artifact_type == media_type::k_spdx_json && holds_artifact(store, d)) return std::vector<Descriptor>{};
   }
   SbomFacts facts;
   auto files = sbom_files(request.entries, DpkgDatabase());
