@@ -49,6 +49,7 @@ Result<RegistryAddress> registry_for(const Globals& globals, std::string_view do
 
 void add_record(CLI::App& app, Globals& globals, Action& action);
 void add_records(CLI::App& app, Globals& globals, Action& action);
+void add_sbom(CLI::App& app, Globals& globals, Action& action);
 void add_ref(CLI::App& app, Globals& globals, Action& action);
 void add_check(CLI::App& app, Globals& globals, Action& action);
 void add_gc(CLI::App& app, Globals& globals, Action& action);

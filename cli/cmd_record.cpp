@@ -1,11 +1,15 @@
 // `arec record` and `arec records`.
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.hpp"
 #include "recorder/image.hpp"
+#include "recorder/sbom.hpp"
 #include "registry-client/transfer.hpp"
 
 namespace arec::cli {
@@ -25,6 +29,7 @@ struct RecordOptions {
   std::string target;
   std::string config;
   std::string revision;
+  std::string sbom = "spdx";
   unsigned threads = 0;
   bool json = false;
 };
@@ -48,6 +53,8 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
       return fail_input("--env \"" + kv + "\": expected KEY=VALUE");
     }
   }
+  if (o.sbom != "spdx" && o.sbom != "none") return fail_input("--sbom \"" + o.sbom + "\": expected spdx or none");
+  request.sbom = o.sbom == "none" ? SbomFormat::none : SbomFormat::spdx;
   auto compression = parse_compression(o.compression);
   if (!compression) return fail(compression.error());
   auto mtime = source_date_epoch();
@@ -137,7 +144,47 @@ Result<int> run_records(const Globals& globals, const std::string& filter, bool 
   return 0;
 }
 
+Result<int> run_sbom(const Globals& globals, const std::string& spec) {
+  const auto at = spec.find('@');
+  const std::string repository = spec.substr(0, at);
+  const auto slash = repository.find('/');
+  if (slash == std::string::npos) return fail_input("\"" + spec + "\": expected MODULE/NAME[@sha256:...]");
+  const std::string module = repository.substr(0, slash);
+  const std::string name = repository.substr(slash + 1);
+  if (auto s = validate_record_part(module, "module"); !s) return fail(s.error());
+  if (auto s = validate_record_part(name, "name"); !s) return fail(s.error());
+  std::optional<Digest> digest;
+  if (at != std::string::npos) {
+    auto parsed = Digest::parse(spec.substr(at + 1));
+    if (!parsed) return fail(std::move(parsed.error()).context("\"" + spec + "\""));
+    digest = *parsed;
+  }
+  auto store = Store::open_existing(store_dir(globals));
+  if (!store) return fail(store.error());
+  auto records = store->records(digest ? History::all : History::latest);
+  if (!records) return fail(records.error());
+  const auto found = std::find_if(records->begin(), records->end(), [&](const Record& r) {
+    return r.module == module && r.name == name && (!digest || r.manifest.digest == *digest);
+  });
+  if (found == records->end()) return fail_input("\"" + spec + "\": no such record in " + store->dir().string());
+  auto document = read_sbom(*store, found->manifest.digest);
+  if (!document) return fail(document.error());
+  if (!*document) return fail_input(found->identity() + ": no SBOM was recorded for it (recorded with --sbom none)");
+  // The stored bytes exactly, so the output hashes to the blob's digest.
+  std::cout << **document;
+  if (::isatty(STDOUT_FILENO) != 0) std::cout << '\n';
+  return 0;
+}
+
 }  // namespace
+
+void add_sbom(CLI::App& app, Globals& globals, Action& action) {
+  auto spec = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("sbom", "Print the SBOM (SPDX 2.3 JSON) kept for a record: the latest, or the one of DIGEST");
+  cmd->add_option("record", *spec, "The record")->type_name("MODULE/NAME[@sha256:...]")->required();
+  cmd->footer("Prints the stored document byte for byte: its SHA-256 is the digest of the SBOM's blob.");
+  cmd->callback([&action, &globals, spec] { action = [&globals, spec] { return run_sbom(globals, *spec); }; });
+}
 
 void add_record(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<RecordOptions>();
@@ -162,6 +209,8 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--target", o->target, "Build target that produced the outputs (recorded)");
   cmd->add_option("--config", o->config, "Build configuration, e.g. Release (recorded)");
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");
+  cmd->add_option("--sbom", o->sbom, "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)");
   cmd->add_flag("--json", o->json, "Print the whole record as JSON");
   cmd->footer("Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"

@@ -98,6 +98,10 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there", summary->images.size(),
                summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded, summary->uploaded == 1 ? "" : "s",
                summary->bytes, summary->mounted, summary->skipped);
+  if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
+    spdlog::info("referrers (SBOMs): {} pushed, {} listed under fallback tags", summary->referrers.pushed,
+                 summary->referrers.listed);
+  }
   return 0;
 }
 
@@ -126,7 +130,9 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
-  auto items = verify_records(*records, *registry, TransferOptions{});
+  // The store's referrers of each record are checked too; there is none when there is no store yet.
+  auto store = Store::open_existing(store_dir(globals));
+  auto items = verify_records(*records, *registry, TransferOptions{}, store ? &*store : nullptr);
   if (!items) return fail(items.error());
   std::size_t bad = 0;
   nlohmann::json out = nlohmann::json::array();
@@ -137,10 +143,13 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
                               {"digest", item.record.manifest.digest.str()},
                               {"state", verify_state_name(item.state)}};
       if (!item.found.empty()) entry["found"] = item.found;
+      if (!item.missing_referrers.empty()) entry["missing_referrers"] = item.missing_referrers;
       out.push_back(std::move(entry));
     } else {
       std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
-                << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")") << '\n';
+                << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")")
+                << (item.missing_referrers.empty() ? "" : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
+                << '\n';
     }
   }
   if (json) print_json(out);
@@ -175,7 +184,9 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
   cmd->footer("Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
               "registry clean-up of untagged manifests keeps it. Blobs the repository holds are skipped; blobs\n"
               "another repository of the registry holds are mounted.\n"
-              "--json prints {registry, images, uploaded, mounted, skipped, bytes}.");
+              "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
+              "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+              "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.");
   cmd->callback([&action, &globals, selectors, tags, no_latest, flags] {
     action = [&globals, selectors, tags, no_latest, flags] {
       return run_push(globals, *selectors, *tags, *no_latest ? LatestTag::no : LatestTag::yes, *flags);

@@ -48,6 +48,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [ENV <key>=<value>...]
                 [COMPRESSION gzip|zstd|none]
                 [RUNTIME auto|none]
+                [SBOM spdx|none]
                 [STORE <dir>])
 
   Adds a ``POST_BUILD`` step to ``<target>`` that runs ``arec record`` on ``$<TARGET_FILE:<target>>``.
@@ -100,6 +101,9 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
     every library they need (recursively) at the path the loader looks it up at, and their ``SONAME``
     links; a library the ``BASE`` holds is not added, and must define every symbol version needed from
     it. A static program gets nothing added. ``none`` records only what is named.
+  ``SBOM spdx|none``
+    The SBOM kept beside the record: an SPDX 2.3 document of its layer (``arec sbom`` prints it), or
+    none. Default: ``spdx``.
 
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
@@ -125,7 +129,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
 function(arec_record target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     ""
-    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;STORE"
+    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;STORE"
     "FILES;DIRECTORIES;ENTRYPOINT;ENV")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
@@ -164,6 +168,9 @@ function(arec_record target)
   if(DEFINED arg_COMPRESSION AND NOT arg_COMPRESSION MATCHES "^(gzip|zstd|none)$")
     message(FATAL_ERROR "arec_record(${target}): COMPRESSION \"${arg_COMPRESSION}\" is not one of gzip, zstd, none")
   endif()
+  if(DEFINED arg_SBOM AND NOT arg_SBOM MATCHES "^(spdx|none)$")
+    message(FATAL_ERROR "arec_record(${target}): SBOM \"${arg_SBOM}\" is not one of spdx, none")
+  endif()
 
   if(DEFINED arg_RUNTIME AND NOT arg_RUNTIME MATCHES "^(auto|none)$")
     message(FATAL_ERROR "arec_record(${target}): RUNTIME \"${arg_RUNTIME}\" is not one of auto, none")
@@ -193,6 +200,9 @@ function(arec_record target)
   endif()
   if(DEFINED arg_RUNTIME)
     list(APPEND args "--runtime=${arg_RUNTIME}")
+  endif()
+  if(DEFINED arg_SBOM)
+    list(APPEND args "--sbom=${arg_SBOM}")
   endif()
 
   _arec_command(command "${arg_STORE}")

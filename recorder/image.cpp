@@ -1,6 +1,10 @@
 #include "recorder/image.hpp"
 
+#include <algorithm>
+#include <functional>
+
 #include "recorder/process.hpp"
+#include "recorder/sbom.hpp"
 
 namespace arec {
 
@@ -112,6 +116,45 @@ std::string git_revision() {
                             std::chrono::seconds(60), 1);
   if (status && status->exit_code == 0 && !status->out.empty()) out += "-dirty";
   return out;
+}
+
+// Whether the store holds an artifact manifest and each of its blobs at full size: after a power loss
+// one may be cut short, and is then made again like any other blob.
+bool holds_artifact(const Store& store, const Descriptor& artifact) {
+  auto bytes = store.read_blob(artifact);
+  if (!bytes) return false;
+  auto json = parse_json(*bytes, artifact.digest.str());
+  if (!json) return false;
+  auto manifest = manifest_from_json(*json, artifact.digest.str());
+  if (!manifest || !store.has_blob(manifest->config)) return false;
+  return std::ranges::all_of(manifest->layers, [&](const Descriptor& d) { return store.has_blob(d); });
+}
+
+// The SBOM of the layer as a referrer of `image`, unless the store has one for that image already (an
+// unchanged relink costs no second read of its files) or none is wanted.
+Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, const std::vector<LayerEntry>& entries,
+                                               Store& store, const Descriptor& image,
+                                               const std::function<const std::string&()>& revision) {
+  if (request.sbom == SbomFormat::none) return std::vector<Descriptor>{};
+  auto listed = store.referrers(image.digest);
+  if (!listed) return fail(listed.error());
+  for (const auto& d : *listed) {
+    if (d.artifact_type == media_type::k_spdx_json && holds_artifact(store, d)) return std::vector<Descriptor>{};
+  }
+  SbomFacts facts;
+  auto files = sbom_files(entries, DpkgDatabase());
+  if (!files) return fail(files.error());
+  facts.files = std::move(*files);
+  facts.module = request.module;
+  facts.name = request.name;
+  facts.revision = revision();
+  facts.image = image.digest;
+  facts.created = request.mtime;
+  auto text = canonical_json(spdx_document(facts));
+  if (!text) return fail(std::move(text.error()).context("writing the SBOM"));
+  auto referrer = put_referrer(store, image, media_type::k_spdx_json, *text, {{std::string(annotation::k_created), rfc3339(request.mtime)}});
+  if (!referrer) return fail(referrer.error());
+  return std::vector<Descriptor>{*referrer};
 }
 
 }  // namespace
@@ -271,15 +314,22 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   record.module = request.module;
   record.name = request.name;
   record.manifest = *manifest_descriptor;
-  if (*previous && (*previous)->manifest.digest == record.manifest.digest) {
+  std::optional<std::string> revision;
+  auto revision_of_sources = [&]() -> const std::string& {
+    if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
+    return *revision;
+  };
+  auto referrers = sbom_referrers(request, *entries, store, record.manifest, revision_of_sources);
+  if (!referrers) return fail(referrers.error());
+  if (*previous && (*previous)->manifest.digest == record.manifest.digest && referrers->empty()) {
     return RecordOutcome{**previous, false, std::move(warnings)};  // nothing new: no lock, no write
   }
   record.recorded = now_rfc3339();
   record.target = request.target;
   record.config = request.config;
-  record.revision = request.revision.empty() ? git_revision() : request.revision;
+  record.revision = revision_of_sources();
   if (request.base) record.base_digest = request.base->manifest.digest.str();
-  auto commit = store.commit(record);
+  auto commit = store.commit(record, *referrers);
   if (!commit) return fail(commit.error());
   return RecordOutcome{commit->record, commit->changed, std::move(warnings)};
 }

@@ -25,6 +25,9 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
 // The manifest for the host platform behind `descriptor`, following an image index if it is one.
 Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what);
 
+// What document describes a record's content besides the record itself.
+enum class SbomFormat { spdx, none };
+
 struct RecordRequest {
   std::string module;
   std::string name;
@@ -39,6 +42,7 @@ struct RecordRequest {
   std::string target;
   std::string config;
   std::string revision;  // empty: found from the git work tree around the working directory
+  SbomFormat sbom = SbomFormat::spdx;
 };
 
 struct RecordOutcome {

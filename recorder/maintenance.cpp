@@ -147,6 +147,13 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
       }
       kept.push_back(d);
     }
+    // A referrer (an SBOM) goes with its subject.
+    std::set<std::string> subjects;
+    for (const auto& d : kept) subjects.insert(d.digest.str());
+    std::erase_if(kept, [&](const Descriptor& d) {
+      const auto subject = d.annotation(annotation::k_subject);
+      return !subject.empty() && !subjects.contains(subject);
+    });
     index->manifests = std::move(kept);
   }
   std::set<Digest> reached;

@@ -16,6 +16,9 @@ inline constexpr std::string_view k_module = "dev.arec.module";
 inline constexpr std::string_view k_name = "dev.arec.name";
 inline constexpr std::string_view k_target = "dev.arec.target";
 inline constexpr std::string_view k_config = "dev.arec.config";
+// On the index.json entry of a referrer (an SBOM): the digest of the image manifest it refers to.
+// Such an entry is not a record, and is kept while its subject is.
+inline constexpr std::string_view k_subject = "dev.arec.subject";
 }  // namespace annotation
 
 struct Record {

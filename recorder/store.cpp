@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -279,21 +280,44 @@ Result<std::optional<Record>> Store::latest(std::string_view module, std::string
   return std::optional<Record>();
 }
 
-Result<Store::Commit> Store::commit(const Record& record) const {
+Result<std::vector<Descriptor>> Store::referrers(const Digest& subject) const {
+  auto index = read_index();
+  if (!index) return fail(index.error());
+  std::vector<Descriptor> out;
+  const std::string digest = subject.str();
+  for (const auto& d : index->manifests) {
+    if (d.annotation(annotation::k_subject) == digest) out.push_back(d);
+  }
+  return out;
+}
+
+Result<Store::Commit> Store::commit(const Record& record, const std::vector<Descriptor>& referrers) const {
   auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
   if (!lock) return fail(lock.error());
   auto index = read_index();
   if (!index) return fail(index.error());
   const std::string ref = record.repository();
-  for (auto& d : index->manifests) {
+  std::optional<Record> existing;
+  for (const auto& d : index->manifests) {
     if (d.annotation(annotation::k_ref_name) != ref) continue;
-    if (auto existing = record_from_descriptor(d); existing && existing->manifest.digest == record.manifest.digest) {
-      return Commit{*existing, false};
-    }
-    d.annotations.erase(std::string(annotation::k_ref_name));
+    if (auto r = record_from_descriptor(d); r && r->manifest.digest == record.manifest.digest) existing = std::move(r);
   }
-  index->manifests.push_back(to_descriptor(record, true));
+  if (!existing) {
+    for (auto& d : index->manifests) {
+      if (d.annotation(annotation::k_ref_name) == ref) d.annotations.erase(std::string(annotation::k_ref_name));
+    }
+    index->manifests.push_back(to_descriptor(record, true));
+  }
+  bool listed_referrer = false;
+  for (const auto& referrer : referrers) {
+    const bool listed = std::any_of(index->manifests.begin(), index->manifests.end(),
+                                    [&](const Descriptor& d) { return d.digest == referrer.digest; });
+    if (!listed) index->manifests.push_back(referrer);
+    listed_referrer = listed_referrer || !listed;
+  }
+  if (existing && !listed_referrer) return Commit{*existing, false};
   if (auto s = write_index(*index); !s) return fail(s.error());
+  if (existing) return Commit{*existing, false};
   return Commit{record, true};
 }
 

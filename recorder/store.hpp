@@ -93,8 +93,11 @@ class Store : public Layout {
     Record record;  // what the store holds as the latest of module/name
     bool changed;   // false when it already held exactly this digest
   };
-  // Makes `record` the latest of its module/name, under the store lock.
-  Result<Commit> commit(const Record& record) const;
+  // Makes `record` the latest of its module/name, under the store lock, and lists its referrers
+  // (artifacts whose subject it is, such as its SBOM) in the same write of index.json.
+  Result<Commit> commit(const Record& record, const std::vector<Descriptor>& referrers = {}) const;
+  // The index.json entries of the referrers of the manifest `subject` (annotation::k_subject), in order.
+  Result<std::vector<Descriptor>> referrers(const Digest& subject) const;
   // Lists an image that is not a record (a pulled base image) in index.json, once per digest, under
   // the store lock. Its blobs must be in the store already. False when it was listed before.
   Result<bool> keep(const Descriptor& image) const;

@@ -71,7 +71,7 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
   auto pushed = push_records(store, plan.records, PushTags{LatestTag::yes, {}}, plan.to, options);
   if (!pushed) return fail(pushed.error());
   outcome.pushed = std::move(*pushed);
-  auto verified = verify_records(plan.records, plan.to, options);
+  auto verified = verify_records(plan.records, plan.to, options, &store);
   if (!verified) return fail(verified.error());
   for (const auto& item : *verified) {
     if (item.state != VerifyState::present) {

@@ -306,15 +306,13 @@ RegistryResult<Digest> Session::put_manifest(std::string_view repository, std::s
   return digest;
 }
 
-RegistryResult<FetchedManifest> Session::get_manifest(std::string_view repository, std::string_view reference) {
-  http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
-                        .headers = {manifest_accept()},
-                        .max_body = k_max_manifest};
-  auto response = expect(send(request, {m_registry.scope(repository)}), {200});
-  if (!response) return std::unexpected(response.error());
+namespace {
+
+// A manifest response, digest-verified against what was asked for and what the registry reports.
+RegistryResult<FetchedManifest> fetched_manifest(http::Response& response, std::string_view reference) {
   FetchedManifest out;
-  out.bytes = std::move(response->body);
-  out.media_type = media_type_of(*response);
+  out.bytes = std::move(response.body);
+  out.media_type = media_type_of(response);
   if (out.media_type.empty() || out.media_type == "application/json" || out.media_type == "text/plain") {
     const auto json = nlohmann::json::parse(out.bytes, nullptr, false);
     if (json.is_object() && json.contains("mediaType") && json["mediaType"].is_string()) out.media_type = json["mediaType"];
@@ -325,8 +323,48 @@ RegistryResult<FetchedManifest> Session::get_manifest(std::string_view repositor
     return std::unexpected(RegistryError::protocol("the manifest the registry sent for " + std::string(reference) +
                                                    " has the digest " + out.digest.str()));
   }
-  if (auto checked = check_reported_digest(*response, out.digest); !checked) return std::unexpected(checked.error());
+  if (auto checked = check_reported_digest(response, out.digest); !checked) return std::unexpected(checked.error());
   return out;
+}
+
+}  // namespace
+
+std::string referrers_tag(const Digest& subject) {
+  return std::string(subject.algorithm_name()) + "-" + subject.hex();
+}
+
+RegistryResult<FetchedManifest> Session::get_manifest(std::string_view repository, std::string_view reference) {
+  http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+                        .headers = {manifest_accept()},
+                        .max_body = k_max_manifest};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200});
+  if (!response) return std::unexpected(response.error());
+  return fetched_manifest(*response, reference);
+}
+
+RegistryResult<std::optional<FetchedManifest>> Session::find_manifest(std::string_view repository, std::string_view reference) {
+  http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+                        .headers = {manifest_accept()},
+                        .max_body = k_max_manifest};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 404) return std::optional<FetchedManifest>();
+  auto fetched = fetched_manifest(*response, reference);
+  if (!fetched) return std::unexpected(fetched.error());
+  return std::optional<FetchedManifest>(std::move(*fetched));
+}
+
+RegistryResult<std::optional<Index>> Session::referrers(std::string_view repository, const Digest& subject) {
+  const std::string url = m_registry.url("/v2/" + std::string(repository) + "/referrers/" + subject.str());
+  http::Request request{.url = url, .headers = {"Accept: " + std::string(media_type::k_index)}, .max_body = k_max_manifest};
+  auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 404) return std::optional<Index>();
+  auto json = parse_json(response->body, url);
+  if (!json) return std::unexpected(RegistryError::protocol(json.error().message));
+  auto index = index_from_json(*json, url);
+  if (!index) return std::unexpected(RegistryError::protocol(index.error().message));
+  return std::optional<Index>(std::move(*index));
 }
 
 RegistryResult<std::optional<ManifestInfo>> Session::head_manifest(std::string_view repository, std::string_view reference) {

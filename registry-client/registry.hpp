@@ -73,6 +73,10 @@ class Registry {
   bool m_settled = false;
 };
 
+// The tag that lists a manifest's referrers on a registry without the referrers API: "sha256-<hex>"
+// (distribution-spec 1.1, "Referrers Tag Schema").
+std::string referrers_tag(const Digest& subject);
+
 // The manifest media types arec reads, as an Accept header value.
 std::string manifest_accept();
 
@@ -125,6 +129,12 @@ class Session {
                                       std::string_view media_type, std::string_view bytes);
   // GET a manifest or index by tag or digest, digest-verified.
   RegistryResult<FetchedManifest> get_manifest(std::string_view repository, std::string_view reference);
+  // GET a manifest or index that may be absent (a referrers fallback tag): nothing on 404.
+  RegistryResult<std::optional<FetchedManifest>> find_manifest(std::string_view repository, std::string_view reference);
+  // GET /v2/<name>/referrers/<digest> (distribution-spec 1.1): the index of the manifests whose subject
+  // is `subject`, or nothing when the registry has no referrers API (404), which then needs the
+  // fallback tag (referrers_tag).
+  RegistryResult<std::optional<Index>> referrers(std::string_view repository, const Digest& subject);
   // HEAD a manifest: what the registry holds under the reference, or nothing.
   RegistryResult<std::optional<ManifestInfo>> head_manifest(std::string_view repository, std::string_view reference);
   RegistryResult<std::vector<std::string>> tags(std::string_view repository);

@@ -23,6 +23,9 @@ struct Run {
   Run(RegistryAddress address, Access access, const TransferOptions& o)
       : registry(std::move(address), access), session(registry), options(o) {}
   Run(const Run&) = delete;
+  // The other workers' sessions, kept for the whole run so a later phase (referrers after images)
+  // reuses their connections.
+  std::vector<std::unique_ptr<Session>> workers;
   Run& operator=(const Run&) = delete;
 
   const std::string& host() const { return registry.host(); }
@@ -60,11 +63,10 @@ Status run_parallel(Run& run, std::size_t count, const std::function<Status(Sess
     }
   };
   const auto workers = static_cast<unsigned>(std::clamp<std::size_t>(run.options.jobs, 1, count));
-  std::vector<std::unique_ptr<Session>> sessions;
-  for (unsigned w = 1; w < workers; ++w) sessions.push_back(std::make_unique<Session>(run.registry));
+  while (run.workers.size() + 1 < workers) run.workers.push_back(std::make_unique<Session>(run.registry));
   {
     std::vector<std::jthread> threads;
-    for (auto& session : sessions) threads.emplace_back([&worker, s = session.get()] { worker(*s); });
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back([&worker, s = run.workers[w - 1].get()] { worker(*s); });
     worker(run.session);
   }
   if (failure) return fail(*failure);
@@ -263,6 +265,91 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
   return {};
 }
 
+// The referrers the registry lists for `subject`: through the referrers API, else the fallback tag
+// (none when that tag does not exist). Entries that are not image manifests are left out.
+Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& repository, const Digest& subject,
+                                                   const std::string& context) {
+  auto api = run.step(context + ": asking for the referrers of " + subject.str(), {},
+                      [&] { return run.session.referrers(repository, subject); });
+  if (!api) return fail(api.error());
+  Index index;
+  if (api->has_value()) {
+    index = std::move(**api);
+  } else {
+    const std::string tag = referrers_tag(subject);
+    auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
+    if (!held) return fail(held.error());
+    if (!held->has_value()) return std::vector<Descriptor>{};
+    auto json = parse_json((*held)->bytes, tag);
+    if (!json) return fail(Error::registry(context + ": " + json.error().message));
+    auto parsed = index_from_json(*json, tag);
+    if (!parsed) return fail(Error::registry(context + ": " + parsed.error().message));
+    index = std::move(*parsed);
+  }
+  std::vector<Descriptor> out;
+  for (auto& d : index.manifests) {
+    if (d.media_type == media_type::k_manifest) out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// The descriptor a referrers index lists for a referrer: its artifactType (or, for an image
+// manifest without one, its config's media type) and its manifest's annotations (distribution-spec 1.1).
+Result<Descriptor> referrer_entry(const Store& store, const Descriptor& referrer) {
+  auto manifest = read_manifest(store, referrer, referrer.digest.str());
+  if (!manifest) return fail(manifest.error());
+  Descriptor entry{referrer.media_type, referrer.digest, referrer.size, {}, {}, manifest->annotations, {}};
+  entry.artifact_type = !manifest->artifact_type.empty() ? manifest->artifact_type : manifest->config.media_type;
+  return entry;
+}
+
+// Makes the registry list `record`'s referrers, whose manifests it holds already. A registry with the
+// referrers API lists them itself from their subject. Otherwise the fallback tag sha256-<hex> holds an
+// image index of them: what it holds is read and kept (other tools add their own entries there), the
+// missing entries are added, and it is written only when something was missing. Returns how many
+// entries were added.
+Result<int> list_referrers(Run& run, const Store& store, const Record& record, const std::vector<Descriptor>& referrers) {
+  const std::string repository = record.repository();
+  const std::string context = "pushing the referrers of " + record.identity() + " to " + run.host();
+  auto api = run.step(context + ": asking for its referrers", {},
+                      [&] { return run.session.referrers(repository, record.manifest.digest); });
+  if (!api) return fail(api.error());
+  if (api->has_value()) return 0;
+
+  const std::string tag = referrers_tag(record.manifest.digest);
+  auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
+  if (!held) return fail(held.error());
+  nlohmann::json index = {{"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
+  if (held->has_value()) {
+    auto json = parse_json((*held)->bytes, tag);
+    const bool is_index = json && json->is_object() && index_from_json(*json, tag).has_value() &&
+                          json->value("mediaType", std::string(media_type::k_index)) == media_type::k_index;
+    if (!is_index) {
+      return fail(Error::registry(context + ": the tag " + tag + " holds something other than an OCI image index; not overwriting it"));
+    }
+    index = std::move(*json);
+    index["mediaType"] = media_type::k_index;
+  }
+  auto& listed = index["manifests"];
+  int added = 0;
+  for (const auto& referrer : referrers) {
+    const std::string digest = referrer.digest.str();
+    const bool present = std::ranges::any_of(listed, [&](const nlohmann::json& d) { return d.value("digest", "") == digest; });
+    if (present) continue;
+    auto entry = referrer_entry(store, referrer);
+    if (!entry) return fail(std::move(entry.error()).context(context));
+    listed.push_back(to_json(*entry));
+    ++added;
+  }
+  if (added == 0) return 0;
+  auto bytes = canonical_json(index);
+  if (!bytes) return fail(std::move(bytes.error()).context(context));
+  auto put = run.step(context + ": putting the referrers tag " + tag, {},
+                      [&] { return run.session.put_manifest(repository, tag, media_type::k_index, *bytes); });
+  if (!put) return fail(put.error());
+  return added;
+}
+
 // ---- pull ------------------------------------------------------------------------------------------
 
 // A manifest or index the registry sent that does not parse is the registry's failure (exit 3), not the
@@ -370,8 +457,60 @@ nlohmann::json to_json(const PushSummary& summary) {
                       {"present", image.was_present}});
   }
   return {{"registry", summary.registry}, {"images", std::move(images)}, {"uploaded", summary.uploaded},
-          {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes}};
+          {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes},
+          {"referrers",
+           {{"pushed", summary.referrers.pushed},
+            {"blobs", summary.referrers.uploaded},
+            {"bytes", summary.referrers.bytes},
+            {"listed", summary.referrers.listed}}}};
 }
+
+namespace {
+
+struct BlobCounts {
+  int uploaded = 0, mounted = 0, skipped = 0;
+  std::int64_t bytes = 0;
+};
+
+// Sends the blobs of the plans whose manifest the registry lacks, each distinct blob one job, the
+// largest first so the parallel transfers end together; then puts the manifests and their tags.
+Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
+  std::vector<BlobJob> jobs;
+  std::map<Digest, std::size_t> job_of;
+  for (const auto& plan : plans) {
+    for (const auto& blob : plan.blobs) {
+      if (plan.present) {
+        ++counts.skipped;
+        continue;
+      }
+      auto [it, added] = job_of.emplace(blob.digest, jobs.size());
+      if (added) jobs.push_back(BlobJob{blob, {}, 0});
+      auto& repositories = jobs[it->second].repositories;
+      if (std::ranges::find(repositories, plan.record.repository()) == repositories.end()) {
+        repositories.push_back(plan.record.repository());
+      }
+    }
+  }
+  std::ranges::stable_sort(jobs, std::greater{}, [](const BlobJob& j) { return j.blob.size; });
+  ProgressBoard board(run.options.progress, "pushing to " + run.host());
+  for (auto& job : jobs) job.slot = board.add(job.blob.digest.str().substr(0, 19), job.blob.size);
+  std::optional<MountSources> sources;
+  if (!jobs.empty()) sources.emplace(store);
+  std::vector<BlobOutcome> outcomes(jobs.size());
+  auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
+    return push_blob(run, session, store, *sources, jobs[i], board, outcomes[i], stop);
+  });
+  if (!pushed) return fail(pushed.error());
+  for (const auto& o : outcomes) {
+    counts.uploaded += o.uploaded;
+    counts.mounted += o.mounted;
+    counts.skipped += o.skipped;
+    counts.bytes += o.bytes;
+  }
+  return put_manifests(run, plans);
+}
+
+}  // namespace
 
 Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options) {
@@ -386,45 +525,47 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
 
   // Records whose manifest the registry holds already have all their blobs there.
   std::vector<RecordPlan> plans;
-  std::vector<BlobJob> jobs;
-  std::map<Digest, std::size_t> job_of;
+  std::vector<std::pair<Record, std::vector<Descriptor>>> referrers_of;
   for (std::size_t r = 0; r < records.size(); ++r) {
     const Record& record = records[r];
     auto plan = plan_record(run, store, record);
     if (!plan) return fail(plan.error());
     plan->tags = (*record_tags)[r];
-    for (const auto& blob : plan->blobs) {
-      if (plan->present) {
-        ++summary.skipped;
-        continue;
-      }
-      auto [it, added] = job_of.emplace(blob.digest, jobs.size());
-      if (added) jobs.push_back(BlobJob{blob, {}, 0});
-      auto& repositories = jobs[it->second].repositories;
-      if (std::ranges::find(repositories, record.repository()) == repositories.end()) repositories.push_back(record.repository());
-    }
     summary.images.push_back({record.repository(), record.manifest.digest, plan->tags, plan->present});
     plans.push_back(std::move(*plan));
+    auto referrers = store.referrers(record.manifest.digest);
+    if (!referrers) return fail(referrers.error());
+    if (!referrers->empty()) referrers_of.emplace_back(record, std::move(*referrers));
   }
+  BlobCounts images;
+  if (auto s = push_plans(run, store, plans, images); !s) return fail(s.error());
+  summary.uploaded = images.uploaded;
+  summary.mounted = images.mounted;
+  summary.skipped = images.skipped;
+  summary.bytes = images.bytes;
 
-  // The largest blobs start first, so the parallel transfers end together.
-  std::ranges::stable_sort(jobs, std::greater{}, [](const BlobJob& j) { return j.blob.size; });
-  ProgressBoard board(options.progress, "pushing to " + run.host());
-  for (auto& job : jobs) job.slot = board.add(job.blob.digest.str().substr(0, 19), job.blob.size);
-  std::optional<MountSources> sources;
-  if (!jobs.empty()) sources.emplace(store);
-  std::vector<BlobOutcome> outcomes(jobs.size());
-  auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
-    return push_blob(run, session, store, *sources, jobs[i], board, outcomes[i], stop);
-  });
-  if (!pushed) return fail(pushed.error());
-  for (const auto& o : outcomes) {
-    summary.uploaded += o.uploaded;
-    summary.mounted += o.mounted;
-    summary.skipped += o.skipped;
-    summary.bytes += o.bytes;
+  // Then each record's referrers (its SBOM), whose subject the registry now holds: their manifests
+  // by digest into the record's repository, then listed for the subject.
+  std::vector<RecordPlan> referrer_plans;
+  for (const auto& [record, referrers] : referrers_of) {
+    for (const auto& referrer : referrers) {
+      Record carrier = record;
+      carrier.manifest = Descriptor{referrer.media_type, referrer.digest, referrer.size, {}, {}, {}, {}};
+      auto plan = plan_record(run, store, carrier);
+      if (!plan) return fail(plan.error());
+      if (!plan->present) ++summary.referrers.pushed;
+      referrer_plans.push_back(std::move(*plan));
+    }
   }
-  if (auto s = put_manifests(run, plans); !s) return fail(s.error());
+  BlobCounts referrer_blobs;
+  if (auto s = push_plans(run, store, referrer_plans, referrer_blobs); !s) return fail(s.error());
+  summary.referrers.uploaded = referrer_blobs.uploaded + referrer_blobs.mounted;
+  summary.referrers.bytes = referrer_blobs.bytes;
+  for (const auto& [record, referrers] : referrers_of) {
+    auto listed = list_referrers(run, store, record, referrers);
+    if (!listed) return fail(listed.error());
+    summary.referrers.listed += *listed;
+  }
   return summary;
 }
 
@@ -434,7 +575,8 @@ nlohmann::json to_json(const PullOutcome& outcome) {
   return {{"registry", outcome.registry},     {"repository", outcome.repository},
           {"digest", outcome.image.digest.str()}, {"mediaType", outcome.image.media_type},
           {"manifest", outcome.manifest.digest.str()}, {"downloaded", outcome.downloaded},
-          {"present", outcome.present},       {"bytes", outcome.bytes}};
+          {"present", outcome.present},       {"bytes", outcome.bytes},
+          {"referrers", outcome.referrers}};
 }
 
 Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
@@ -483,6 +625,34 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   Descriptor listed = outcome.image;
   listed.annotations.emplace(k_pulled_annotation, "true");
   if (auto kept = store.keep(listed); !kept) return fail(kept.error());
+
+  // Its referrers (an SBOM) come along, each listed in index.json as the referrer of the image.
+  auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
+  if (!referrers) return fail(referrers.error());
+  for (const auto& referrer : *referrers) {
+    if (!store.has_blob(referrer)) {
+      auto fetched = store_manifest(run, store, repository, referrer.digest.str(), context);
+      if (!fetched) return fail(fetched.error());
+    }
+    auto referrer_manifest = read_manifest(store, referrer, context);
+    if (!referrer_manifest) return fail(referrer_manifest.error());
+    if (!referrer_manifest->subject || referrer_manifest->subject->digest != outcome.image.digest) {
+      return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " +
+                                  outcome.image.digest.str() + ", but that is not its subject"));
+    }
+    for (const auto& blob : blobs_of(*referrer_manifest)) {
+      if (store.has_blob(blob)) continue;
+      ProgressBoard quiet(ProgressDisplay::none, "");
+      if (auto s = download_blob(run, run.session, store, repository, blob, quiet.add("", blob.size), quiet, {}, context); !s) {
+        return fail(s.error());
+      }
+    }
+    Descriptor entry{referrer.media_type, referrer.digest, referrer.size, referrer.artifact_type, {}, referrer.annotations, {}};
+    entry.annotations[std::string(annotation::k_subject)] = outcome.image.digest.str();
+    auto kept = store.keep(entry);
+    if (!kept) return fail(kept.error());
+    outcome.referrers += *kept ? 1 : 0;
+  }
   return outcome;
 }
 
@@ -498,7 +668,7 @@ std::string_view verify_state_name(VerifyState state) {
 }
 
 Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
-                                               const TransferOptions& options) {
+                                               const TransferOptions& options, const Store* store) {
   Run run(address, Access::pull, options);
   std::vector<VerifyItem> items;
   if (records.empty()) return items;
@@ -508,12 +678,24 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
                               record.manifest.digest.str();
     auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
     if (!found) return fail(found.error());
-    VerifyItem item{record, VerifyState::present, {}};
+    VerifyItem item{record, VerifyState::present, {}, {}};
     if (!found->has_value()) {
       item.state = VerifyState::missing;
     } else if ((*found)->digest != record.manifest.digest || ((*found)->size > 0 && (*found)->size != record.manifest.size)) {
       item.state = VerifyState::different;
       item.found = (*found)->digest.str();
+    } else if (store) {
+      // Each referrer the store keeps for it (its SBOM) must be listed for it at the registry.
+      auto local = store->referrers(record.manifest.digest);
+      if (!local) return fail(local.error());
+      if (!local->empty()) {
+        auto remote = registry_referrers(run, record.repository(), record.manifest.digest, "verifying " + record.identity());
+        if (!remote) return fail(remote.error());
+        for (const auto& d : *local) {
+          if (std::ranges::find(*remote, d.digest, &Descriptor::digest) == remote->end()) item.missing_referrers.push_back(d.digest.str());
+        }
+        if (!item.missing_referrers.empty()) item.state = VerifyState::missing;
+      }
     }
     items.push_back(std::move(item));
   }

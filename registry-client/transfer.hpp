@@ -48,6 +48,13 @@ struct PushSummary {
   int mounted = 0;   // blobs linked from another repository of the registry
   int skipped = 0;   // blobs the repository held already
   std::int64_t bytes = 0;  // bytes of the blobs sent
+  // The records' referrers (SBOMs), counted apart from the images above.
+  struct Referrers {
+    int pushed = 0;          // manifests the registry did not hold
+    int uploaded = 0;        // blobs sent or mounted for them
+    std::int64_t bytes = 0;  // bytes of the blobs sent
+    int listed = 0;          // entries added to fallback tags (registries without the referrers API)
+  } referrers;
 };
 
 nlohmann::json to_json(const PushSummary& summary);
@@ -63,7 +70,10 @@ struct PushTags {
 
 // Pushes each record to repository module/name by digest. The newest pushed record of each module/name
 // also goes under the extra tags, and under `latest` when it is the store's latest; older records go by
-// digest only. A tag that names the digest already is not written again.
+// digest only. A tag that names the digest already is not written again. Then each record's referrers
+// (the store's SBOM of it): their manifests by digest, listed through the referrers API where the
+// registry has it, else in the fallback tag sha256-<hex> (merged with what the tag holds, never
+// overwritten).
 Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options);
 
@@ -75,6 +85,7 @@ struct PullOutcome {
   int downloaded = 0;   // blobs fetched
   int present = 0;      // blobs the store held already
   std::int64_t bytes = 0;
+  int referrers = 0;    // referrers of the image (its SBOM) newly listed in the store
 };
 
 nlohmann::json to_json(const PullOutcome& outcome);
@@ -83,7 +94,8 @@ nlohmann::json to_json(const PullOutcome& outcome);
 inline constexpr std::string_view k_pulled_annotation = "dev.arec.pulled";
 
 // Fetches the image `reference` names (default tag "latest") into the store, and lists it in
-// index.json by digest, with no name and no address.
+// index.json by digest, with no name and no address; then its referrers (an SBOM), found through the
+// referrers API or the fallback tag, each listed as a referrer of the image.
 Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
                                const TransferOptions& options);
 
@@ -94,11 +106,13 @@ struct VerifyItem {
   Record record;
   VerifyState state = VerifyState::present;
   std::string found;  // what the registry holds under the digest when it is different
+  std::vector<std::string> missing_referrers;  // referrers the store keeps that the registry does not list
 };
 
-// Asks the registry for each record's manifest by digest in its repository.
+// Asks the registry for each record's manifest by digest in its repository; with a store, also that
+// the registry lists every referrer the store keeps for it (missing otherwise).
 Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
-                                               const TransferOptions& options);
+                                               const TransferOptions& options, const Store* store = nullptr);
 
 struct CatalogEntry {
   std::string repository;

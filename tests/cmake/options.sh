@@ -24,6 +24,11 @@ expect_eq "$tool" "$(record_rows "$env_store")" "records in the environment's st
 expect_eq "$probe" "$(record_rows "$probe_store")" "records in the STORE of Net+Probe"
 [[ ! -e $default_store ]] || fail "the first build wrote to arec's default store"
 check_store "$env_store"
+# SBOM left to its default for Tool, none for Net+Probe.
+"$AREC_TEST_AREC" --store "$env_store" sbom my_fancy.project/tool | jq -e '.files | length == 4' >/dev/null ||
+  fail "Tool's record has no SBOM listing its four files"
+expect_eq 0 "$(jq '[.manifests[] | select(.annotations["dev.arec.subject"])] | length' "$probe_store/index.json")" \
+  "SBOMs in the store of Net+Probe (SBOM none)"
 
 # Only the Release items, and the target file names filled in.
 expect_eq "./etc/tool/release.conf ./usr/local/bin/Tool ./usr/local/libexec/Net+Probe ./usr/share/tool/data.txt" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # move --apply to another port with --history: every recorded digest reaches the new registry; a blob
-# the store lacks is read from the old registry and copied byte for byte; the old registry keeps all;
-# the latest record of each module/name is tagged latest there.
+# the store lacks is read from the old registry and copied byte for byte, and every record's SBOM
+# goes with it; the old registry keeps all; the latest record of each module/name is tagged latest there.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
 start_registry OLD old
@@ -38,6 +38,16 @@ note "the latest record of each module/name keeps its latest tag at the new regi
 expect_eq '{"name":"mesh/controlplane","tags":["latest"]}' "$(curl -fsS "http://$NEW/v2/mesh/controlplane/tags/list" | jq -c .)" "tags"
 expect_eq "$new_cp" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/controlplane:latest" | jq -r .Digest)" "latest"
 expect_eq "$builder" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/builder:latest" | jq -r .Digest)" "latest"
+
+note "every record's SBOM moved with it: listed under its fallback tag at the new registry"
+for pair in "controlplane $old_cp" "controlplane $new_cp" "builder $builder"; do
+  set -- $pair
+  sbom=$(jq -r --arg d "$2" '.manifests[] | select(.annotations["dev.arec.subject"] == $d) | .digest' "$AREC_STORE/index.json")
+  [[ -n $sbom ]] || fail "the store holds no SBOM of mesh/$1@$2"
+  listed=$(curl -fsS -H "Accept: application/vnd.oci.image.index.v1+json" "http://$NEW/v2/mesh/$1/manifests/sha256-${2#sha256:}" |
+    jq -r '.manifests[] | "\(.digest) \(.artifactType)"') || fail "no fallback tag of mesh/$1@$2 at $NEW"
+  expect_eq "$sbom application/spdx+json" "$listed" "mesh/$1@$2's referrers at the new registry"
+done
 
 note "nothing is deleted from the old registry"
 expect_eq "$old_catalog" "$(curl -fsS "http://$OLD/v2/_catalog")" "old catalog"

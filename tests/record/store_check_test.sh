@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # arec check finds what is wrong with a store; arec gc removes only what no record needs
-# (each dropped record here frees its manifest, config and layer: three blobs).
+# (each dropped record here frees its manifest, config and layer, and its SBOM's manifest and document:
+# five blobs; the SBOM's empty config is shared).
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
 export AREC_STORE=$T/store
@@ -20,11 +21,14 @@ expect_eq "true 4 0" "$(json_get '"\(.ok) \(.records) \(.problems | length)"' <<
 note "gc --keep 1 drops the two older records of mesh/app and their blobs, nothing else"
 latest=$("$AREC" records --json | jq -r 'map(.digest) | sort | join(" ")')
 expect_exit 0 "$AREC" gc --keep 1 --dry-run --json
-expect_eq "2 6" "$(json_get '"\(.records_dropped) \(.blobs_removed)"' <<<"$OUT")" "dry run"
+expect_eq "2 10" "$(json_get '"\(.records_dropped) \(.blobs_removed)"' <<<"$OUT")" "dry run"
 expect_exit 0 "$AREC" records --history --json
 expect_eq 4 "$(json_get length <<<"$OUT")" "history after a dry run"
 expect_exit 0 "$AREC" gc --keep 1 --json
-expect_eq "2 6" "$(json_get '"\(.records_dropped) \(.blobs_removed)"' <<<"$OUT")" "gc"
+expect_eq "2 10" "$(json_get '"\(.records_dropped) \(.blobs_removed)"' <<<"$OUT")" "gc"
+expect_eq 2 "$(jq '[.manifests[] | select(.annotations["dev.arec.subject"])] | length' "$T/store/index.json")" \
+  "SBOMs listed after gc: those of the two records kept"
+"$AREC" sbom mesh/app >/dev/null || fail "the kept record lost its SBOM"
 expect_eq "$latest" "$("$AREC" records --history --json | jq -r 'map(.digest) | sort | join(" ")')" "records kept"
 expect_exit 0 "$AREC" check
 skopeo inspect "oci:$T/store:mesh/app" >/dev/null || fail "skopeo cannot read mesh/app after gc"

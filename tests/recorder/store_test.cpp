@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <map>
 
 #include "recorder/image.hpp"
@@ -83,8 +84,11 @@ TEST(Store, NewContentBecomesLatestAndHistoryKeepsTheOld) {
   // Only the latest carries the ref.name that skopeo and umoci look images up by.
   auto index = store->read_index();
   ASSERT_TRUE(index);
-  EXPECT_EQ(index->manifests.at(0).annotation(annotation::k_ref_name), "");
-  EXPECT_EQ(index->manifests.at(1).annotation(annotation::k_ref_name), "mesh/app");
+  auto entry_of = [&](const Digest& digest) {
+    return *std::ranges::find(index->manifests, digest, &Descriptor::digest);
+  };
+  EXPECT_EQ(entry_of(v1->record.manifest.digest).annotation(annotation::k_ref_name), "");
+  EXPECT_EQ(entry_of(v2->record.manifest.digest).annotation(annotation::k_ref_name), "mesh/app");
 }
 
 TEST(Store, SameInputsSameDigestAcrossStoresThreadsAndCompressions) {

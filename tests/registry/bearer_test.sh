@@ -126,20 +126,21 @@ expect_eq "" "$(jq -r 'select(.event == "token") | .scopes[] | select(test(" "))
 
 note "a token that expires during a push: the registry refuses it, and a new one is fetched"
 echo changed >>"$T/in/app/id"
-"$AREC" record --module "$M" --name app --dir "$T/in/app=/srv/app" >/dev/null
+changed=$("$AREC" record --module "$M" --name app --dir "$T/in/app=/srv/app" | cut -d@ -f2)
 mark
 faults '[{"method": "PUT", "path": "/manifests/", "fault": "hold", "delay": '$((life + 1))', "times": 1}]'
 # --no-latest: the digest's PUT is the only manifest PUT (the latest tag would be one more).
 expect_exit 0 "$AREC" -vv push "$M/app" --no-latest
 no_secret "$OUT$ERR" "output of push -vv with a renewal"
 # Held until its token expired, refused; a new token; sent again.
-expect_eq "401 201, 1 token" "$(held "PUT /v2/$M/app/manifests/")" "the manifest PUT held"
+# (the image's manifest: its SBOM's manifest and fallback tag follow with the new token)
+expect_eq "401 201, 1 token" "$(held "PUT /v2/$M/app/manifests/$changed")" "the manifest PUT held"
 
 note "a token that expires during a pull"
 mark
 faults '[{"method": "GET", "path": "/manifests/", "fault": "hold", "delay": '$((life + 1))', "times": 1}]'
 AREC_STORE=$T/store-pull2 expect_exit 0 "$AREC" -vv pull "$M/app@$app"
-expect_eq "401 200, 1 token" "$(held "GET /v2/$M/app/manifests/")" "the manifest GET held"
+expect_eq "401 200, 1 token" "$(held "GET /v2/$M/app/manifests/$app")" "the manifest GET held"
 
 note "a blob redirected to another origin is fetched there without Authorization"
 mark

@@ -192,7 +192,7 @@ AREC_STORE=$T/pulled expect_exit 0 "$AREC" pull "$M/app:v1"
 expect_eq "$app" "$OUT" "pulled digest"
 expect_faults_fired >/dev/null
 AREC_STORE=$T/pulled expect_exit 0 "$AREC" check
-expect_eq 3 "$(same_blobs "$T/pulled" "$AREC_STORE")" "pulled blobs identical to the store's"
+expect_eq 6 "$(same_blobs "$T/pulled" "$AREC_STORE")" "pulled blobs identical to the store's (the image's and its SBOM's)"
 
 total=$(faults_injected)
 note "faults injected: $total ($pushed during pushes and verifies, $((total - pushed)) during pulls)"

@@ -14,7 +14,8 @@ note "pull by digest into a new store: the same bytes, listed by digest only"
 export AREC_STORE=$T/pulled
 expect_exit 0 "$AREC" pull "$R/$M/app@$app"
 expect_eq "$app" "$OUT" "printed digest"
-expect_eq 3 "$(same_blobs "$AREC_STORE" "$src")" "blobs identical to the pushed store's"
+# manifest, config and layer, and its SBOM's manifest, empty config and document
+expect_eq 6 "$(same_blobs "$AREC_STORE" "$src")" "blobs identical to the pushed store's"
 expect_eq "$app true" "$(jq -r '.manifests[0] | "\(.digest) \(.annotations["dev.arec.pulled"])"' "$AREC_STORE/index.json")" "index.json entry"
 expect_eq "null" "$(jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"]' "$AREC_STORE/index.json")" "ref name"
 expect_eq "[]" "$("$AREC" records --json)" "records (a pulled image is not a record)"

@@ -1,0 +1,383 @@
+#include "recorder/sbom.hpp"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <set>
+
+namespace arec {
+
+namespace {
+
+constexpr std::size_t k_read_block = std::size_t{1} << 20;
+constexpr std::string_view k_tool = "Tool: arec";
+
+struct EvpDeleter {
+  void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+};
+using EvpContext = std::unique_ptr<EVP_MD_CTX, EvpDeleter>;
+
+std::string hex_of(const unsigned char* bytes, unsigned size) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(std::size_t{size} * 2);
+  for (unsigned i = 0; i < size; ++i) {
+    out.push_back(k_hex[bytes[i] >> 4]);
+    out.push_back(k_hex[bytes[i] & 0xf]);
+  }
+  return out;
+}
+
+// SHA-1 and SHA-256 of one file in a single read, opened as write_tar opens it (never through a
+// symlink); a size other than the one packed means it changed after being packed.
+Status hash_file(const LayerEntry& entry, std::vector<std::byte>& buffer, SbomFile& file) {
+  const fs::Path& path = entry.source;
+  auto fd = fs::open_read(path, fs::FollowSymlinks::no);
+  if (!fd) return fail(fd.error());
+  EvpContext sha1(EVP_MD_CTX_new());
+  EvpContext sha256(EVP_MD_CTX_new());
+  if (!sha1 || !sha256 || EVP_DigestInit_ex(sha1.get(), EVP_sha1(), nullptr) != 1 ||
+      EVP_DigestInit_ex(sha256.get(), EVP_sha256(), nullptr) != 1) {
+    return fail_input("OpenSSL cannot hash " + path.string());
+  }
+  std::int64_t size = 0;
+  for (;;) {
+    auto n = fs::read_some(fd->get(), buffer, path);
+    if (!n) return fail(n.error());
+    if (*n == 0) break;
+    size += static_cast<std::int64_t>(*n);
+    EVP_DigestUpdate(sha1.get(), buffer.data(), *n);
+    EVP_DigestUpdate(sha256.get(), buffer.data(), *n);
+  }
+  if (size != entry.size) return fail_input(path.string() + ": changed while being recorded; record again");
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned md_size = 0;
+  EVP_DigestFinal_ex(sha1.get(), md, &md_size);
+  file.sha1 = hex_of(md, md_size);
+  EVP_DigestFinal_ex(sha256.get(), md, &md_size);
+  file.sha256 = hex_of(md, md_size);
+  return {};
+}
+
+std::string real_path(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) return path;
+  return resolved;
+}
+
+// The spellings under which a dpkg .list may name the file at `path`: its real path, and with
+// merged-/usr (/lib -> usr/lib, /bin -> usr/bin, ...) the same path without /usr when that directory
+// leads to the same place. Packages still list many files under /lib while they live in /usr/lib.
+std::vector<std::string> dpkg_spellings(const std::string& path) {
+  const std::string real = real_path(path);
+  std::vector<std::string> out{real};
+  if (real.starts_with("/usr/")) {
+    const std::string alias = real.substr(4);
+    const auto parent = fs::Path(alias).parent_path().string();
+    if (real_path(parent) == fs::Path(real).parent_path().string()) out.push_back(alias);
+  }
+  if (path != real) out.push_back(path);
+  return out;
+}
+
+bool is_system_path(std::string_view path) {
+  for (std::string_view prefix : {"/usr/", "/lib", "/bin/", "/sbin/", "/etc/", "/opt/", "/var/"}) {
+    if (path.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+// Lines of a text, without their newline.
+template <typename F>
+void for_each_line(std::string_view text, F&& f) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    f(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+}
+
+constexpr std::size_t k_searched_spellings = 32;
+
+// Whether `text` has `line` as one of its lines.
+bool contains_line(std::string_view text, std::string_view line) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  for (const char* at = begin; at < end;) {
+    const void* hit = ::memmem(at, static_cast<std::size_t>(end - at), line.data(), line.size());
+    if (hit == nullptr) return false;
+    const char* p = static_cast<const char*>(hit);
+    const char* after = p + line.size();
+    if ((p == begin || p[-1] == '\n') && (after == end || *after == '\n')) return true;
+    at = p + 1;
+  }
+  return false;
+}
+
+// purl components are percent-encoded except for the unreserved characters.
+std::string purl_encode(std::string_view text) {
+  static constexpr char k_hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0 || c == '.' || c == '-' || c == '_' || c == '~') {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(k_hex[u >> 4]);
+      out.push_back(k_hex[u & 0xf]);
+    }
+  }
+  return out;
+}
+
+// SPDX identifiers allow letters, digits, '.' and '-'.
+std::string spdx_id_part(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-') c = '-';
+  }
+  return out;
+}
+
+std::string package_id(const DebianPackage& p) {
+  return "SPDXRef-Package-deb-" + spdx_id_part(p.name) + "-" + spdx_id_part(p.architecture);
+}
+
+constexpr std::string_view k_record_package_id = "SPDXRef-Package-record";
+constexpr std::string_view k_noassertion = "NOASSERTION";
+
+nlohmann::json relationship(std::string_view from, std::string_view type, std::string_view to) {
+  return {{"spdxElementId", from}, {"relationshipType", type}, {"relatedSpdxElement", to}};
+}
+
+}  // namespace
+
+std::string debian_purl(const DebianPackage& package) {
+  std::string out = "pkg:deb/debian/" + purl_encode(package.name) + "@" + purl_encode(package.version);
+  if (!package.architecture.empty()) out += "?arch=" + purl_encode(package.architecture);
+  return out;
+}
+
+Result<std::map<std::string, std::vector<DebianPackage>>> DpkgDatabase::owners(const std::vector<std::string>& paths) const {
+  std::map<std::string, std::vector<DebianPackage>> out;
+  // spelling -> the paths asked for that it stands for
+  std::map<std::string, std::vector<std::size_t>, std::less<>> wanted;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    for (auto& spelling : dpkg_spellings(paths[i])) wanted[std::move(spelling)].push_back(i);
+  }
+  if (wanted.empty()) return out;
+
+  // "name" or "name:arch" (the .list file's stem) -> indexes of the paths it lists
+  std::map<std::string, std::set<std::size_t>> listed_by;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(m_dir / "info", ec)) {
+    const auto file = entry.path().filename().string();
+    if (!file.ends_with(".list")) continue;
+    auto text = fs::read_file(entry.path());
+    if (!text) continue;  // a package being installed right now; dpkg itself skips it the same way
+    auto found = [&](const std::vector<std::size_t>& indexes) {
+      listed_by[file.substr(0, file.size() - 5)].insert(indexes.begin(), indexes.end());
+    };
+    if (wanted.size() <= k_searched_spellings) {
+      // A few paths (the usual case): memmem over the whole file is several times quicker than
+      // splitting 140 000 lines.
+      for (const auto& [spelling, indexes] : wanted) {
+        if (contains_line(*text, spelling)) found(indexes);
+      }
+    } else {
+      for_each_line(*text, [&](std::string_view line) {
+        if (auto it = wanted.find(line); it != wanted.end()) found(it->second);
+      });
+    }
+  }
+  if (listed_by.empty()) return out;
+
+  const auto status_path = m_dir / "status";
+  auto status = fs::read_file(status_path);
+  if (!status) return fail(std::move(status.error()).context("reading the dpkg database"));
+  DebianPackage current;
+  std::string state;
+  std::string* field = nullptr;  // the field a continuation line belongs to (only Maintainer matters)
+  auto finish = [&] {
+    if (!current.name.empty() && state.ends_with(" installed")) {
+      for (const auto& key : {current.name + ":" + current.architecture, current.name}) {
+        if (auto it = listed_by.find(key); it != listed_by.end()) {
+          for (const auto i : it->second) out[paths[i]].push_back(current);
+        }
+      }
+    }
+    current = {};
+    state.clear();
+    field = nullptr;
+  };
+  for_each_line(*status, [&](std::string_view line) {
+    if (line.empty()) return finish();
+    if (line.front() == ' ' || line.front() == '\t') return;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return;
+    const auto key = line.substr(0, colon);
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    field = key == "Package"        ? &current.name
+            : key == "Version"      ? &current.version
+            : key == "Architecture" ? &current.architecture
+            : key == "Maintainer"   ? &current.maintainer
+            : key == "Status"       ? &state
+                                    : nullptr;
+    if (field != nullptr) *field = std::string(value);
+  });
+  finish();
+  for (auto& [path, packages] : out) {
+    std::sort(packages.begin(), packages.end());
+    packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
+  }
+  return out;
+}
+
+Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg) {
+  std::vector<SbomFile> files;
+  std::vector<std::string> system_sources;
+  std::vector<std::byte> buffer(k_read_block);
+  for (const auto& entry : entries) {
+    if (entry.type != LayerEntry::Type::file) continue;
+    SbomFile file;
+    file.path = entry.path;
+    if (auto s = hash_file(entry, buffer, file); !s) return fail(std::move(s.error()).context("making the SBOM"));
+    const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
+    if (is_system_path(source) || is_system_path(real_path(source))) system_sources.push_back(source);
+    files.push_back(std::move(file));
+  }
+  if (!system_sources.empty()) {
+    auto owners = dpkg.owners(system_sources);
+    if (!owners) return fail(owners.error());
+    std::size_t i = 0;
+    for (const auto& entry : entries) {
+      if (entry.type != LayerEntry::Type::file) continue;
+      const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
+      if (auto it = owners->find(source); it != owners->end()) files[i].packages = it->second;
+      ++i;
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const SbomFile& a, const SbomFile& b) { return a.path < b.path; });
+  return files;
+}
+
+nlohmann::json spdx_document(const SbomFacts& facts) {
+  const std::string repository = facts.module + "/" + facts.name;
+  nlohmann::json record = {{"SPDXID", k_record_package_id},
+                           {"name", repository},
+                           {"downloadLocation", k_noassertion},
+                           {"filesAnalyzed", false},
+                           {"supplier", k_noassertion},
+                           {"primaryPackagePurpose", "CONTAINER"},
+                           {"externalRefs",
+                            {{{"referenceCategory", "PACKAGE-MANAGER"},
+                              {"referenceType", "purl"},
+                              {"referenceLocator", "pkg:oci/" + purl_encode(facts.name) + "@" +
+                                                       purl_encode(facts.image.str())}}}}};
+  if (!facts.revision.empty()) record["versionInfo"] = facts.revision;
+
+  std::set<DebianPackage> debian;
+  for (const auto& file : facts.files) debian.insert(file.packages.begin(), file.packages.end());
+
+  nlohmann::json packages = nlohmann::json::array({record});
+  nlohmann::json relationships = nlohmann::json::array();
+  relationships.push_back(relationship("SPDXRef-DOCUMENT", "DESCRIBES", k_record_package_id));
+  for (const auto& p : debian) {
+    nlohmann::json package = {{"SPDXID", package_id(p)},
+                              {"name", p.name},
+                              {"versionInfo", p.version},
+                              {"downloadLocation", k_noassertion},
+                              {"filesAnalyzed", false},
+                              {"externalRefs",
+                               {{{"referenceCategory", "PACKAGE-MANAGER"},
+                                 {"referenceType", "purl"},
+                                 {"referenceLocator", debian_purl(p)}}}}};
+    // SPDX writes a supplier as "Person: name (email)"; Debian's Maintainer field is "name <email>".
+    std::string supplier = p.maintainer;
+    if (const auto lt = supplier.find('<'); lt != std::string::npos && supplier.ends_with('>')) {
+      supplier = supplier.substr(0, lt) + "(" + supplier.substr(lt + 1, supplier.size() - lt - 2) + ")";
+    }
+    package["supplier"] = supplier.empty() ? std::string(k_noassertion) : "Organization: " + supplier;
+    packages.push_back(std::move(package));
+    relationships.push_back(relationship(k_record_package_id, "CONTAINS", package_id(p)));
+  }
+
+  nlohmann::json files = nlohmann::json::array();
+  for (std::size_t i = 0; i < facts.files.size(); ++i) {
+    const auto& f = facts.files[i];
+    const std::string id = "SPDXRef-File-" + std::to_string(i + 1);
+    files.push_back({{"SPDXID", id},
+                     {"fileName", "./" + f.path},
+                     {"checksums",
+                      {{{"algorithm", "SHA1"}, {"checksumValue", f.sha1}},
+                       {{"algorithm", "SHA256"}, {"checksumValue", f.sha256}}}}});
+    if (f.packages.empty()) {
+      relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
+    } else {
+      for (const auto& p : f.packages) relationships.push_back(relationship(package_id(p), "CONTAINS", id));
+    }
+  }
+
+  return {{"spdxVersion", "SPDX-2.3"},
+          {"dataLicense", "CC0-1.0"},
+          {"SPDXID", "SPDXRef-DOCUMENT"},
+          {"name", repository + "@" + facts.image.str()},
+          {"documentNamespace", "https://arec.dev/spdx/" + repository + "/" + facts.image.hex()},
+          {"creationInfo", {{"created", rfc3339(facts.created)}, {"creators", {k_tool}}}},
+          {"packages", std::move(packages)},
+          {"files", std::move(files)},
+          {"relationships", std::move(relationships)}};
+}
+
+Result<Descriptor> put_referrer(Store& store, const Descriptor& subject, std::string_view artifact_type,
+                                std::string_view bytes, const Annotations& annotations) {
+  auto blob = store.put_blob(bytes, artifact_type);
+  if (!blob) return fail(blob.error());
+  auto empty = store.put_blob("{}", media_type::k_empty);
+  if (!empty) return fail(empty.error());
+  Manifest manifest;
+  manifest.artifact_type = std::string(artifact_type);
+  manifest.config = *empty;
+  manifest.layers.push_back(*blob);
+  manifest.subject = Descriptor{subject.media_type, subject.digest, subject.size, {}, {}, {}, {}};
+  manifest.annotations = annotations;
+  auto text = canonical_json(to_json(manifest));
+  if (!text) return fail(text.error());
+  auto descriptor = store.put_blob(*text, media_type::k_manifest);
+  if (!descriptor) return fail(descriptor.error());
+  descriptor->artifact_type = std::string(artifact_type);
+  descriptor->annotations = annotations;
+  descriptor->annotations.emplace(annotation::k_subject, subject.digest.str());
+  return descriptor;
+}
+
+Result<std::optional<std::string>> read_sbom(const Store& store, const Digest& image) {
+  auto referrers = store.referrers(image);
+  if (!referrers) return fail(referrers.error());
+  for (const auto& d : *referrers) {
+    if (d.artifact_type != media_type::k_spdx_json) continue;
+    const std::string what = "SBOM manifest " + d.digest.str();
+    auto bytes = store.read_blob(d);
+    if (!bytes) return fail(std::move(bytes.error()).context(what));
+    auto json = parse_json(*bytes, what);
+    if (!json) return fail(json.error());
+    auto manifest = manifest_from_json(*json, what);
+    if (!manifest) return fail(manifest.error());
+    if (manifest->layers.size() != 1 || manifest->layers.front().media_type != media_type::k_spdx_json) {
+      return fail_input(what + ": expected one layer of type " + std::string(media_type::k_spdx_json));
+    }
+    auto document = store.read_blob(manifest->layers.front());
+    if (!document) return fail(std::move(document.error()).context(what));
+    return std::optional<std::string>(std::move(*document));
+  }
+  return std::optional<std::string>();
+}
+
+}  // namespace arec

@@ -1,0 +1,90 @@
+// The SBOM of a record: an SPDX 2.3 JSON document of what its layer holds, made from the entries arec
+// packed (every regular file with its SHA-1 and SHA-256), with the Debian package that installed each
+// file taken from the host's dpkg database. Kept in the store as an OCI artifact whose subject is the
+// record's image manifest (a referrer), so the record's own digest does not change because of it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "recorder/fs.hpp"
+#include "recorder/layer.hpp"
+#include "recorder/oci.hpp"
+#include "recorder/store.hpp"
+
+namespace arec {
+
+namespace media_type {
+inline constexpr std::string_view k_spdx_json = "application/spdx+json";
+}  // namespace media_type
+
+// A package the dpkg database lists as installed.
+struct DebianPackage {
+  std::string name;
+  std::string version;
+  std::string architecture;
+  std::string maintainer;  // "Name <email>", as the status file has it
+
+  friend auto operator<=>(const DebianPackage&, const DebianPackage&) = default;
+};
+
+// `pkg:deb/debian/NAME@VERSION?arch=ARCH`, percent-encoded as the purl specification asks.
+std::string debian_purl(const DebianPackage& package);
+
+// The dpkg database (an admin directory such as /var/lib/dpkg: info/*.list and status), read on demand.
+class DpkgDatabase {
+ public:
+  explicit DpkgDatabase(fs::Path admin_dir = "/var/lib/dpkg") : m_dir(std::move(admin_dir)) {}
+
+  // The installed packages that list each of `paths` (absolute host paths, spelt as they are found on
+  // disk; merged-/usr aliases such as /lib for /usr/lib are tried too). Paths no package lists are
+  // absent from the answer. One pass over the .list files, then one over status, only for the owners.
+  // A missing database owns nothing.
+  Result<std::map<std::string, std::vector<DebianPackage>>> owners(const std::vector<std::string>& paths) const;
+
+ private:
+  fs::Path m_dir;
+};
+
+// One regular file of the layer.
+struct SbomFile {
+  std::string path;  // in the image, no leading slash
+  std::string sha1;  // lowercase hex; SPDX requires SHA-1 beside SHA-256
+  std::string sha256;
+  std::vector<DebianPackage> packages;  // the Debian packages that installed it; none: the build's own
+};
+
+// What the document says, all of it known before it is written.
+struct SbomFacts {
+  std::string module;
+  std::string name;
+  std::string revision;  // the record package's version; empty when unknown
+  Digest image;          // the record's image manifest digest: the document's namespace
+  std::int64_t created = 0;  // SOURCE_DATE_EPOCH
+  std::vector<SbomFile> files;  // sorted by path
+};
+
+// Hashes every regular file of `entries` and finds its Debian package. Only files whose host path lies
+// under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var) are looked up in `dpkg`, so a
+// record of build outputs alone never reads the database.
+Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg);
+
+// The SPDX 2.3 document: reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,
+// packages, files and relationships in a fixed order).
+nlohmann::json spdx_document(const SbomFacts& facts);
+
+// Puts an artifact into the store: `bytes` as its one blob, the empty config, and a manifest whose
+// subject is `subject` (OCI image-spec 1.1 artifact guidance). Returns the descriptor to list in
+// index.json: artifactType set, annotated with the subject's digest (annotation::k_subject).
+Result<Descriptor> put_referrer(Store& store, const Descriptor& subject, std::string_view artifact_type,
+                                std::string_view bytes, const Annotations& annotations);
+
+// The SPDX document the store keeps for the image manifest `image`, or nothing when it has none.
+Result<std::optional<std::string>> read_sbom(const Store& store, const Digest& image);
+
+}  // namespace arec

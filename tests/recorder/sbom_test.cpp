@@ -1,0 +1,172 @@
+#include "recorder/sbom.hpp"
+
+#include <gtest/gtest.h>
+
+#include "recorder/image.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arec {
+namespace {
+
+using test::TempDir;
+using test::write_file;
+
+// A dpkg admin directory as dpkg writes it: info/<package>[:<arch>].list and status paragraphs.
+void write_dpkg_database(const TempDir& dir, const std::filesystem::path& owned, const std::filesystem::path& other) {
+  write_file(dir / "dpkg/info/libfoo1:amd64.list", "/.\n/usr\n" + owned.string() + "\n");
+  write_file(dir / "dpkg/info/tool.list", other.string() + "\n");
+  write_file(dir / "dpkg/info/gone.list", owned.string() + "\n");
+  write_file(dir / "dpkg/status",
+             "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nMulti-Arch: same\n"
+             "Maintainer: Foo Team <foo@example.org>\nVersion: 1:2.0+dfsg-1~deb12u1\nDescription: foo\n a library\n\n"
+             "Package: libfoo1\nStatus: install ok installed\nArchitecture: i386\nVersion: 1:2.0+dfsg-1~deb12u1\n\n"
+             "Package: tool\nStatus: install ok installed\nArchitecture: all\nVersion: 3\n"
+             "Maintainer: Someone <s@example.org>\n\n"
+             "Package: gone\nStatus: deinstall ok config-files\nArchitecture: amd64\nVersion: 9\n");
+}
+
+TEST(Sbom, DpkgOwnersComeFromListFilesAndInstalledStatusOnly) {
+  TempDir dir;
+  const auto owned = dir / "root/lib/libfoo.so.1";
+  const auto other = dir / "root/bin/tool";
+  const auto nobody = dir / "root/bin/mine";
+  for (const auto& p : {owned, other, nobody}) write_file(p, "x");
+  write_dpkg_database(dir, owned, other);
+  auto owners = DpkgDatabase(dir / "dpkg").owners({owned.string(), other.string(), nobody.string()});
+  ASSERT_TRUE(owners) << owners.error().message;
+  ASSERT_EQ(owners->size(), 2U);
+  // libfoo1:amd64 lists it; libfoo1:i386 does not, and "gone" is not installed any more.
+  const auto& foo = owners->at(owned.string());
+  ASSERT_EQ(foo.size(), 1U);
+  EXPECT_EQ(foo[0].name, "libfoo1");
+  EXPECT_EQ(foo[0].architecture, "amd64");
+  EXPECT_EQ(foo[0].version, "1:2.0+dfsg-1~deb12u1");
+  EXPECT_EQ(foo[0].maintainer, "Foo Team <foo@example.org>");
+  EXPECT_EQ(owners->at(other.string()).at(0).name, "tool");
+  EXPECT_FALSE(owners->contains(nobody.string()));
+
+  // Many paths are matched line by line rather than searched for one by one: the same answer.
+  std::vector<std::string> many{owned.string(), other.string(), nobody.string()};
+  for (int i = 0; i < 40; ++i) many.push_back((dir / ("root/none" + std::to_string(i))).string());
+  auto by_lines = DpkgDatabase(dir / "dpkg").owners(many);
+  ASSERT_TRUE(by_lines);
+  EXPECT_EQ(*by_lines, *owners);
+}
+
+TEST(Sbom, MissingDpkgDatabaseOwnsNothing) {
+  TempDir dir;
+  auto owners = DpkgDatabase(dir / "nowhere").owners({"/usr/bin/env"});
+  ASSERT_TRUE(owners);
+  EXPECT_TRUE(owners->empty());
+}
+
+TEST(Sbom, HostLibraryUnderMergedUsrIsFoundUnderEitherSpelling) {
+  const std::string lib = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3";
+  if (!std::filesystem::exists(lib) || !std::filesystem::exists("/var/lib/dpkg/status")) {
+    GTEST_SKIP() << lib << " or the dpkg database is not on this machine";
+  }
+  auto owners = DpkgDatabase().owners({lib, "/lib/x86_64-linux-gnu/libcrypto.so.3"});
+  ASSERT_TRUE(owners) << owners.error().message;
+  ASSERT_EQ(owners->size(), 2U);
+  for (const auto& [path, packages] : *owners) {
+    ASSERT_EQ(packages.size(), 1U) << path;
+    EXPECT_EQ(packages[0].name, "libssl3") << path;
+  }
+}
+
+TEST(Sbom, PurlPercentEncodesEpochAndPlus) {
+  EXPECT_EQ(debian_purl({"libstdc++6", "1:12.2.0-14", "amd64", ""}), "pkg:deb/debian/libstdc%2B%2B6@1%3A12.2.0-14?arch=amd64");
+  EXPECT_EQ(debian_purl({"libssl3", "3.0.19-1~deb12u2", "amd64", ""}), "pkg:deb/debian/libssl3@3.0.19-1~deb12u2?arch=amd64");
+}
+
+SbomFacts sample_facts() {
+  SbomFacts facts;
+  facts.module = "demo";
+  facts.name = "hello";
+  facts.revision = "abc";
+  facts.image = *Digest::parse("sha256:" + std::string(64, 'a'));
+  facts.created = 1700000000;
+  const DebianPackage ssl{"libssl3", "3.0", "amd64", "OpenSSL Team <ssl@example.org>"};
+  facts.files = {{"usr/lib/libcrypto.so.3", std::string(40, '1'), std::string(64, '1'), {ssl}},
+                 {"usr/local/bin/hello", std::string(40, '2'), std::string(64, '2'), {}}};
+  return facts;
+}
+
+TEST(Sbom, DocumentDescribesTheRecordAndItsPackages) {
+  const auto doc = spdx_document(sample_facts());
+  EXPECT_EQ(doc["spdxVersion"], "SPDX-2.3");
+  EXPECT_EQ(doc["dataLicense"], "CC0-1.0");
+  EXPECT_EQ(doc["creationInfo"]["created"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(doc["documentNamespace"], "https://arec.dev/spdx/demo/hello/" + std::string(64, 'a'));
+  ASSERT_EQ(doc["packages"].size(), 2U);
+  EXPECT_EQ(doc["packages"][0]["name"], "demo/hello");
+  EXPECT_EQ(doc["packages"][0]["versionInfo"], "abc");
+  EXPECT_EQ(doc["packages"][1]["name"], "libssl3");
+  EXPECT_EQ(doc["packages"][1]["supplier"], "Organization: OpenSSL Team (ssl@example.org)");
+  EXPECT_EQ(doc["packages"][1]["externalRefs"][0]["referenceLocator"], "pkg:deb/debian/libssl3@3.0?arch=amd64");
+  ASSERT_EQ(doc["files"].size(), 2U);
+  EXPECT_EQ(doc["files"][0]["fileName"], "./usr/lib/libcrypto.so.3");
+  EXPECT_EQ(doc["files"][1]["checksums"][1]["checksumValue"], std::string(64, '2'));
+  const auto& rel = doc["relationships"];
+  ASSERT_EQ(rel.size(), 4U);
+  EXPECT_EQ(rel[0]["relationshipType"], "DESCRIBES");
+  EXPECT_EQ(rel[1]["relatedSpdxElement"], doc["packages"][1]["SPDXID"]);  // the record contains libssl3
+  EXPECT_EQ(rel[2]["spdxElementId"], doc["packages"][1]["SPDXID"]);       // libssl3 contains libcrypto
+  EXPECT_EQ(rel[2]["relatedSpdxElement"], doc["files"][0]["SPDXID"]);
+  EXPECT_EQ(rel[3]["spdxElementId"], "SPDXRef-Package-record");           // the record contains hello
+}
+
+TEST(Sbom, SameFactsSameBytes) {
+  EXPECT_EQ(*canonical_json(spdx_document(sample_facts())), *canonical_json(spdx_document(sample_facts())));
+  auto later = sample_facts();
+  later.created = 0;
+  EXPECT_NE(*canonical_json(spdx_document(sample_facts())), *canonical_json(spdx_document(later)));
+}
+
+TEST(Sbom, FilesAreHashedAndSortedAndOnlyRegularFilesCount) {
+  TempDir dir;
+  write_file(dir / "in/b", "hello\n");
+  write_file(dir / "in/a", "");
+  std::filesystem::create_symlink("b", dir / "in/link");
+  auto entries = collect_entries({*parse_layer_input(LayerInput::Kind::directory, (dir / "in").string() + "=/srv")});
+  ASSERT_TRUE(entries);
+  auto files = sbom_files(*entries, DpkgDatabase(dir / "no-dpkg"));
+  ASSERT_TRUE(files) << files.error().message;
+  ASSERT_EQ(files->size(), 2U);
+  EXPECT_EQ((*files)[0].path, "srv/a");
+  EXPECT_EQ((*files)[0].sha256, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ((*files)[0].sha1, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+  EXPECT_EQ((*files)[1].sha256, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+  EXPECT_TRUE((*files)[1].packages.empty());
+}
+
+TEST(Sbom, StoreListsTheSbomAsAReferrerAndTheRecordKeepsItsDigest) {
+  TempDir dir;
+  write_file(dir / "in/app", "app");
+  auto store = Store::open(dir / "store");
+  ASSERT_TRUE(store);
+  RecordRequest request;
+  request.module = "mesh";
+  request.name = "app";
+  request.revision = "0123456789abcdef0123456789abcdef01234567";
+  request.entries = *collect_entries({*parse_layer_input(LayerInput::Kind::directory, (dir / "in").string() + "=/srv")});
+  request.sbom = SbomFormat::none;
+  auto without = record_image(request, *store);
+  ASSERT_TRUE(without) << without.error().message;
+  EXPECT_TRUE(store->referrers(without->record.manifest.digest)->empty());
+  request.sbom = SbomFormat::spdx;
+  auto with = record_image(request, *store);
+  ASSERT_TRUE(with) << with.error().message;
+  EXPECT_EQ(with->record.manifest.digest, without->record.manifest.digest);
+  EXPECT_FALSE(with->changed);
+  auto referrers = store->referrers(with->record.manifest.digest);
+  ASSERT_EQ(referrers->size(), 1U);
+  EXPECT_EQ((*referrers)[0].artifact_type, media_type::k_spdx_json);
+  EXPECT_EQ(store->records(History::all)->size(), 1U);
+  auto document = read_sbom(*store, with->record.manifest.digest);
+  ASSERT_TRUE(document && *document);
+  EXPECT_NE((*document)->find("\"fileName\":\"./srv/app\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arec
