@@ -7,9 +7,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "addressing/nodes.hpp"
 #include "recorder/error.hpp"
 #include "recorder/store.hpp"
-#include "registry-client/nodes.hpp"
 #include "registry-client/registry.hpp"
 
 namespace arec::cli {

@@ -6,10 +6,10 @@
 #include <iostream>
 #include <memory>
 
+#include "addressing/compose.hpp"
+#include "addressing/nodes.hpp"
 #include "cli/cli.hpp"
 #include "recorder/port_reader.hpp"
-#include "registry-client/compose.hpp"
-#include "registry-client/nodes.hpp"
 
 namespace arec::cli {
 

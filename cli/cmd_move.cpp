@@ -4,11 +4,11 @@
 #include <iostream>
 #include <memory>
 
+#include "addressing/compose.hpp"
+#include "addressing/needs_rebuild.hpp"
 #include "cli/cli.hpp"
 #include "recorder/fs.hpp"
-#include "registry-client/compose.hpp"
 #include "registry-client/move.hpp"
-#include "registry-client/needs_rebuild.hpp"
 
 namespace arec::cli {
 

@@ -2,8 +2,8 @@
 #include <iostream>
 #include <memory>
 
+#include "addressing/reference.hpp"
 #include "cli/cli.hpp"
-#include "registry-client/reference.hpp"
 
 namespace arec::cli {
 

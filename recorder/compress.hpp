@@ -6,18 +6,11 @@
 #include <span>
 #include <string_view>
 
+#include "recorder/byte_sink.hpp"
 #include "recorder/digest.hpp"
 #include "recorder/error.hpp"
 
 namespace arec {
-
-// Where bytes go. finish() flushes whatever the stage buffered; nothing may be written after it.
-class ByteSink {
- public:
-  virtual ~ByteSink() = default;
-  virtual Status write(std::span<const std::byte> data) = 0;
-  virtual Status finish() = 0;
-};
 
 enum class Compression { none, gzip, zstd };
 

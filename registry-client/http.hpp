@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "recorder/compress.hpp"
+#include "recorder/byte_sink.hpp"
 #include "recorder/error.hpp"
 
 namespace arec::http {

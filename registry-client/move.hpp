@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "addressing/nodes.hpp"
 #include "recorder/store.hpp"
-#include "registry-client/nodes.hpp"
 #include "registry-client/transfer.hpp"
 
 namespace arec {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "addressing/nodes.hpp"
+
 namespace arec {
 
 namespace {

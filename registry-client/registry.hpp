@@ -15,10 +15,11 @@
 #include "recorder/oci.hpp"
 #include "registry-client/auth.hpp"
 #include "registry-client/http.hpp"
-#include "registry-client/nodes.hpp"
 #include "registry-client/registry_error.hpp"
 
 namespace arec {
+
+struct NodeSettings;
 
 enum class Scheme { http, https };
 enum class InsecureRegistry { no, yes };

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "addressing/reference.hpp"
 #include "recorder/image.hpp"
 #include "recorder/store.hpp"
 #include "registry-client/progress.hpp"
-#include "registry-client/reference.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/retry.hpp"
 

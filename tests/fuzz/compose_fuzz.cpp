@@ -3,7 +3,7 @@
 // text in order, each read the same on its own; a compose that succeeds has filled every request.
 #include <algorithm>
 
-#include "registry-client/compose.hpp"
+#include "addressing/compose.hpp"
 #include "tests/fuzz/require.hpp"
 
 namespace {

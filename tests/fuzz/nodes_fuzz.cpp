@@ -1,6 +1,6 @@
 // NodeSettings::parse on any text: settings that parse are written back (to_json_text) as settings that
 // parse to the same thing, and every service they name resolves or says why not.
-#include "registry-client/nodes.hpp"
+#include "addressing/nodes.hpp"
 #include "tests/fuzz/require.hpp"
 
 using arec::fuzz::require;

@@ -3,7 +3,7 @@
 // in the text, in order and apart, at the line and column it says, and parses there as what it found.
 #include <algorithm>
 
-#include "registry-client/reference.hpp"
+#include "addressing/reference.hpp"
 #include "tests/fuzz/require.hpp"
 
 using arec::fuzz::require;

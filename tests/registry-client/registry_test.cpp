@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "addressing/nodes.hpp"
 #include "recorder/fs.hpp"
 #include "registry-client/transfer.hpp"
 #include "support/memory_sink.hpp"

@@ -20,10 +20,10 @@
 #include <string_view>
 #include <vector>
 
+#include "addressing/nodes.hpp"
+#include "addressing/reference.hpp"
 #include "recorder/error.hpp"
 #include "recorder/record.hpp"
-#include "registry-client/nodes.hpp"
-#include "registry-client/reference.hpp"
 
 namespace arec {
 

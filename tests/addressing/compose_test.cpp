@@ -1,4 +1,4 @@
-#include "registry-client/compose.hpp"
+#include "addressing/compose.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "registry-client/nodes.hpp"
+#include "addressing/nodes.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "registry-client/needs_rebuild.hpp"
+#include "addressing/needs_rebuild.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,8 +6,8 @@
 #include <cctype>
 #include <tuple>
 
+#include "addressing/compose.hpp"
 #include "recorder/fs.hpp"
-#include "registry-client/compose.hpp"
 
 namespace arec {
 

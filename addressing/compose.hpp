@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include "addressing/nodes.hpp"
 #include "recorder/error.hpp"
 #include "recorder/record.hpp"
-#include "registry-client/nodes.hpp"
 
 namespace arec {
 

@@ -1,4 +1,4 @@
-#include "registry-client/needs_rebuild.hpp"
+#include "addressing/needs_rebuild.hpp"
 
 #include <gtest/gtest.h>
 

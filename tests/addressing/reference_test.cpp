@@ -1,4 +1,4 @@
-#include "registry-client/reference.hpp"
+#include "addressing/reference.hpp"
 
 #include <gtest/gtest.h>
 

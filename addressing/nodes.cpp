@@ -1,12 +1,12 @@
-#include "registry-client/nodes.hpp"
+#include "addressing/nodes.hpp"
 
 #include <arpa/inet.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "addressing/text_position.hpp"
 #include "recorder/fs.hpp"
-#include "registry-client/text_position.hpp"
 
 namespace arec {
 

@@ -1,4 +1,4 @@
-#include "registry-client/text_position.hpp"
+#include "addressing/text_position.hpp"
 
 namespace arec {
 

@@ -1,4 +1,4 @@
-#include "registry-client/compose.hpp"
+#include "addressing/compose.hpp"
 
 #include <algorithm>
 #include <map>
@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "addressing/reference.hpp"
+#include "addressing/text_position.hpp"
 #include "recorder/digest.hpp"
-#include "registry-client/reference.hpp"
-#include "registry-client/text_position.hpp"
 
 namespace arec {
 
