@@ -234,8 +234,9 @@ Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
     return fail_input(program + " get: " + (run->exit_code < 0 ? std::string("killed or timed out") : "exit " + std::to_string(run->exit_code)) +
                       (said.empty() ? "" : ": " + said));
   }
-  const auto answer = json::parse(run->out, nullptr, false);
-  if (!answer.is_object()) return fail_input(program + " get: the answer is not a JSON object");
+  const auto read = read_json<json>(run->out);
+  if (!read || !read->is_object()) return fail_input(program + " get: the answer is not a JSON object");
+  const json& answer = *read;
   Credential c;
   c.source = program;
   c.username = json_string(answer, "Username");
@@ -269,15 +270,17 @@ Result<std::optional<Credential>> find_credential(std::string_view registry) {
 }
 
 Result<Token> parse_token_response(std::string_view body, std::chrono::steady_clock::time_point now) {
-  const auto answer = json::parse(body, nullptr, false);
-  if (!answer.is_object()) return fail(Error::registry("the token service's answer is not a JSON object"));
+  const auto read = read_json<json>(body);
+  if (!read || !read->is_object()) return fail(Error::registry("the token service's answer is not a JSON object"));
+  const json& answer = *read;
   Token token;
   token.value = json_string(answer, "token");
   if (token.value.empty()) token.value = json_string(answer, "access_token");
   if (token.value.empty()) return fail(Error::registry("the token service's answer holds no token"));
   std::int64_t seconds = 60;
   if (answer.contains("expires_in") && answer["expires_in"].is_number_integer() && answer["expires_in"].get<std::int64_t>() > 0) {
-    seconds = answer["expires_in"].get<std::int64_t>();
+    // At most a day: a token service's figure, however large, must not overflow the clock.
+    seconds = std::min<std::int64_t>(answer["expires_in"].get<std::int64_t>(), 24 * 60 * 60);
   }
   token.expires = now + std::chrono::seconds(seconds);
   const std::chrono::steady_clock::duration life = std::chrono::seconds(seconds);

@@ -316,8 +316,10 @@ RegistryResult<FetchedManifest> fetched_manifest(http::Response& response, std::
   out.bytes = std::move(response.body);
   out.media_type = media_type_of(response);
   if (out.media_type.empty() || out.media_type == "application/json" || out.media_type == "text/plain") {
-    const auto json = nlohmann::json::parse(out.bytes, nullptr, false);
-    if (json.is_object() && json.contains("mediaType") && json["mediaType"].is_string()) out.media_type = json["mediaType"];
+    const auto json = read_json<nlohmann::json>(out.bytes);
+    if (json && json->is_object() && json->contains("mediaType") && (*json)["mediaType"].is_string()) {
+      out.media_type = (*json)["mediaType"].get<std::string>();
+    }
   }
   auto asked = Digest::parse(reference);
   out.digest = digest_of(out.bytes, asked ? asked->algorithm() : DigestAlgorithm::sha256);
@@ -392,13 +394,9 @@ RegistryResult<std::vector<std::string>> Session::list(std::string url, const st
   for (;;) {
     auto response = expect(send({.url = url}, scopes), {200});
     if (!response) return std::unexpected(response.error());
-    const auto json = nlohmann::json::parse(response->body, nullptr, false);
-    if (!json.is_object()) return std::unexpected(RegistryError::protocol("the list at " + url + " is not a JSON object"));
-    if (json.contains(key) && json[key].is_array()) {
-      for (const auto& item : json[key]) {
-        if (item.is_string()) out.push_back(item.get<std::string>());
-      }
-    }
+    auto names = names_from_list_page(response->body, key);
+    if (!names) return std::unexpected(RegistryError::protocol("the list at " + url + " is not a JSON object"));
+    out.insert(out.end(), std::make_move_iterator(names->begin()), std::make_move_iterator(names->end()));
     const auto link = response->headers.get("Link");
     const auto next = link ? next_link(*link, url) : std::nullopt;
     if (!next) return out;
@@ -412,6 +410,19 @@ RegistryResult<std::vector<std::string>> Session::tags(std::string_view reposito
 
 RegistryResult<std::vector<std::string>> Session::catalog() {
   return list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"});
+}
+
+std::optional<std::vector<std::string>> names_from_list_page(std::string_view body, std::string_view key) {
+  const auto json = read_json<nlohmann::json>(body);
+  if (!json || !json->is_object()) return std::nullopt;
+  std::vector<std::string> names;
+  const auto found = json->find(key);
+  if (found != json->end() && found->is_array()) {
+    for (const auto& item : *found) {
+      if (item.is_string()) names.push_back(item.get<std::string>());
+    }
+  }
+  return names;
 }
 
 std::optional<std::string> next_link(std::string_view link, std::string_view request_url) {

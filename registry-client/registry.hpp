@@ -150,6 +150,10 @@ class Session {
   http::Client m_client;
 };
 
+// The names in one page of a tag list (`key` "tags") or catalog ("repositories"); nothing when the
+// page is not a JSON object. Entries that are not strings are passed over.
+std::optional<std::vector<std::string>> names_from_list_page(std::string_view body, std::string_view key);
+
 // The next page of a paginated list from a Link header (`<url>; rel="next"`), resolved against the
 // URL of the request; nothing on the last page.
 std::optional<std::string> next_link(std::string_view link, std::string_view request_url);

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "recorder/oci.hpp"
+
 namespace arec {
 
 namespace {
@@ -35,16 +37,19 @@ RegistryError RegistryError::from_response(const http::Response& response) {
   e.origin = Origin::response;
   e.status = response.status;
   if (auto value = response.headers.get("Retry-After")) e.retry_after = parse_retry_after(*value);
-  const auto json = nlohmann::json::parse(response.body, nullptr, false);
+  const auto read = read_json<nlohmann::json>(response.body);
+  const nlohmann::json json = read ? *read : nlohmann::json();
   if (json.is_object() && json.contains("errors") && json["errors"].is_array()) {
     for (const auto& item : json["errors"]) {
       if (!item.is_object()) continue;
-      const std::string code = item.value("code", std::string());
+      const std::string code = item.contains("code") && item["code"].is_string() ? item["code"].get<std::string>() : "";
       const std::string message = item.contains("message") && item["message"].is_string() ? item["message"].get<std::string>() : "";
       if (e.code.empty()) e.code = code;
       if (!e.message.empty()) e.message += "; ";
       e.message += message.empty() ? code : code.empty() ? message : code + ": " + message;
     }
+    // What the registry wrote goes into one line of an error, as a body that is not the document does.
+    e.message = one_line(e.message);
   } else if (!response.body.empty()) {
     e.message = one_line(response.body);
   }

@@ -192,6 +192,12 @@ TEST(Tokens, TokenOrAccessTokenWithExpiry) {
   EXPECT_EQ(token->renew, now + std::chrono::milliseconds(1500));
   EXPECT_FALSE(parse_token_response(R"({"expires_in": 300})", now));
   EXPECT_FALSE(parse_token_response("<html>", now));
+  // Read through read_json: nesting beyond its limit is refused like any other malformed answer.
+  EXPECT_FALSE(parse_token_response(std::string(100000, '[') + std::string(100000, ']'), now));
+  // A lifetime too large for the clock is read as a day.
+  token = parse_token_response(R"({"token": "jkl", "expires_in": 9223372036854775807})", now);
+  ASSERT_TRUE(token);
+  EXPECT_EQ(token->expires, now + std::chrono::hours(24));
 }
 
 }  // namespace

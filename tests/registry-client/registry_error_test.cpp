@@ -30,6 +30,22 @@ TEST(RegistryError, SeveralErrorsAndBodiesThatAreNotTheDocument) {
   EXPECT_EQ(RegistryError::from_response(response(503, "")).str(), "503 Service Unavailable");
 }
 
+TEST(RegistryError, OddDocumentsAreReadWithoutThrowing) {
+  // A code that is not a string is passed over, not thrown on.
+  auto e = RegistryError::from_response(response(400, R"({"errors":[{"code":7,"message":"odd"}]})"));
+  EXPECT_EQ(e.code, "");
+  EXPECT_EQ(e.message, "odd");
+  // A message written over several lines is shown on one.
+  EXPECT_EQ(RegistryError::from_response(response(403, R"({"errors":[{"code":"DENIED","message":"no\naccess"}]})")).str(),
+            "403 Forbidden (DENIED: no access)");
+  // Nested beyond read_json's limit: the body is shown as text (cut short), as for any non-document.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto nested = RegistryError::from_response(response(500, deep));
+  EXPECT_EQ(nested.status, 500);
+  EXPECT_TRUE(nested.code.empty());
+  EXPECT_TRUE(nested.is_temporary());
+}
+
 TEST(RegistryError, TemporaryStatusesAndCodes) {
   for (int status : {408, 429, 500, 502, 503, 504}) {
     EXPECT_TRUE(RegistryError::from_response(response(status, "")).is_temporary()) << status;
