@@ -1,5 +1,5 @@
-// Compose: filling every request of a declaration from the store and the node settings (DESIGN
-// "Requests"). Addresses are read here, where they are used (rule 3), and nowhere else.
+// Compose: filling every request of a declaration from the store and the node settings
+// (ARCHITECTURE.md, "Compose"). Addresses are read here, where they are used (rule 3), and nowhere else.
 //
 //   arec://image/<module>/<name>[:<tag>][@sha256:<hex>]  ->  <addr>:<port>/<module>/<name>[:<tag>]@sha256:<digest>
 //   arec://endpoint/<service>                            ->  <addr>:<port>

@@ -9,7 +9,7 @@ arec_compose
 ------------
 
 Composes a declaration at build time: runs ``arec compose`` on a template, filling every ``arec://``
-request from the store's records and the node settings (DESIGN "Requests").
+request from the store's records and the node settings (ARCHITECTURE.md, "Compose").
 
 ::
 

@@ -8,7 +8,7 @@
 
 namespace arec {
 
-// Which exit code an error becomes (DESIGN "Command line"). Ordered by how it is reported, not severity.
+// Which exit code an error becomes (ARCHITECTURE.md, "The command line"). Ordered by how it is reported, not severity.
 enum class ErrorKind {
   input,     // bad input or usage: exit 2
   registry,  // registry or network failure: exit 3

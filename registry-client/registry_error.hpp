@@ -1,5 +1,5 @@
 // Registry errors as data: what the registry answered ({status, code, message}), or why no answer came.
-// is_temporary() decides retries (DESIGN "Faults"; go-containerregistry's transport.Error).
+// is_temporary() decides retries (ARCHITECTURE.md, "The registry client"; go-containerregistry's transport.Error).
 #pragma once
 
 #include <chrono>

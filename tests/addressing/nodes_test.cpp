@@ -10,7 +10,8 @@ namespace {
 using test::TempDir;
 using test::write_file;
 
-// The DESIGN example, with a bus and a broker beside the store.
+// Node settings like the README's, with an IPv6 node, a node given no ports, and a bus and a broker
+// beside the store.
 const std::string k_mesh = R"({
   "self": "n1",
   "nodes": {
