@@ -244,7 +244,7 @@ class Filler {
     return out;
   }
 
-  bool reads_records() const { return m_book_read; }
+  bool reads_records() const { return m_book.has_value(); }
   std::size_t filled() const { return m_filled; }
   std::vector<std::string> take_warnings() { return std::move(m_warnings); }
 
@@ -281,7 +281,6 @@ class Filler {
 
   const Result<RecordBook>& book() {
     if (!m_book) {
-      m_book_read = true;
       auto history = m_read_records();
       if (history) {
         m_book.emplace(RecordBook(std::move(*history)));
@@ -324,7 +323,6 @@ class Filler {
   std::map<std::string, Result<Resolution>, std::less<>> m_resolutions;
   std::map<std::string, Result<std::optional<std::uint16_t>>, std::less<>> m_ports;
   std::optional<Result<RecordBook>> m_book;
-  bool m_book_read = false;
   std::size_t m_filled = 0;
   std::vector<std::string> m_problems;
   std::vector<std::string> m_warnings;

@@ -24,10 +24,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string host_for_text(const std::string& address) {
-  return address.find(':') != std::string::npos ? "[" + address + "]" : address;
-}
-
 bool is_structured(std::string_view file) {
   std::string name(file);
   if (name.ends_with(".in")) name.resize(name.size() - 3);
@@ -113,10 +109,10 @@ RebuildQuery::RebuildQuery(const NodeSettings& settings, const std::vector<Recor
       const std::string port = std::to_string(registry->second);
       m_registry_ports.insert(port);
       m_registry_domains.insert(lower(name) + ":" + port);
-      if (!node.address.empty()) m_registry_domains.insert(lower(host_for_text(node.address)) + ":" + port);
+      if (!node.address.empty()) m_registry_domains.insert(lower(host_for_port(node.address)) + ":" + port);
     }
     if (node.address.empty()) continue;
-    for (const auto& [service, port] : node.ports) m_endpoints[host_for_text(node.address)].emplace(port, service);
+    for (const auto& [service, port] : node.ports) m_endpoints[host_for_port(node.address)].emplace(port, service);
   }
   for (const char* loopback : {"127.0.0.1", "localhost", "[::1]"}) m_endpoints[loopback] = loopback_ports;
   for (const auto& r : records) m_recorded.insert(r.repository());
@@ -140,11 +136,11 @@ void RebuildQuery::add_elsewhere(std::string reference, std::string source, Clas
   m_findings.push_back({std::move(reference), std::move(source), "", 0, 0, what.kind, std::move(what.action)});
 }
 
-std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& ref, bool from_catalog) const {
+std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& ref, FoundIn found_in) const {
   if (!is_registry_domain(ref)) return Classified{FindingKind::external, "none: it does not name the mesh's registry"};
   if (ref.segments() == 1) return Classified{FindingKind::genesis_pinned, rebuild_action(ref)};
   if (ref.segments() == 2 && has_record(ref.path)) {
-    if (from_catalog) return std::nullopt;  // pushed by arec: fine
+    if (found_in == FoundIn::catalog) return std::nullopt;  // pushed by arec: fine
     return Classified{FindingKind::hard_coded_address, "replace it with " + image_request(ref)};
   }
   return Classified{FindingKind::no_build, rebuild_action(ref)};
@@ -153,7 +149,7 @@ std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& 
 Status RebuildQuery::add_reference(std::string_view reference, std::string_view source) {
   auto ref = Reference::parse(reference);
   if (!ref) return fail(std::move(ref.error()).context(std::string(source)));
-  if (auto what = classify(*ref, false)) add_elsewhere(ref->str(), std::string(source), std::move(*what));
+  if (auto what = classify(*ref, FoundIn::declaration)) add_elsewhere(ref->str(), std::string(source), std::move(*what));
   return {};
 }
 
@@ -162,7 +158,7 @@ void RebuildQuery::add_catalog_entry(std::string_view registry, std::string_view
   if (!tag.empty()) reference += ":" + std::string(tag);
   auto ref = Reference::parse(reference);
   if (!ref) return;
-  if (auto what = classify(*ref, true)) add_elsewhere(ref->str(), "catalog", std::move(*what));
+  if (auto what = classify(*ref, FoundIn::catalog)) add_elsewhere(ref->str(), "catalog", std::move(*what));
 }
 
 // Helm's split form: a mapping with `repository: ADDR:PORT/agent` and `tag: 1.2` beside it is the one
@@ -277,7 +273,7 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
       ref.tag = image->second.tag;
     }
     if (is_registry_domain(ref)) reference_domains.insert(found.offset);
-    if (auto what = classify(ref, false)) add(ref.str(), file, found.line, found.column, std::move(*what));
+    if (auto what = classify(ref, FoundIn::declaration)) add(ref.str(), file, found.line, found.column, std::move(*what));
   }
   const LineIndex lines(text);
   scan_requests_in(text, file, lines);
@@ -314,10 +310,10 @@ Status RebuildQuery::scan_path(const std::filesystem::path& path) {
   return {};
 }
 
-std::vector<Finding> RebuildQuery::findings(bool include_external) const {
+std::vector<Finding> RebuildQuery::findings(External external) const {
   std::vector<Finding> out;
   for (const auto& f : m_findings) {
-    if (include_external || f.kind != FindingKind::external) out.push_back(f);
+    if (external == External::include || f.kind != FindingKind::external) out.push_back(f);
   }
   // Files first, in order; then --ref values and the catalog as they were given.
   const auto rank = [](const Finding& f) { return f.file.empty() ? (f.source == "catalog" ? 2 : 1) : 0; };

@@ -68,7 +68,8 @@ class RebuildQuery {
 
   // One row per occurrence: those in files sorted by file, line and column, then --ref values, then
   // the catalog; external ones only when asked for.
-  std::vector<Finding> findings(bool include_external) const;
+  enum class External { omit, include };
+  std::vector<Finding> findings(External external) const;
 
  private:
   class LineIndex;
@@ -80,7 +81,9 @@ class RebuildQuery {
     FindingKind kind;
     std::string action;
   };
-  std::optional<Classified> classify(const Reference& ref, bool from_catalog) const;
+  // Where a reference was met: a record's own repository in the catalog is no finding.
+  enum class FoundIn { declaration, catalog };
+  std::optional<Classified> classify(const Reference& ref, FoundIn found_in) const;
   void add(std::string reference, std::string_view file, std::size_t line, std::size_t column, Classified what);
   void add_elsewhere(std::string reference, std::string source, Classified what);
   bool is_registry_domain(const Reference& ref) const;

@@ -193,7 +193,11 @@ std::string NodeSettings::to_json_text() const {
   return doc.dump(2) + "\n";
 }
 
-std::string Resolution::host() const { return address.find(':') != std::string::npos ? "[" + address + "]" : address; }
+std::string host_for_port(std::string_view address) {
+  return address.find(':') != std::string_view::npos ? "[" + std::string(address) + "]" : std::string(address);
+}
+
+std::string Resolution::host() const { return host_for_port(address); }
 
 Result<std::string> Resolution::endpoint() const {
   if (!port) return fail_input("service " + service + ": node " + node + " was given no port for " + service);

@@ -66,6 +66,9 @@ Result<Resolution> resolve(const NodeSettings& settings, std::string_view servic
 // needs no address, so this answers even while the holder has none.
 Result<std::optional<std::uint16_t>> given_port(const NodeSettings& settings, std::string_view service);
 
+// An address as it goes before ":port" in a URL or reference: an IPv6 address in brackets.
+std::string host_for_port(std::string_view address);
+
 // True for 127.0.0.0/8, ::1 (with or without brackets) and localhost.
 bool is_loopback_host(std::string_view host);
 

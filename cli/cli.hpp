@@ -24,6 +24,9 @@ struct Globals {
   bool quiet = false;
 };
 
+// How a command prints what it found: for people, or as JSON (--json).
+enum class Output { text, json };
+
 // What a command does once its arguments are parsed: an exit code (0, or 1 when a query found
 // something), or an error that main turns into exit 2 or 3.
 using Action = std::function<Result<int>()>;

@@ -20,7 +20,7 @@ using nlohmann::ordered_json;
 
 // --- resolve ---
 
-Result<int> run_resolve(const Globals& globals, const std::string& service, bool json) {
+Result<int> run_resolve(const Globals& globals, const std::string& service, Output output) {
   if (!is_service_name(service)) return fail_input("service \"" + service + "\" is not a service name ([a-z0-9][a-z0-9-]*)");
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
@@ -28,7 +28,7 @@ Result<int> run_resolve(const Globals& globals, const std::string& service, bool
   if (!r) return fail(r.error());
   const bool loopback = r->address_from == Resolution::AddressFrom::loopback;
   const auto endpoint = r->endpoint();
-  if (json) {
+  if (output == Output::json) {
     print_json(ordered_json{{"service", r->service},
                             {"node", r->node},
                             {"address", r->address},
@@ -74,8 +74,6 @@ std::string make_escaped(const fs::Path& path) {
   return out;
 }
 
-fs::Path directory_of(const fs::Path& file) { return file.has_parent_path() ? file.parent_path() : fs::Path("."); }
-
 Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   if (!args.depfile.empty() && args.out.empty()) return fail_input("--depfile needs -o OUT: it says what OUT was composed from");
   auto text = fs::read_file(args.template_path);
@@ -109,16 +107,16 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     if (!globals.nodes.empty()) rule += " " + make_escaped(globals.nodes);
     if (composed->reads_records) rule += " " + make_escaped(store / "index.json");
     const fs::Path depfile(args.depfile);
-    if (auto s = fs::write_file_atomic(directory_of(depfile), depfile, rule + "\n"); !s) return fail(s.error());
+    if (auto s = fs::write_file_atomic(fs::directory_of(depfile), depfile, rule + "\n"); !s) return fail(s.error());
   }
-  if (auto s = fs::write_file_atomic(directory_of(out), out, composed->text); !s) return fail(s.error());
+  if (auto s = fs::write_file_atomic(fs::directory_of(out), out, composed->text); !s) return fail(s.error());
   spdlog::debug("composed {} requests from {} into {}", composed->requests, args.template_path, args.out);
   return 0;
 }
 
 // --- read-port ---
 
-Result<int> run_read_port(const std::string& value, std::optional<std::uint16_t> sealed, bool json) {
+Result<int> run_read_port(const std::string& value, std::optional<std::uint16_t> sealed, Output output) {
   auto reading = read_port(value, sealed);
   if (!reading) return fail(reading.error());
   const std::string stands = sealed ? "the sealed port " + std::to_string(*sealed) + " stands" : "no --sealed port was given";
@@ -135,7 +133,7 @@ Result<int> run_read_port(const std::string& value, std::optional<std::uint16_t>
       spdlog::warn("unfilled request {}: nothing said (was it composed by an older arec?); {}", reading->request, stands);
       break;
   }
-  if (json) {
+  if (output == Output::json) {
     ordered_json out{{"port", reading->port ? ordered_json(*reading->port) : ordered_json(nullptr)}, {"said", said}};
     if (!reading->request.empty()) out["request"] = reading->request;
     print_json(out);
@@ -156,7 +154,7 @@ void add_resolve(CLI::App& app, Globals& globals, Action& action) {
   cmd->footer("A holder with no address resolves to 127.0.0.1 only when it is this node (--self); a port the\n"
               "holder was not given resolves to none, and no other value is guessed.");
   cmd->callback([&action, &globals, service, json] {
-    action = [&globals, service, json] { return run_resolve(globals, *service, *json); };
+    action = [&globals, service, json] { return run_resolve(globals, *service, *json ? Output::json : Output::text); };
   });
 }
 
@@ -191,7 +189,7 @@ void add_read_port(CLI::App& app, Globals&, Action& action) {
   cmd->callback([&action, value, sealed, sealed_option, json] {
     std::optional<std::uint16_t> given;
     if (sealed_option->count() > 0) given = static_cast<std::uint16_t>(*sealed);
-    action = [value, given, json] { return run_read_port(*value, given, *json); };
+    action = [value, given, json] { return run_read_port(*value, given, *json ? Output::json : Output::text); };
   });
 }
 

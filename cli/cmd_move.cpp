@@ -42,7 +42,7 @@ Result<std::vector<Finding>> find_rebuilds(const Globals& globals, const NodeSet
       for (const auto& tag : entry.tags) query.add_catalog_entry(registry->host, entry.repository, tag);
     }
   }
-  return query.findings(globals.verbose > 0);
+  return query.findings(globals.verbose > 0 ? RebuildQuery::External::include : RebuildQuery::External::omit);
 }
 
 void print_findings(const std::vector<Finding>& findings) {
@@ -169,7 +169,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (!store) return fail(store.error());
   TransferOptions options;
   options.jobs = std::max(1U, o.jobs);
-  options.progress = progress_display_for_stderr(globals.quiet);
+  options.progress = progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
   auto outcome = copy_to_new_registry(*store, *plan, options);
   if (!outcome) return fail(outcome.error());
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted

@@ -92,7 +92,7 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   if (!store) return fail(store.error());
   if (!o.base.empty() && !request->base) {
     TransferOptions options;
-    options.progress = progress_display_for_stderr(globals.quiet);
+    options.progress = progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
     auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); }, options);
     if (!base) return fail(base.error());
     request->base = std::move(*base);
@@ -111,15 +111,15 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   return 0;
 }
 
-Result<int> run_records(const Globals& globals, const std::string& filter, bool history, bool json) {
+Result<int> run_records(const Globals& globals, const std::string& filter, History history, Output output) {
   const auto dir = store_dir(globals);
-  auto all = read_store_records(globals, history ? History::all : History::latest);
+  auto all = read_store_records(globals, history);
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
   std::erase_if(records, [&](const Record& r) {
     return !filter.empty() && r.module != filter && r.repository() != filter;
   });
-  if (json) {
+  if (output == Output::json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : records) out.push_back(to_json(r));
     print_json(out);
@@ -227,7 +227,7 @@ void add_records(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--history", *history, "Every record ever made, oldest first");
   cmd->add_flag("--json", *json, "Print a JSON array of records");
   cmd->callback([&action, &globals, filter, history, json] {
-    action = [&globals, filter, history, json] { return run_records(globals, *filter, *history, *json); };
+    action = [&globals, filter, history, json] { return run_records(globals, *filter, *history ? History::all : History::latest, *json ? Output::json : Output::text); };
   });
 }
 

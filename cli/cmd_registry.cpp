@@ -26,7 +26,7 @@ Result<TransferOptions> transfer_options(const Globals& globals, const TransferF
   auto chunk = flags.chunk_size.empty() ? default_chunk_size() : parse_size(flags.chunk_size);
   if (!chunk) return fail(std::move(chunk.error()).context("--chunk-size"));
   options.chunk_size = *chunk;
-  options.progress = flags.json ? ProgressDisplay::none : progress_display_for_stderr(globals.quiet);
+  options.progress = flags.json ? ProgressDisplay::none : progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
   return options;
 }
 
@@ -125,7 +125,7 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   return 0;
 }
 
-Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, bool json) {
+Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, Output output) {
   auto records = select_records(globals, selectors);
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
@@ -138,7 +138,7 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   nlohmann::json out = nlohmann::json::array();
   for (const auto& item : *items) {
     if (item.state != VerifyState::present) ++bad;
-    if (json) {
+    if (output == Output::json) {
       nlohmann::json entry = {{"repository", item.record.repository()},
                               {"digest", item.record.manifest.digest.str()},
                               {"state", verify_state_name(item.state)}};
@@ -152,7 +152,7 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
                 << '\n';
     }
   }
-  if (json) print_json(out);
+  if (output == Output::json) print_json(out);
   if (bad > 0) {
     spdlog::error("{} of {} record{} missing or different at {}", bad, items->size(), items->size() == 1 ? "" : "s", registry->host);
     return 1;
@@ -217,7 +217,7 @@ void add_verify(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, state}");
   cmd->footer("Exit 1 when a record is missing or different at the registry.");
   cmd->callback([&action, &globals, selectors, json] {
-    action = [&globals, selectors, json] { return run_verify(globals, *selectors, *json); };
+    action = [&globals, selectors, json] { return run_verify(globals, *selectors, *json ? Output::json : Output::text); };
   });
 }
 

@@ -79,7 +79,7 @@ int run(int argc, char** argv) {
     return 2;
   }
   setup_logging(globals);
-  if (!action) return 2;
+  // Exactly one command was given (require_subcommand), and every command's callback sets `action`.
   auto result = action();
   if (!result) {
     spdlog::error("{}", result.error().message);

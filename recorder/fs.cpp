@@ -107,6 +107,8 @@ Status make_directories(const Path& path) {
   return {};
 }
 
+Path directory_of(const Path& file) { return file.has_parent_path() ? file.parent_path() : Path("."); }
+
 Status fsync_directory(const Path& path) {
   if (!syncing()) return {};
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -172,7 +174,7 @@ Status AtomicFile::commit() {
   m_committed = true;
   m_fd = Fd();
   // A target named without a directory ("deploy.yaml") is in the working directory.
-  return fsync_directory(m_target.has_parent_path() ? m_target.parent_path() : Path("."));
+  return fsync_directory(directory_of(m_target));
 }
 
 Status write_file_atomic(const Path& temp_dir, const Path& target, std::string_view content) {

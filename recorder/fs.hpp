@@ -65,6 +65,9 @@ Status fsync_directory(const Path& path);
 // directory fsynced first when syncing()). Dropped without commit, it is removed. While it is written, its writer holds a
 // lock on it, so a checker can tell a temporary in use from one a killed process left. So a reader sees the old file or the new
 // one, never a half-written one, even if the process is killed.
+// The directory a file is in: its parent, or "." for a bare name.
+Path directory_of(const Path& file);
+
 class AtomicFile {
  public:
   static Result<AtomicFile> create(const Path& dir, Path target);
@@ -79,7 +82,6 @@ class AtomicFile {
   // Sets where commit() renames to, for content whose name is known only at the end (blobs).
   void retarget(Path target) { m_target = std::move(target); }
   Status commit();
-  const Path& temp_path() const { return m_temp; }
 
  private:
   AtomicFile(Fd fd, Path temp, Path target) : m_fd(std::move(fd)), m_temp(std::move(temp)), m_target(std::move(target)) {}

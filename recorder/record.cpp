@@ -44,7 +44,7 @@ Status validate_record_part(std::string_view value, std::string_view what) {
                     "separated by '.', '_', '__' or '-')");
 }
 
-Descriptor to_descriptor(const Record& record, bool latest) {
+Descriptor to_descriptor(const Record& record, Latest latest) {
   Descriptor d = record.manifest;
   d.annotations.clear();
   put(d.annotations, annotation::k_module, record.module);
@@ -54,7 +54,7 @@ Descriptor to_descriptor(const Record& record, bool latest) {
   put(d.annotations, annotation::k_config, record.config);
   put(d.annotations, annotation::k_revision, record.revision);
   put(d.annotations, annotation::k_base_digest, record.base_digest);
-  if (latest) d.annotations.emplace(annotation::k_ref_name, record.repository());
+  if (latest == Latest::yes) d.annotations.emplace(annotation::k_ref_name, record.repository());
   return d;
 }
 

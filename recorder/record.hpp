@@ -43,8 +43,9 @@ bool is_path_component(std::string_view text);
 Status validate_record_part(std::string_view value, std::string_view what);
 
 // The index.json descriptor of a record: the manifest descriptor plus address-free annotations.
-// `latest` adds org.opencontainers.image.ref.name = module/name, which tools look images up by.
-Descriptor to_descriptor(const Record& record, bool latest);
+// Latest::yes adds org.opencontainers.image.ref.name = module/name, which tools look images up by.
+enum class Latest { no, yes };
+Descriptor to_descriptor(const Record& record, Latest latest);
 // The record behind an index.json descriptor, or nothing for descriptors arec did not write.
 std::optional<Record> record_from_descriptor(const Descriptor& descriptor);
 

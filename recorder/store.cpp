@@ -306,7 +306,7 @@ Result<Store::Commit> Store::commit(const Record& record, const std::vector<Desc
     for (auto& d : index->manifests) {
       if (d.annotation(annotation::k_ref_name) == ref) d.annotations.erase(std::string(annotation::k_ref_name));
     }
-    index->manifests.push_back(to_descriptor(record, true));
+    index->manifests.push_back(to_descriptor(record, Latest::yes));
   }
   bool listed_referrer = false;
   for (const auto& referrer : referrers) {

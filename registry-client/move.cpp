@@ -85,7 +85,7 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
 
 Status write_moved_settings(const std::string& path, const NodeSettings& moved) {
   const fs::Path file(path);
-  const fs::Path dir = file.has_parent_path() ? file.parent_path() : fs::Path(".");
+  const fs::Path dir = fs::directory_of(file);
   auto old = fs::read_file(file);
   if (!old) return fail(std::move(old.error()).context("keeping the old node settings"));
   if (auto s = fs::write_file_atomic(dir, fs::Path(path + ".bak"), *old); !s) return s;

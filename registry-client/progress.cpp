@@ -25,8 +25,8 @@ std::string human_bytes(double bytes) {
 
 }  // namespace
 
-ProgressDisplay progress_display_for_stderr(bool quiet) {
-  return !quiet && ::isatty(STDERR_FILENO) == 1 ? ProgressDisplay::terminal : ProgressDisplay::none;
+ProgressDisplay progress_display_for_stderr(ProgressDisplay wanted) {
+  return wanted == ProgressDisplay::terminal && ::isatty(STDERR_FILENO) == 1 ? ProgressDisplay::terminal : ProgressDisplay::none;
 }
 
 ProgressBoard::ProgressBoard(ProgressDisplay display, std::string title) : m_display(display), m_title(std::move(title)) {

@@ -16,8 +16,8 @@ namespace arec {
 
 enum class ProgressDisplay { none, terminal };
 
-// ProgressDisplay::terminal when standard error is a terminal and `quiet` is not set.
-ProgressDisplay progress_display_for_stderr(bool quiet);
+// `wanted`, unless standard error is not a terminal: then ProgressDisplay::none.
+ProgressDisplay progress_display_for_stderr(ProgressDisplay wanted);
 
 class ProgressBoard {
  public:

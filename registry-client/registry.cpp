@@ -125,8 +125,7 @@ Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeS
   for (const auto& [name, node] : settings.nodes) {
     const auto port = node.ports.find("registry");
     if (!node.insecure_registry || node.address.empty() || port == node.ports.end()) continue;
-    const std::string host = node.address.find(':') != std::string::npos ? "[" + node.address + "]" : node.address;
-    if (host + ":" + std::to_string(port->second) == domain) insecure = InsecureRegistry::yes;
+    if (host_for_port(node.address) + ":" + std::to_string(port->second) == domain) insecure = InsecureRegistry::yes;
   }
   return RegistryAddress{std::string(domain), Scheme::https, std::string(ca_file), plain_http_for(domain, insecure)};
 }

@@ -61,7 +61,7 @@ TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
                                 "controlplane"}) {                       // no domain: not the mesh's
     ASSERT_TRUE(q.add_reference(ref, "--ref")) << ref;
   }
-  EXPECT_EQ(kinds(q.findings(true)),
+  EXPECT_EQ(kinds(q.findings(RebuildQuery::External::include)),
             "10.20.0.11:5000/controlplane:genesis genesis-pinned --ref\n"
             "n3:5001/builder genesis-pinned --ref\n"
             "localhost:5000/mesh/builder no-build --ref\n"
@@ -72,7 +72,7 @@ TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
                 "[fd00::2]:5000/x external --ref\n"
                 "registry.example.com/mesh/controlplane external --ref\n"
                 "controlplane external --ref\n");
-  const auto findings = q.findings(false);
+  const auto findings = q.findings(RebuildQuery::External::omit);
   ASSERT_EQ(findings.size(), 6u);
   // Actions name what is known: the name of a two-segment repository, the last segment of one.
   EXPECT_EQ(findings[0].action,
@@ -110,7 +110,7 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
   ASSERT_TRUE(q.scan_text("AGENT=arec://endpoint/registry/agent:1\n"
                           "REGISTRY=10.20.0.11:5000\n",
                           "d/.env.in"));
-  EXPECT_EQ(places(q.findings(false)),
+  EXPECT_EQ(places(q.findings(RebuildQuery::External::omit)),
             "d/.env.in:1:7 genesis-pinned arec://endpoint/registry/agent:1\n"
             "d/.env.in:2:10 hard-coded-address 10.20.0.11:5000\n"
             "d/Dockerfile:1:6 genesis-pinned 10.20.0.11:5000/controlplane:genesis\n"
@@ -121,7 +121,7 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
             "d/deploy.yaml:9:47 hard-coded-address 10.20.0.11:6852\n"
             "d/values.yaml:2:15 genesis-pinned 10.20.0.11:5000/agent:1.2\n"
             "d/values.yaml:5:16 no-build 127.0.0.1:5000/demo/nope:2\n");
-  const auto findings = q.findings(false);
+  const auto findings = q.findings(RebuildQuery::External::omit);
   EXPECT_EQ(findings[0].action, "rebuild it through arec (arec_record) as <module>/agent, then use arec://image/<module>/agent");
   EXPECT_EQ(findings[1].action, "replace it with arec://endpoint/registry");
   EXPECT_EQ(findings[3].action, "replace it with arec://image/mesh/agent:v1");
@@ -130,7 +130,7 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
   EXPECT_EQ(count.references, 9u);  // builder:genesis twice
   EXPECT_EQ(count.occurrences, 10u);
   // The external image is there with -v, and only then.
-  EXPECT_NE(places(q.findings(true)).find("d/Dockerfile:2:6 external docker.io/library/nginx:1.25\n"), std::string::npos);
+  EXPECT_NE(places(q.findings(RebuildQuery::External::include)).find("d/Dockerfile:2:6 external docker.io/library/nginx:1.25\n"), std::string::npos);
 }
 
 TEST(NeedsRebuild, RequestsThatComposeTheRegistryAddressIntoAnImage) {
@@ -143,11 +143,11 @@ TEST(NeedsRebuild, RequestsThatComposeTheRegistryAddressIntoAnImage) {
                           "g: arec://endpoint/registry/v2/\n"
                           "f: arec://endpoint/store/agent\n",
                           "r.yaml"));
-  EXPECT_EQ(places(q.findings(false)),
+  EXPECT_EQ(places(q.findings(RebuildQuery::External::omit)),
             "r.yaml:1:4 genesis-pinned arec://endpoint/registry/agent\n"
             "r.yaml:2:4 no-build arec://address/registry:5000/demo/nope:1.0\n"
             "r.yaml:3:4 hard-coded-address arec://endpoint/registry/mesh/agent@sha256:" + std::string(k_zeros) + "\n");
-  const auto findings = q.findings(false);
+  const auto findings = q.findings(RebuildQuery::External::omit);
   EXPECT_EQ(findings[1].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");
   EXPECT_EQ(findings[2].action, "use arec://image/mesh/agent");
 }
@@ -155,7 +155,7 @@ TEST(NeedsRebuild, RequestsThatComposeTheRegistryAddressIntoAnImage) {
 TEST(NeedsRebuild, ImageRequestsWithoutARecord) {
   RebuildQuery q(mesh(), recorded({{"mesh", "controlplane"}}));
   ASSERT_TRUE(q.scan_text("x: arec://image/mesh/controlplane\ny: arec://image/mesh/builder:v1\n", "d.yaml"));
-  EXPECT_EQ(kinds(q.findings(false)), "arec://image/mesh/builder:v1 no-build d.yaml:2\n");
+  EXPECT_EQ(kinds(q.findings(RebuildQuery::External::omit)), "arec://image/mesh/builder:v1 no-build d.yaml:2\n");
 }
 
 TEST(NeedsRebuild, LiteralEndpointsOfServices) {
@@ -165,7 +165,7 @@ TEST(NeedsRebuild, LiteralEndpointsOfServices) {
                           "LOCAL=127.0.0.1:6852\n"
                           "OTHER=10.20.0.11:1234 110.20.0.11:6852 10.20.0.11:68520\n",
                           "app.env"));
-  const auto findings = q.findings(false);
+  const auto findings = q.findings(RebuildQuery::External::omit);
   EXPECT_EQ(kinds(findings),
             "10.20.0.11:6852 hard-coded-address app.env:1\n"
             "[fd00::2]:5679 hard-coded-address app.env:2\n"
@@ -182,7 +182,7 @@ TEST(NeedsRebuild, OneRowPerOccurrenceSortedByFileAndLine) {
   ASSERT_TRUE(q.scan_text("image: 10.20.0.11:5000/mesh/cp\n", "a.yaml"));
   q.add_catalog_entry("10.20.0.11:5000", "mesh/cp", "v1");  // pushed by arec: fine
   q.add_catalog_entry("10.20.0.11:5000", "builder", "genesis");
-  const auto findings = q.findings(false);
+  const auto findings = q.findings(RebuildQuery::External::omit);
   EXPECT_EQ(kinds(findings),
             "10.20.0.11:5000/mesh/cp hard-coded-address a.yaml:1\n"
             "10.20.0.11:5000/builder:genesis genesis-pinned z.yaml:1\n"

@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& descriptor : index->manifests) {
       const auto record = arec::record_from_descriptor(descriptor);
       if (!record) continue;
-      const auto back = arec::record_from_descriptor(arec::to_descriptor(*record, true));
+      const auto back = arec::record_from_descriptor(arec::to_descriptor(*record, arec::Latest::yes));
       require(back.has_value() && back->identity() == record->identity(), "a record round-trips through its descriptor");
     }
   }
