@@ -47,28 +47,6 @@ TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryMayFallBackToPlainHttp) {
   EXPECT_EQ(registry_for_domain("docker.io", *settings, "")->base_url(), "https://registry-1.docker.io");
 }
 
-TEST(Sizes, BytesAndBinaryUnits) {
-  EXPECT_EQ(parse_size("1048576"), 1048576);
-  EXPECT_EQ(parse_size("64M"), std::int64_t{64} << 20);
-  EXPECT_EQ(parse_size("64MiB"), std::int64_t{64} << 20);
-  EXPECT_EQ(parse_size("512k"), 512 * 1024);
-  EXPECT_EQ(parse_size("1G"), std::int64_t{1} << 30);
-  for (const char* bad : {"", "M", "12X", "-1", "0", "1.5M"}) EXPECT_FALSE(parse_size(bad)) << bad;
-}
-
-TEST(Sizes, TooLargeIsRefusedNotWrapped) {
-  // 17179869185 GiB is 2^64 + 1 GiB: shifted blindly it would wrap to 1 GiB.
-  const auto wrapped = parse_size("17179869185G");
-  ASSERT_FALSE(wrapped);
-  EXPECT_EQ(wrapped.error().message, "size \"17179869185G\": too large");
-  EXPECT_EQ(wrapped.error().kind, ErrorKind::input);
-  EXPECT_FALSE(parse_size("8589934592G"));  // 2^63 bytes
-  EXPECT_EQ(parse_size("8589934591G"), std::int64_t{8589934591} << 30);
-  EXPECT_FALSE(parse_size("8796093022208M"));
-  EXPECT_EQ(parse_size("999999999999999"), 999999999999999);
-  EXPECT_FALSE(parse_size("9999999999999999")) << "more than 15 digits";
-}
-
 TEST(Lists, NamesFromAPageOfTagsOrCatalog) {
   EXPECT_EQ(names_from_list_page(R"({"name":"m/n","tags":["v1","latest"]})", "tags"), (std::vector<std::string>{"v1", "latest"}));
   EXPECT_EQ(names_from_list_page(R"({"repositories":["a/b",7,null,"c/d"]})", "repositories"),
