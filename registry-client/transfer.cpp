@@ -151,7 +151,9 @@ Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const 
     if (!added && position[records[i].identity()] > position[records[it->second].identity()]) it->second = i;
   }
   for (const auto& [repository, i] : newest) {
-    const bool is_latest = std::ranges::any_of(*latest, [&](const Record& r) { return r.identity() == records[i].identity(); });
+    // clang 14 (the fuzz build) cannot capture a structured binding.
+    const std::string identity = records[i].identity();
+    const bool is_latest = std::ranges::any_of(*latest, [&identity](const Record& r) { return r.identity() == identity; });
     if (tags.latest == LatestTag::yes && is_latest) out[i].push_back("latest");
     for (const auto& tag : tags.extra) {
       if (std::ranges::find(out[i], tag) == out[i].end()) out[i].push_back(tag);
