@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 command -v skopeo >/dev/null || skip "skopeo is not installed (scripts/deps installs it)"
 use_registry "$REG"
 # A repository without tags is NAME_UNKNOWN to docker-registry's tag list: no tags.
-tags() { curl -sS "http://$REG/v2/$M/$1/tags/list" | jq -c '.tags // [] | sort'; }
+tags() { curl -sS "http://$REG/v2/$M/$1/tags/list" | jq -c '.tags // [] | map(select(startswith("sha256-") | not)) | sort'; }  # SBOMs' fallback tags aside
 at_tag() { skopeo inspect --tls-verify=false --no-tags "docker://$REG/$M/$1" | jq -r .Digest; }
 
 v1=$(record app 2000)
