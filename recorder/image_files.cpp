@@ -57,6 +57,31 @@ std::vector<std::string> path_components(std::string_view path) {
   return parts;
 }
 
+Result<std::string> resolve_symlinks(std::string_view path, const LinkAt& link_at) {
+  std::vector<std::string> pending = path_components(path);
+  std::reverse(pending.begin(), pending.end());
+  std::vector<std::string> done;
+  int links = 0;
+  while (!pending.empty()) {
+    std::string part = std::move(pending.back());
+    pending.pop_back();
+    if (part == "..") {
+      if (!done.empty()) done.pop_back();
+      continue;
+    }
+    done.push_back(std::move(part));
+    auto target = link_at(join(done, done.size()));
+    if (!target) return fail(target.error());
+    if (!*target) continue;
+    if (++links > 40) return fail_input(std::string(path) + ": too many levels of symbolic links");
+    done.pop_back();
+    if ((*target)->starts_with('/')) done.clear();
+    auto target_parts = path_components(**target);
+    for (auto p = target_parts.rbegin(); p != target_parts.rend(); ++p) pending.push_back(*p);
+  }
+  return join(done, done.size());
+}
+
 Result<ImageFiles> ImageFiles::read(const Layout& layout, std::vector<Descriptor> layers, std::string what) {
   ImageFiles view(layout, std::move(layers), std::move(what));
   for (std::size_t index = 0; index < view.m_layers.size(); ++index) {
@@ -127,35 +152,19 @@ const ImageFiles::Node* ImageFiles::lstat(std::string_view path) const {
 }
 
 std::optional<std::string> ImageFiles::resolve(std::string_view path) const {
-  std::vector<std::string> pending = path_components(path);
-  std::reverse(pending.begin(), pending.end());
-  std::vector<std::string> done;
-  int links = 0;
-  while (!pending.empty()) {
-    std::string part = std::move(pending.back());
-    pending.pop_back();
-    if (part == "..") {
-      if (!done.empty()) done.pop_back();
-      continue;
-    }
-    done.push_back(std::move(part));
-    const std::string so_far = join(done, done.size());
-    auto it = m_nodes.find(so_far);
+  auto resolved = resolve_symlinks(path, [this](const std::string& prefix) -> Result<std::optional<std::string>> {
+    auto it = m_nodes.find(prefix);
     if (it == m_nodes.end()) {
       // Layers need not list every parent directory: a path with entries below it is a directory.
-      auto below = m_nodes.lower_bound(so_far + "/");
-      if (below == m_nodes.end() || !below->first.starts_with(so_far + "/")) return std::nullopt;
-      continue;
+      auto below = m_nodes.lower_bound(prefix + "/");
+      if (below == m_nodes.end() || !below->first.starts_with(prefix + "/")) return fail_input("/" + prefix + " does not exist");
+      return std::nullopt;
     }
-    if (it->second.type != Type::symlink) continue;
-    if (++links > 40) return std::nullopt;  // as the kernel's ELOOP
-    done.pop_back();
-    const std::string& target = it->second.link_target;
-    if (target.starts_with('/')) done.clear();
-    auto target_parts = path_components(target);
-    for (auto p = target_parts.rbegin(); p != target_parts.rend(); ++p) pending.push_back(*p);
-  }
-  return join(done, done.size());
+    if (it->second.type != Type::symlink) return std::nullopt;
+    return it->second.link_target;
+  });
+  if (!resolved) return std::nullopt;
+  return std::move(*resolved);
 }
 
 Result<std::string> ImageFiles::read_file(const std::string& path) const {

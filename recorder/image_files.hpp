@@ -2,6 +2,7 @@
 // unpacked to disk: what a base image holds at a path, after whiteouts and symlinks.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,5 +47,14 @@ class ImageFiles {
 
 // Splits an image path into its components, dropping empty ones and "."; ".." is kept for the caller.
 std::vector<std::string> path_components(std::string_view path);
+
+// What a path walk finds at one prefix of the path ("usr", "usr/lib", …): the target of a symlink to
+// follow there, nothing to go on past, or an error that ends the walk.
+using LinkAt = std::function<Result<std::optional<std::string>>(const std::string& prefix)>;
+
+// Resolves `path` as the kernel does inside a root: component by component, ".." stopping at the root,
+// each symlink that `link_at` reports replaced by its target (from the root when absolute), at most 40
+// of them (ELOOP). The result has no leading slash. Used for a base image's view and for this machine.
+Result<std::string> resolve_symlinks(std::string_view path, const LinkAt& link_at);
 
 }  // namespace arec

@@ -406,39 +406,23 @@ class Resolver {
   // Puts this machine's `path` at the same path in the image, with each symlink met on the way
   // (lib -> usr/lib, libstdc++.so.6 -> libstdc++.so.6.0.30), unless the base holds that path already.
   Status place_mirrored(const std::string& path, const std::string& origin) {
-    std::vector<std::string> pending = path_components(path);
-    std::reverse(pending.begin(), pending.end());
-    std::vector<std::string> done;
-    int links = 0;
-    while (!pending.empty()) {
-      std::string part = std::move(pending.back());
-      pending.pop_back();
-      if (part == "..") {
-        if (!done.empty()) done.pop_back();
-        continue;
-      }
-      done.push_back(std::move(part));
-      std::string so_far;
-      for (const auto& p : done) so_far += (so_far.empty() ? "" : "/") + p;
+    Status added;  // a link the image cannot take ends the walk with add_entry's own message
+    auto resolved = resolve_symlinks(path, [&](const std::string& prefix) -> Result<std::optional<std::string>> {
       struct stat st {};
-      if (::lstat(("/" + so_far).c_str(), &st) != 0) {
-        return fail_input(origin + ": /" + so_far + ": " + fs::errno_text(errno));
-      }
-      if (!S_ISLNK(st.st_mode)) continue;
-      if (++links > 40) return fail_input(origin + ": " + path + ": too many levels of symbolic links");
+      if (::lstat(("/" + prefix).c_str(), &st) != 0) return fail_input("/" + prefix + ": " + fs::errno_text(errno));
+      if (!S_ISLNK(st.st_mode)) return std::nullopt;
       std::error_code ec;
-      const std::string target = std::filesystem::read_symlink("/" + so_far, ec).string();
-      if (ec) return fail_input(origin + ": /" + so_far + ": reading symlink: " + ec.message());
-      if (m_base == nullptr || m_base->lstat(so_far) == nullptr) {
-        if (auto s = add_entry({LayerEntry::Type::symlink, so_far, {}, target, 0777, 0}, origin); !s) return s;
+      std::string target = std::filesystem::read_symlink("/" + prefix, ec).string();
+      if (ec) return fail_input("/" + prefix + ": reading symlink: " + ec.message());
+      if (m_base == nullptr || m_base->lstat(prefix) == nullptr) {
+        added = add_entry({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0}, origin);
+        if (!added) return fail(added.error());
       }
-      done.pop_back();
-      if (target.starts_with('/')) done.clear();
-      auto parts = path_components(target);
-      for (auto p = parts.rbegin(); p != parts.rend(); ++p) pending.push_back(*p);
-    }
-    std::string real;
-    for (const auto& p : done) real += (real.empty() ? "" : "/") + p;
+      return target;
+    });
+    if (!added) return added;
+    if (!resolved) return fail(std::move(resolved.error()).context(origin));
+    const std::string& real = *resolved;
     struct stat st {};
     if (::stat(("/" + real).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       return fail_input(origin + ": " + path + " is not a regular file");

@@ -41,6 +41,16 @@ expect_exit() {
   [[ $rc == "$want" ]] || fail "$* exited $rc, expected $want; stderr: $ERR; stdout: $OUT"
 }
 
+# timed MAX_MS EXIT cmd...: expect_exit, and no longer than MAX_MS; $ELAPSED is how long it took.
+timed() {
+  local max=$1 start
+  shift
+  start=$(date +%s%N)
+  expect_exit "$@"
+  ELAPSED=$((($(date +%s%N) - start) / 1000000))
+  ((ELAPSED <= max)) || fail "${*:2} took $ELAPSED ms, more than $max"
+}
+
 # One line, starting "arec: error:", naming `needle`.
 expect_one_line_error() { # needle
   expect_eq 1 "$(printf '%s\n' "$ERR" | grep -c .)" "number of error lines in [$ERR]"

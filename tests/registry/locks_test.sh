@@ -20,16 +20,6 @@ expect_exit 0 "$AREC" push
 printf 'image: arec://image/%s/app\n' "$M" >"$T/deploy.yaml.in"
 before=$(tree_state "$AREC_STORE")
 
-# timed MAX_MS EXIT cmd...: expect_exit, and no longer than MAX_MS; $ELAPSED is how long it took.
-timed() {
-  local max=$1 start
-  shift
-  start=$(date +%s%N)
-  expect_exit "$@"
-  ELAPSED=$((($(date +%s%N) - start) / 1000000))
-  ((ELAPSED <= max)) || fail "${*:2} took $ELAPSED ms, more than $max"
-}
-
 note "every lock of the store held: readers answer at once"
 exec 8>>"$AREC_STORE/arec/lock" 9>>"$AREC_STORE/arec/writers.lock"
 flock -x -n 8 || fail "could not take the index lock"

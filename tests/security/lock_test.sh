@@ -11,16 +11,6 @@ echo app >"$T/app"
 echo more >>"$T/app"
 before=$(cat "$AREC_STORE/index.json")
 
-# timed MAX_MS EXIT cmd...: expect_exit, and no longer than MAX_MS; $ELAPSED is how long it took.
-timed() {
-  local max=$1 start
-  shift
-  start=$(date +%s%N)
-  expect_exit "$@"
-  ELAPSED=$((($(date +%s%N) - start) / 1000000))
-  ((ELAPSED <= max)) || fail "${*:2} took $ELAPSED ms, more than $max"
-}
-
 # hold MODE FILE: this shell holds FILE's lock (fd 9) until release; arec opens the file anew, so
 # inheriting the descriptor gives it nothing.
 hold() {
