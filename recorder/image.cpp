@@ -217,15 +217,14 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
   return BaseImage{store, (*latest)->manifest};
 }
 
-Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request) {
+// The recorded entries and their runtime closure; `base_manifest` is the base's, when there is one.
+Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, const Manifest* base_manifest) {
   if (request.runtime == Runtime::none) return request.entries;
   ClosureOptions options;
   std::optional<ImageFiles> base_files;
   if (request.base) {
     options.base = [&]() -> Result<const ImageFiles*> {
-      auto manifest = read_base_manifest(*request.base);
-      if (!manifest) return fail(manifest.error());
-      auto files = ImageFiles::read(request.base->layout, manifest->layers, "base image " + request.base->manifest.digest.str());
+      auto files = ImageFiles::read(request.base->layout, base_manifest->layers, "base image " + request.base->manifest.digest.str());
       if (!files) return fail(files.error());
       base_files = std::move(*files);
       return &*base_files;
@@ -237,8 +236,14 @@ Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request) {
 }
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
+  std::optional<Manifest> base_manifest;
+  if (request.base) {
+    auto read = read_base_manifest(*request.base);
+    if (!read) return fail(read.error());
+    base_manifest = std::move(*read);
+  }
   // The closure is resolved first: a missing library or a base too old refuses before anything is written.
-  auto entries = layer_entries(request);
+  auto entries = layer_entries(request, base_manifest ? &*base_manifest : nullptr);
   if (!entries) return fail(entries.error());
   std::vector<std::string> warnings;
   if (request.runtime == Runtime::none && !request.base) {
@@ -256,8 +261,6 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   Manifest manifest;
   if (request.base) {
     const std::string what = "base image " + request.base->manifest.digest.str();
-    auto base_manifest = read_base_manifest(*request.base);
-    if (!base_manifest) return fail(base_manifest.error());
     auto config_bytes = request.base->layout.read_blob(base_manifest->config);
     if (!config_bytes) return fail(std::move(config_bytes.error()).context(what));
     auto config_json = parse_json(*config_bytes, what + " config");
