@@ -64,5 +64,8 @@ void add_read_port(CLI::App& app, Globals& globals, Action& action);
 void add_push(CLI::App& app, Globals& globals, Action& action);
 void add_pull(CLI::App& app, Globals& globals, Action& action);
 void add_verify(CLI::App& app, Globals& globals, Action& action);
+void add_inspect(CLI::App& app, Globals& globals, Action& action);
+void add_export(CLI::App& app, Globals& globals, Action& action);
+void add_import(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace arec::cli

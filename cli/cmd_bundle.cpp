@@ -1,0 +1,129 @@
+// `arec export` and `arec import`: records carried in one tarball where no network reaches.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "cli/cli.hpp"
+#include "recorder/bundle.hpp"
+#include "recorder/layer.hpp"
+
+namespace arec::cli {
+
+namespace {
+
+struct ExportOptions {
+  std::vector<std::string> selectors;
+  std::string output;
+  std::string format = "oci";
+  bool history = false;
+  bool json = false;
+};
+
+// The records `selectors` name (MODULE, MODULE/NAME, MODULE/NAME@DIGEST; none: every module/name),
+// in the store's order, oldest first: the latest of each, or with History::all its whole history.
+Result<std::vector<Record>> select_for_export(const Store& store, const std::vector<std::string>& selectors, History history) {
+  auto all = store.records(History::all);
+  if (!all) return fail(all.error());
+  auto latest = store.records(History::latest);
+  if (!latest) return fail(latest.error());
+  std::set<std::string> chosen;  // identities
+  for (const auto& selector : selectors.empty() ? std::vector<std::string>{""} : selectors) {
+    const auto at = selector.find('@');
+    const std::string repository = selector.substr(0, at);
+    std::optional<Digest> digest;
+    if (at != std::string::npos) {
+      auto parsed = Digest::parse(selector.substr(at + 1));
+      if (!parsed) return fail(std::move(parsed.error()).context("\"" + selector + "\""));
+      digest = *parsed;
+    }
+    const auto names = [&](const Record& r) { return repository.empty() || r.repository() == repository || r.module == repository; };
+    bool matched = false;
+    for (const auto& r : digest || history == History::all ? *all : *latest) {
+      if (!names(r) || (digest && (r.repository() != repository || r.manifest.digest != *digest))) continue;
+      matched = true;
+      chosen.insert(r.identity() + " " + r.recorded);
+    }
+    if (!matched && !selector.empty()) return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string());
+  }
+  std::vector<Record> out;
+  for (const auto& r : *all) {
+    if (chosen.contains(r.identity() + " " + r.recorded)) out.push_back(r);
+  }
+  return out;
+}
+
+Result<int> run_export(const Globals& globals, const ExportOptions& o) {
+  const BundleFormat format = o.format == "docker" ? BundleFormat::docker : BundleFormat::oci;
+  auto mtime = source_date_epoch();
+  if (!mtime) return fail(mtime.error());
+  auto store = Store::open_existing(store_dir(globals));
+  if (!store) return fail(store.error());
+  auto records = select_for_export(*store, o.selectors, o.history ? History::all : History::latest);
+  if (!records) return fail(records.error());
+  if (records->empty()) return fail_input("the store " + store->dir().string() + " holds no records to export");
+  auto summary = export_bundle(*store, *records, o.output, format, *mtime);
+  if (!summary) return fail(summary.error());
+  if (o.json) {
+    auto json = to_json(*summary);
+    json["output"] = o.output;
+    json["format"] = o.format;
+    print_json(json);
+  } else {
+    std::cout << "exported " << summary->records << " records, " << summary->referrers << " referrers, " << summary->blobs
+              << " blobs (" << summary->bytes << " bytes) to " << o.output << '\n';
+  }
+  return 0;
+}
+
+struct ImportOptions {
+  std::string bundle;
+  bool json = false;
+};
+
+Result<int> run_import(const Globals& globals, const ImportOptions& o) {
+  auto summary = import_bundle(o.bundle, store_dir(globals));
+  if (!summary) return fail(summary.error());
+  if (o.json) {
+    print_json(to_json(*summary));
+  } else {
+    std::cout << "imported " << summary->records_added << " records (" << summary->records_present << " already held), "
+              << summary->referrers << " referrers, " << summary->blobs_written << " blobs written (" << summary->bytes
+              << " bytes), " << summary->blobs_present << " already held\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_export(CLI::App& app, Globals& globals, Action& action) {
+  auto o = std::make_shared<ExportOptions>();
+  auto* cmd = app.add_subcommand("export", "Write records and their referrers to one tarball (an OCI layout or a docker archive)");
+  cmd->add_option("records", o->selectors, "MODULE, MODULE/NAME or MODULE/NAME@DIGEST (default: every module/name)");
+  cmd->add_option("-o,--output", o->output, "The tarball to write (replaced atomically)")->required()->type_name("FILE");
+  cmd->add_flag("--history", o->history, "Every record of each module/name, not only the latest");
+  cmd->add_option("--format", o->format, "oci: an OCI image layout with referrers; docker: what `docker load` reads")
+      ->check(CLI::IsMember({"oci", "docker"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print a JSON summary");
+  cmd->footer("Examples:\n"
+              "  arec export mesh -o mesh.tar --history\n"
+              "  arec export mesh/controlplane --format docker -o cp.tar && docker load -i cp.tar\n"
+              "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).");
+  cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_export(globals, *o); }; });
+}
+
+void add_import(CLI::App& app, Globals& globals, Action& action) {
+  auto o = std::make_shared<ImportOptions>();
+  auto* cmd = app.add_subcommand("import", "Add the records of a bundle (from arec export) to the store, with their history");
+  cmd->add_option("bundle", o->bundle, "The tarball")->required()->type_name("FILE");
+  cmd->add_flag("--json", o->json, "Print a JSON summary");
+  cmd->footer("Examples:\n"
+              "  arec import mesh.tar && arec push mesh\n"
+              "Every blob is verified; a bundle with an absolute path, \"..\", a link or a blob that does not match\n"
+              "its digest is refused (exit 2) before the store is touched.");
+  cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_import(globals, *o); }; });
+}
+
+}  // namespace arec::cli

@@ -1,0 +1,179 @@
+// `arec inspect`: what a record (or an image in a registry) is: manifest, config, layers, referrers,
+// and with --files the entries of each layer, read from the tar streams without unpacking them.
+#include <stdlib.h>
+
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.hpp"
+#include "recorder/bundle.hpp"
+#include "registry-client/transfer.hpp"
+
+namespace arec::cli {
+
+namespace {
+
+struct InspectOptions {
+  std::string reference;
+  bool files = false;
+  bool json = false;
+};
+
+constexpr std::string_view k_grammar = "MODULE/NAME[@DIGEST], or HOST[:PORT]/MODULE/NAME[:TAG][@DIGEST] for a registry";
+
+// A directory of this run's own, removed with everything in it when the command ends.
+class TemporaryDirectory {
+ public:
+  static Result<TemporaryDirectory> create() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/arec-inspect.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) return fail_input("creating a directory in " + pattern + ": " + fs::errno_text(errno));
+    return TemporaryDirectory(pattern);
+  }
+  TemporaryDirectory(TemporaryDirectory&& other) noexcept : m_path(std::exchange(other.m_path, {})) {}
+  TemporaryDirectory& operator=(TemporaryDirectory&&) = delete;
+  ~TemporaryDirectory() {
+    std::error_code ec;
+    if (!m_path.empty()) std::filesystem::remove_all(m_path, ec);
+  }
+  const fs::Path& path() const { return m_path; }
+
+ private:
+  explicit TemporaryDirectory(fs::Path path) : m_path(std::move(path)) {}
+  fs::Path m_path;
+};
+
+void print_text(const ImageDescription& d) {
+  const auto row = [](std::string_view key, const std::string& value) {
+    std::cout << std::left << std::setw(12) << key << value << '\n';
+  };
+  const auto json_list = [](const nlohmann::json& value) {
+    if (value.is_null()) return std::string();
+    if (value.is_string()) return value.get<std::string>();
+    std::string out;
+    for (const auto& item : value) out += (out.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
+    return out;
+  };
+  row("reference", d.reference);
+  if (d.record) {
+    row("recorded", d.record->recorded);
+    if (!d.record->target.empty()) row("target", d.record->target);
+    if (!d.record->config.empty()) row("build", d.record->config);
+    if (!d.record->revision.empty()) row("revision", d.record->revision);
+    if (!d.record->base_digest.empty()) row("base", d.record->base_digest);
+  }
+  row("manifest", d.manifest_descriptor.digest.str() + " " + d.manifest_descriptor.media_type + " " +
+                      std::to_string(d.manifest_descriptor.size) + " bytes");
+  row("config", d.manifest.config.digest.str() + " " + std::to_string(d.manifest.config.size) + " bytes");
+  row("platform", d.platform());
+  if (!d.config.created.empty()) row("created", d.config.created);
+  const auto exec = to_json(d)["config"];
+  if (auto v = json_list(exec["entrypoint"]); !v.empty()) row("entrypoint", v);
+  if (auto v = json_list(exec["cmd"]); !v.empty()) row("cmd", v);
+  if (auto v = json_list(exec["workingDir"]); !v.empty()) row("workdir", v);
+  if (exec["env"].is_array()) {
+    for (const auto& e : exec["env"]) row("env", e.is_string() ? e.get<std::string>() : e.dump());
+  }
+  for (std::size_t i = 0; i < d.manifest.layers.size(); ++i) {
+    const auto& layer = d.manifest.layers[i];
+    row("layer", layer.digest.str() + " " + layer.media_type + " " + std::to_string(layer.size) + " bytes");
+    if (i >= d.files.size()) continue;
+    for (const auto& f : d.files[i]) {
+      std::cout << "  " << mode_string(f) << ' ' << std::right << std::setw(10) << f.size << ' ' << f.path;
+      if (f.type == LayerFile::Type::symlink) std::cout << " -> " << f.link_target;
+      if (f.type == LayerFile::Type::hardlink) std::cout << " link to " << f.link_target;
+      std::cout << '\n';
+    }
+  }
+  for (const auto& r : d.referrers) {
+    row("referrer", r.digest.str() + " " + (r.artifact_type.empty() ? r.media_type : r.artifact_type) + " " +
+                        std::to_string(r.size) + " bytes");
+  }
+}
+
+// A record of the store: the latest of MODULE/NAME, or the one of its history with that digest.
+Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing) {
+  const auto at = text.find('@');
+  const std::string repository = text.substr(0, at);
+  const auto slash = repository.find('/');
+  if (slash == std::string::npos || !is_path_component(repository.substr(0, slash)) ||
+      !is_path_component(repository.substr(slash + 1))) {
+    return fail_input("\"" + text + "\": not " + std::string(k_grammar));
+  }
+  std::optional<Digest> digest;
+  if (at != std::string::npos) {
+    auto parsed = Digest::parse(text.substr(at + 1));
+    if (!parsed) return fail(std::move(parsed.error()).context("\"" + text + "\""));
+    digest = *parsed;
+  }
+  auto store = Store::open_existing(store_dir(globals));
+  if (!store) return fail(store.error());
+  auto records = store->records(digest ? History::all : History::latest);
+  if (!records) return fail(records.error());
+  std::optional<Record> found;
+  for (const auto& r : *records) {
+    if (r.repository() == repository && (!digest || r.manifest.digest == *digest)) found = r;
+  }
+  if (!found) return fail_input("\"" + text + "\": no such record in the store " + store->dir().string());
+  auto description = describe_image(*store, found->manifest, listing);
+  if (!description) return fail(description.error());
+  description->record = found;
+  description->reference = found->identity();
+  auto referrers = store->referrers(found->manifest.digest);
+  if (!referrers) return fail(referrers.error());
+  description->referrers = std::move(*referrers);
+  return description;
+}
+
+// An image of a registry, pulled into a layout of this run's own (the store is left as it is).
+Result<ImageDescription> inspect_remote(const Globals& globals, const Reference& reference, LayerListing listing) {
+  auto registry = registry_for(globals, reference.domain);
+  if (!registry) return fail(registry.error());
+  auto dir = TemporaryDirectory::create();
+  if (!dir) return fail(dir.error());
+  auto layout = Store::open(dir->path() / "layout");
+  if (!layout) return fail(layout.error());
+  auto pulled = pull_image(*layout, reference, *registry, TransferOptions{});
+  if (!pulled) return fail(pulled.error());
+  auto description = describe_image(*layout, pulled->manifest, listing);
+  if (!description) return fail(description.error());
+  description->reference = reference.name() + "@" + pulled->manifest.digest.str();
+  auto referrers = layout->referrers(pulled->image.digest);
+  if (!referrers) return fail(referrers.error());
+  description->referrers = std::move(*referrers);
+  return description;
+}
+
+Result<int> run_inspect(const Globals& globals, const InspectOptions& o) {
+  const auto listing = o.files ? LayerListing::yes : LayerListing::no;
+  auto reference = Reference::parse(o.reference);
+  Result<ImageDescription> description = reference && !reference->domain.empty()
+                                             ? inspect_remote(globals, *reference, listing)
+                                             : inspect_record(globals, o.reference, listing);
+  if (!description) return fail(description.error());
+  if (o.json) {
+    print_json(to_json(*description));
+  } else {
+    print_text(*description);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_inspect(CLI::App& app, Globals& globals, Action& action) {
+  auto o = std::make_shared<InspectOptions>();
+  auto* cmd = app.add_subcommand("inspect", "Show a record's manifest, config, layers and referrers");
+  cmd->add_option("reference", o->reference, std::string(k_grammar))->required();
+  cmd->add_flag("--files", o->files, "List each layer's files (read from the layer, never unpacked)");
+  cmd->add_flag("--json", o->json, "Print as JSON");
+  cmd->footer("Examples:\n"
+              "  arec inspect mesh/controlplane\n"
+              "  arec inspect mesh/controlplane@sha256:3d8a… --files\n"
+              "  arec inspect 127.0.0.1:5000/mesh/controlplane:latest --json\n"
+              "A registry reference is read from the registry into a temporary layout; the store is not changed.");
+  cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_inspect(globals, *o); }; });
+}
+
+}  // namespace arec::cli

@@ -1,0 +1,669 @@
+#include "recorder/bundle.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace arec {
+
+namespace {
+
+constexpr std::size_t k_block = std::size_t{1} << 20;
+// index.json and oci-layout of a bundle are read whole; nothing arec writes comes near this.
+constexpr std::int64_t k_max_document = std::int64_t{64} << 20;
+
+struct ReadDeleter {
+  void operator()(archive* a) const { archive_read_free(a); }
+};
+struct WriteDeleter {
+  void operator()(archive* a) const { archive_write_free(a); }
+};
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+using ArchiveReader = std::unique_ptr<archive, ReadDeleter>;
+
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+Result<ArchiveReader> open_tar(const fs::Path& path, std::string_view what) {
+  ArchiveReader a(archive_read_new());
+  archive_read_support_filter_all(a.get());
+  archive_read_support_format_tar(a.get());
+  if (archive_read_open_filename(a.get(), path.c_str(), k_block) != ARCHIVE_OK) {
+    return fail_input(std::string(what) + ": " + archive_error_string(a.get()));
+  }
+  return a;
+}
+
+std::string archive_error(archive* a) {
+  const char* text = archive_error_string(a);
+  return text != nullptr ? text : "unreadable archive";
+}
+
+LayerFile::Type file_type(archive_entry* entry) {
+  if (archive_entry_hardlink(entry) != nullptr) return LayerFile::Type::hardlink;
+  switch (archive_entry_filetype(entry)) {
+    case AE_IFREG: return LayerFile::Type::file;
+    case AE_IFDIR: return LayerFile::Type::directory;
+    case AE_IFLNK: return LayerFile::Type::symlink;
+    default: return LayerFile::Type::other;
+  }
+}
+
+std::string_view type_name(LayerFile::Type type) {
+  switch (type) {
+    case LayerFile::Type::file: return "file";
+    case LayerFile::Type::directory: return "directory";
+    case LayerFile::Type::symlink: return "symlink";
+    case LayerFile::Type::hardlink: return "hardlink";
+    case LayerFile::Type::other: return "other";
+  }
+  return "other";
+}
+
+// A tar entry's name as an image path: "./usr/bin/" -> "/usr/bin".
+std::string image_path(std::string_view name) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos <= name.size()) {
+    const std::size_t end = std::min(name.find('/', pos), name.size());
+    const std::string_view part = name.substr(pos, end - pos);
+    if (!part.empty() && part != ".") out += "/" + std::string(part);
+    pos = end + 1;
+  }
+  return out.empty() ? "/" : out;
+}
+
+nlohmann::json descriptor_json(const Descriptor& d) {
+  nlohmann::json out = {{"digest", d.digest.str()}, {"size", d.size}, {"mediaType", d.media_type}};
+  if (!d.artifact_type.empty()) out["artifactType"] = d.artifact_type;
+  return out;
+}
+
+// The execution parameter `key` of a config ("Entrypoint", "Env"), or null.
+nlohmann::json exec_field(const ImageConfig& config, const char* key) {
+  if (!config.config.is_object() || !config.config.contains(key)) return nullptr;
+  return config.config.at(key);
+}
+
+}  // namespace
+
+// ---- inspect ---------------------------------------------------------------------------------------
+
+Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Descriptor& layer) {
+  const std::string what = "layer " + layer.digest.str();
+  auto a = open_tar(layout.blob_path(layer.digest), what);
+  if (!a) return fail(a.error());
+  std::vector<LayerFile> files;
+  archive_entry* entry = nullptr;
+  int r = ARCHIVE_OK;
+  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
+    LayerFile f;
+    f.type = file_type(entry);
+    const char* name = archive_entry_pathname(entry);
+    f.path = image_path(name != nullptr ? name : "");
+    f.mode = static_cast<std::uint32_t>(archive_entry_perm(entry));
+    if (f.type == LayerFile::Type::file) f.size = archive_entry_size(entry);
+    if (f.type == LayerFile::Type::symlink && archive_entry_symlink(entry) != nullptr) f.link_target = archive_entry_symlink(entry);
+    if (f.type == LayerFile::Type::hardlink) f.link_target = image_path(archive_entry_hardlink(entry));
+    files.push_back(std::move(f));
+    // The data is skipped, not read into memory (libarchive decompresses past it).
+  }
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  return files;
+}
+
+std::string ImageDescription::platform() const {
+  if (config.os.empty() && config.architecture.empty()) return "";
+  return config.os + "/" + config.architecture + (config.variant.empty() ? "" : "/" + config.variant);
+}
+
+Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& manifest, LayerListing listing) {
+  ImageDescription out;
+  out.manifest_descriptor = manifest;
+  const std::string what = "manifest " + manifest.digest.str();
+  auto bytes = layout.read_blob(manifest);
+  if (!bytes) return fail(bytes.error());
+  auto json = parse_json(*bytes, what);
+  if (!json) return fail(json.error());
+  auto parsed = manifest_from_json(*json, what);
+  if (!parsed) return fail(parsed.error());
+  out.manifest = std::move(*parsed);
+  // An artifact's config (an SBOM's empty one) is no image config: nothing to show of it.
+  if (out.manifest.config.media_type == media_type::k_config || out.manifest.config.media_type == media_type::k_docker_config) {
+    auto config_bytes = layout.read_blob(out.manifest.config);
+    if (!config_bytes) return fail(config_bytes.error());
+    auto config_json = parse_json(*config_bytes, "config " + out.manifest.config.digest.str());
+    if (!config_json) return fail(config_json.error());
+    auto config = config_from_json(*config_json, "config " + out.manifest.config.digest.str());
+    if (!config) return fail(config.error());
+    out.config = std::move(*config);
+  }
+  if (listing == LayerListing::yes) {
+    for (const auto& layer : out.manifest.layers) {
+      auto files = list_layer_files(layout, layer);
+      if (!files) return fail(files.error());
+      out.files.push_back(std::move(*files));
+    }
+  }
+  return out;
+}
+
+std::string mode_string(const LayerFile& file) {
+  std::string out;
+  switch (file.type) {
+    case LayerFile::Type::directory: out = "d"; break;
+    case LayerFile::Type::symlink: out = "l"; break;
+    case LayerFile::Type::hardlink: out = "h"; break;
+    case LayerFile::Type::other: out = "?"; break;
+    case LayerFile::Type::file: out = "-"; break;
+  }
+  constexpr std::string_view k_letters = "rwxrwxrwx";
+  for (int bit = 0; bit < 9; ++bit) out.push_back((file.mode & (0400u >> bit)) != 0 ? k_letters[static_cast<std::size_t>(bit)] : '-');
+  return out;
+}
+
+nlohmann::json to_json(const LayerFile& file) {
+  nlohmann::json out = {{"path", file.path}, {"type", type_name(file.type)}, {"mode", mode_string(file)}};
+  if (file.type == LayerFile::Type::file) out["size"] = file.size;
+  if (!file.link_target.empty()) out["linkTarget"] = file.link_target;
+  return out;
+}
+
+nlohmann::json to_json(const ImageDescription& d) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (std::size_t i = 0; i < d.manifest.layers.size(); ++i) {
+    auto layer = descriptor_json(d.manifest.layers[i]);
+    if (i < d.files.size()) {
+      layer["files"] = nlohmann::json::array();
+      for (const auto& f : d.files[i]) layer["files"].push_back(to_json(f));
+    }
+    layers.push_back(std::move(layer));
+  }
+  nlohmann::json referrers = nlohmann::json::array();
+  for (const auto& r : d.referrers) referrers.push_back(descriptor_json(r));
+  nlohmann::json config = descriptor_json(d.manifest.config);
+  config["platform"] = d.platform();
+  config["created"] = d.config.created;
+  for (const auto& [key, field] : {std::pair{"entrypoint", "Entrypoint"}, {"cmd", "Cmd"}, {"env", "Env"},
+                                   {"workingDir", "WorkingDir"}, {"user", "User"}, {"labels", "Labels"}}) {
+    config[key] = exec_field(d.config, field);
+  }
+  std::int64_t size = d.manifest.config.size;
+  for (const auto& l : d.manifest.layers) size += l.size;
+  return {{"reference", d.reference},
+          {"record", d.record ? to_json(*d.record) : nlohmann::json(nullptr)},
+          {"manifest", descriptor_json(d.manifest_descriptor)},
+          {"size", size},
+          {"config", std::move(config)},
+          {"layers", std::move(layers)},
+          {"referrers", std::move(referrers)}};
+}
+
+// ---- export ----------------------------------------------------------------------------------------
+
+namespace {
+
+// One entry of a bundle: a directory, a blob streamed from the store, or a small generated document.
+struct BundleEntry {
+  std::string path;
+  enum class Kind { directory, blob, text } kind = Kind::text;
+  Descriptor blob;
+  std::string text;
+};
+
+struct TarOutput {
+  fs::AtomicFile* file;
+  Status status;
+};
+
+la_ssize_t write_to_file(archive*, void* context, const void* buffer, std::size_t length) {
+  auto* out = static_cast<TarOutput*>(context);
+  if (auto s = out->file->write(std::span(static_cast<const std::byte*>(buffer), length)); !s) {
+    out->status = s;
+    return -1;
+  }
+  return static_cast<la_ssize_t>(length);
+}
+
+// Streams a blob into the tar entry whose header was just written, checking its size and digest.
+Status copy_blob_data(archive* a, const Layout& store, const Descriptor& blob, std::vector<std::byte>& buffer,
+                      const TarOutput& out) {
+  const auto path = store.blob_path(blob.digest);
+  auto fd = fs::open_read(path);
+  if (!fd) return fail(fd.error());
+  Hasher hasher(blob.digest.algorithm());
+  std::int64_t remaining = blob.size;
+  while (remaining > 0) {
+    const auto want = static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(buffer.size())));
+    auto n = fs::read_some(fd->get(), std::span(buffer.data(), want), path);
+    if (!n) return fail(n.error());
+    if (*n == 0) return fail_input(path.string() + ": shorter than its descriptor's " + std::to_string(blob.size) + " bytes");
+    hasher.update(std::span(buffer.data(), *n));
+    if (archive_write_data(a, buffer.data(), *n) < 0) {
+      if (!out.status) return out.status;
+      return fail_input("writing the bundle: " + archive_error(a));
+    }
+    remaining -= static_cast<std::int64_t>(*n);
+  }
+  if (hasher.finish() != blob.digest) return fail_input(path.string() + ": content does not match its digest");
+  return {};
+}
+
+Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, const fs::Path& output, std::int64_t mtime) {
+  std::sort(entries.begin(), entries.end(), [](const BundleEntry& x, const BundleEntry& y) { return x.path < y.path; });
+  auto file = fs::AtomicFile::create(fs::directory_of(output), output);
+  if (!file) return fail(file.error());
+  TarOutput out{&*file, {}};
+  std::unique_ptr<archive, WriteDeleter> a(archive_write_new());
+  archive_write_set_format_pax_restricted(a.get());
+  archive_write_set_bytes_per_block(a.get(), static_cast<int>(k_block));
+  // No padding after the end blocks: the bytes depend on the entries only.
+  archive_write_set_bytes_in_last_block(a.get(), 1);
+  if (archive_write_open2(a.get(), &out, nullptr, write_to_file, nullptr, nullptr) != ARCHIVE_OK) {
+    return fail_input("writing " + output.string() + ": " + archive_error(a.get()));
+  }
+  std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+  std::vector<std::byte> buffer(k_block);
+  for (const auto& entry : entries) {
+    archive_entry_clear(e.get());
+    archive_entry_copy_pathname(e.get(), entry.path.c_str());
+    archive_entry_set_uid(e.get(), 0);
+    archive_entry_set_gid(e.get(), 0);
+    archive_entry_set_mtime(e.get(), mtime, 0);
+    if (entry.kind == BundleEntry::Kind::directory) {
+      archive_entry_set_filetype(e.get(), AE_IFDIR);
+      archive_entry_set_perm(e.get(), 0755);
+    } else {
+      archive_entry_set_filetype(e.get(), AE_IFREG);
+      archive_entry_set_perm(e.get(), 0644);
+      archive_entry_set_size(e.get(), entry.kind == BundleEntry::Kind::blob ? entry.blob.size
+                                                                            : static_cast<std::int64_t>(entry.text.size()));
+    }
+    if (archive_write_header(a.get(), e.get()) < ARCHIVE_WARN) {
+      if (!out.status) return out.status;
+      return fail_input("writing " + output.string() + ": " + entry.path + ": " + archive_error(a.get()));
+    }
+    if (entry.kind == BundleEntry::Kind::blob) {
+      if (auto s = copy_blob_data(a.get(), store, entry.blob, buffer, out); !s) return s;
+    } else if (entry.kind == BundleEntry::Kind::text && !entry.text.empty()) {
+      if (archive_write_data(a.get(), entry.text.data(), entry.text.size()) < 0) {
+        if (!out.status) return out.status;
+        return fail_input("writing " + output.string() + ": " + archive_error(a.get()));
+      }
+    }
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK) {
+    if (!out.status) return out.status;
+    return fail_input("writing " + output.string() + ": " + archive_error(a.get()));
+  }
+  return file->commit();
+}
+
+std::string blob_entry_path(const Digest& digest) { return "blobs/" + std::string(digest.algorithm_name()) + "/" + digest.hex(); }
+
+Result<Manifest> read_manifest(const Layout& store, const Descriptor& descriptor) {
+  const std::string what = "manifest " + descriptor.digest.str();
+  auto bytes = store.read_blob(descriptor);
+  if (!bytes) return fail(bytes.error());
+  auto json = parse_json(*bytes, what);
+  if (!json) return fail(json.error());
+  return manifest_from_json(*json, what);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const BundleSummary& s) {
+  return {{"records", s.records}, {"referrers", s.referrers}, {"blobs", s.blobs}, {"bytes", s.bytes}};
+}
+
+Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record>& records, const fs::Path& output,
+                                    BundleFormat format, std::int64_t mtime) {
+  BundleSummary summary;
+  std::map<Digest, Descriptor> blobs;
+  auto add_blob = [&](const Descriptor& d, const std::string& of) -> Status {
+    if (!store.has_blob(d)) return fail_input(of + ": the store lacks its blob " + d.digest.str() + " (see arec check)");
+    blobs.emplace(d.digest, d);
+    return {};
+  };
+  // The last record of each module/name is the bundle's latest.
+  std::map<std::string, std::size_t> last;
+  for (std::size_t i = 0; i < records.size(); ++i) last[records[i].repository()] = i;
+
+  Index index;
+  nlohmann::json docker = nlohmann::json::array();
+  std::set<Digest> listed;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record& record = records[i];
+    const bool latest = last[record.repository()] == i;
+    const std::string of = record.identity();
+    auto manifest = read_manifest(store, record.manifest);
+    if (!manifest) return fail(std::move(manifest.error()).context(of));
+    if (format == BundleFormat::oci) {
+      if (auto s = add_blob(record.manifest, of); !s) return fail(s.error());
+    }
+    if (auto s = add_blob(manifest->config, of); !s) return fail(s.error());
+    for (const auto& layer : manifest->layers) {
+      if (auto s = add_blob(layer, of); !s) return fail(s.error());
+    }
+    ++summary.records;
+    if (format == BundleFormat::docker) {
+      // docker's archive format (docker save): config and layers named by path; layers may be compressed.
+      nlohmann::json layers = nlohmann::json::array();
+      for (const auto& layer : manifest->layers) layers.push_back(blob_entry_path(layer.digest));
+      nlohmann::json tags = nlohmann::json::array();
+      if (latest) tags.push_back(record.repository() + ":latest");
+      docker.push_back({{"Config", blob_entry_path(manifest->config.digest)}, {"RepoTags", tags}, {"Layers", layers}});
+      continue;
+    }
+    index.manifests.push_back(to_descriptor(record, latest ? Latest::yes : Latest::no));
+    auto referrers = store.referrers(record.manifest.digest);
+    if (!referrers) return fail(referrers.error());
+    for (const auto& referrer : *referrers) {
+      if (!listed.insert(referrer.digest).second) continue;
+      const std::string referrer_of = "referrer " + referrer.digest.str() + " of " + of;
+      auto referrer_manifest = read_manifest(store, referrer);
+      if (!referrer_manifest) return fail(std::move(referrer_manifest.error()).context(referrer_of));
+      if (auto s = add_blob(referrer, referrer_of); !s) return fail(s.error());
+      if (auto s = add_blob(referrer_manifest->config, referrer_of); !s) return fail(s.error());
+      for (const auto& layer : referrer_manifest->layers) {
+        if (auto s = add_blob(layer, referrer_of); !s) return fail(s.error());
+      }
+      index.manifests.push_back(referrer);
+      ++summary.referrers;
+    }
+  }
+
+  std::vector<BundleEntry> entries;
+  std::set<std::string> directories{"blobs"};
+  for (const auto& [digest, d] : blobs) {
+    directories.insert("blobs/" + std::string(digest.algorithm_name()));
+    entries.push_back({blob_entry_path(digest), BundleEntry::Kind::blob, d, {}});
+    ++summary.blobs;
+    summary.bytes += d.size;
+  }
+  for (const auto& dir : directories) entries.push_back({dir + "/", BundleEntry::Kind::directory, {}, {}});
+  if (format == BundleFormat::oci) {
+    auto text = canonical_json(to_json(index));
+    if (!text) return fail(text.error());
+    entries.push_back({"index.json", BundleEntry::Kind::text, {}, *text});
+    entries.push_back({"oci-layout", BundleEntry::Kind::text, {}, R"({"imageLayoutVersion":"1.0.0"})"});
+  } else {
+    auto text = canonical_json(docker);
+    if (!text) return fail(text.error());
+    entries.push_back({"manifest.json", BundleEntry::Kind::text, {}, *text});
+  }
+  if (auto s = write_bundle_tar(store, std::move(entries), output, mtime); !s) return fail(s.error());
+  return summary;
+}
+
+// ---- import ----------------------------------------------------------------------------------------
+
+namespace {
+
+// A digest and size of a blob the bundle holds.
+using BundleBlobs = std::map<Digest, std::int64_t>;
+
+struct CheckedBundle {
+  BundleBlobs blobs;
+  std::string index;
+};
+
+// The entry's path with "./" and a trailing "/" dropped, or why it is refused.
+Result<std::string> bundle_path(std::string_view name, const std::string& what) {
+  if (name.empty()) return fail_input(what + ": an entry without a name");
+  if (name.front() == '/') return fail_input(what + ": entry " + quoted(name) + ": an absolute path");
+  std::string out;
+  std::size_t pos = 0;
+  while (pos <= name.size()) {
+    const std::size_t end = std::min(name.find('/', pos), name.size());
+    const std::string_view part = name.substr(pos, end - pos);
+    if (part == "..") return fail_input(what + ": entry " + quoted(name) + ": climbs out of the bundle (\"..\")");
+    if (!part.empty() && part != ".") out += (out.empty() ? "" : "/") + std::string(part);
+    pos = end + 1;
+  }
+  return out;
+}
+
+// Whether a link at `path` to `target` resolves outside the bundle's root.
+bool points_out(const std::string& path, std::string_view target, LayerFile::Type type) {
+  if (target.starts_with('/')) return true;
+  // A hard link's target is a path from the root; a symbolic link's from its directory.
+  int depth = 0;
+  if (type == LayerFile::Type::symlink) depth = static_cast<int>(std::count(path.begin(), path.end(), '/'));
+  std::size_t pos = 0;
+  while (pos <= target.size()) {
+    const std::size_t end = std::min(target.find('/', pos), target.size());
+    const std::string_view part = target.substr(pos, end - pos);
+    if (part == "..") {
+      if (--depth < 0) return true;
+    } else if (!part.empty() && part != ".") {
+      ++depth;
+    }
+    pos = end + 1;
+  }
+  return false;
+}
+
+Result<std::string> read_document(archive* a, archive_entry* entry, const std::string& what, const std::string& path) {
+  const std::int64_t size = archive_entry_size(entry);
+  if (size > k_max_document) return fail_input(what + ": entry " + quoted(path) + ": larger than 64 MiB");
+  std::string text(static_cast<std::size_t>(size), '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const la_ssize_t n = archive_read_data(a, text.data() + got, text.size() - got);
+    if (n < 0) return fail_input(what + ": entry " + quoted(path) + ": " + archive_error(a));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got != text.size()) return fail_input(what + ": entry " + quoted(path) + ": cut short");
+  return text;
+}
+
+// Hashes the data of a blob entry; its size and digest must be what its name and header say.
+Status check_blob_data(archive* a, const Digest& digest, std::int64_t size, std::vector<std::byte>& buffer,
+                       const std::string& what, const std::string& path) {
+  Hasher hasher(digest.algorithm());
+  std::int64_t got = 0;
+  for (;;) {
+    const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
+    if (n < 0) return fail_input(what + ": entry " + quoted(path) + ": " + archive_error(a));
+    if (n == 0) break;
+    hasher.update(std::span(buffer.data(), static_cast<std::size_t>(n)));
+    got += n;
+  }
+  if (got != size) return fail_input(what + ": entry " + quoted(path) + ": cut short");
+  if (hasher.finish() != digest) return fail_input(what + ": entry " + quoted(path) + ": content does not match its digest");
+  return {};
+}
+
+// The first pass: every entry checked, every blob verified, nothing written.
+Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& what) {
+  auto a = open_tar(bundle, what);
+  if (!a) return fail(a.error());
+  CheckedBundle out;
+  std::set<std::string> seen;
+  std::optional<std::string> layout;
+  bool docker_manifest = false;
+  std::vector<std::byte> buffer(k_block);
+  archive_entry* entry = nullptr;
+  int r = ARCHIVE_OK;
+  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
+    const char* raw = archive_entry_pathname(entry);
+    auto path = bundle_path(raw != nullptr ? raw : "", what);
+    if (!path) return fail(path.error());
+    const std::string name = raw;
+    const auto type = file_type(entry);
+    if (type == LayerFile::Type::symlink || type == LayerFile::Type::hardlink) {
+      const char* target_text = type == LayerFile::Type::symlink ? archive_entry_symlink(entry) : archive_entry_hardlink(entry);
+      const std::string target = target_text != nullptr ? target_text : "";
+      const std::string kind = type == LayerFile::Type::symlink ? "a symbolic link" : "a hard link";
+      if (points_out(*path, target, type)) {
+        return fail_input(what + ": entry " + quoted(name) + ": " + kind + " pointing out of the bundle (to " + quoted(target) + ")");
+      }
+      return fail_input(what + ": entry " + quoted(name) + ": " + kind + " (to " + quoted(target) + "), not a regular file");
+    }
+    if (type == LayerFile::Type::other) return fail_input(what + ": entry " + quoted(name) + ": not a regular file or directory");
+    if (path->empty()) continue;
+    if (!seen.insert(*path).second) return fail_input(what + ": entry " + quoted(name) + ": appears twice");
+    if (type == LayerFile::Type::directory) continue;
+    if (path->starts_with("blobs/")) {
+      const auto slash = path->find('/', 6);
+      auto digest = slash == std::string::npos
+                        ? Result<Digest>(fail_input("not blobs/ALGORITHM/HEX"))
+                        : Digest::parse(path->substr(6, slash - 6) + ":" + path->substr(slash + 1));
+      if (!digest) return fail_input(what + ": entry " + quoted(name) + ": not a blob name (" + digest.error().message + ")");
+      if (auto s = check_blob_data(a->get(), *digest, archive_entry_size(entry), buffer, what, name); !s) return fail(s.error());
+      out.blobs.emplace(*digest, archive_entry_size(entry));
+    } else if (*path == "index.json") {
+      auto text = read_document(a->get(), entry, what, name);
+      if (!text) return fail(text.error());
+      out.index = std::move(*text);
+    } else if (*path == "oci-layout") {
+      auto text = read_document(a->get(), entry, what, name);
+      if (!text) return fail(text.error());
+      layout = std::move(*text);
+    } else if (*path == "manifest.json") {
+      docker_manifest = true;
+    }
+  }
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  if (!layout || out.index.empty()) {
+    if (docker_manifest) return fail_input(what + ": a docker archive; arec import reads OCI bundles (arec export --format oci)");
+    return fail_input(what + ": not an OCI bundle (no " + std::string(layout ? "index.json" : "oci-layout") + ")");
+  }
+  auto layout_json = parse_json(*layout, what + ": oci-layout");
+  if (!layout_json) return fail(layout_json.error());
+  if (!layout_json->is_object() || !layout_json->contains("imageLayoutVersion")) {
+    return fail_input(what + ": oci-layout: imageLayoutVersion is missing");
+  }
+  return out;
+}
+
+// The second pass: the blobs the store lacks, streamed into it. Each is hashed again as it is written
+// and committed under the digest of what was written, so a bundle changed since the first pass cannot
+// put wrong bytes under a name.
+Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store, const BundleBlobs& blobs,
+                   ImportSummary& summary) {
+  auto a = open_tar(bundle, what);
+  if (!a) return fail(a.error());
+  std::vector<std::byte> buffer(k_block);
+  archive_entry* entry = nullptr;
+  int r = ARCHIVE_OK;
+  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
+    const char* raw = archive_entry_pathname(entry);
+    auto path = bundle_path(raw != nullptr ? raw : "", what);
+    if (!path) return fail(path.error());
+    if (!path->starts_with("blobs/") || file_type(entry) != LayerFile::Type::file) continue;
+    const auto slash = path->find('/', 6);
+    if (slash == std::string::npos) return fail_input(what + ": changed while it was being read");
+    auto digest = Digest::parse(path->substr(6, slash - 6) + ":" + path->substr(slash + 1));
+    if (!digest || !blobs.contains(*digest)) return fail_input(what + ": changed while it was being read");
+    const Descriptor d{"", *digest, blobs.at(*digest), {}, {}, {}, {}};
+    if (store.has_blob(d)) {
+      ++summary.blobs_present;
+      continue;
+    }
+    auto writer = store.begin_blob(Hashing::yes);
+    if (!writer) return fail(writer.error());
+    for (;;) {
+      const la_ssize_t n = archive_read_data(a->get(), buffer.data(), buffer.size());
+      if (n < 0) return fail_input(what + ": entry " + quoted(*path) + ": " + archive_error(a->get()));
+      if (n == 0) break;
+      if (auto s = writer->write(std::span(buffer.data(), static_cast<std::size_t>(n))); !s) return s;
+    }
+    auto written = writer->commit("");
+    if (!written) return fail(written.error());
+    if (written->digest != d.digest || written->size != d.size) return fail_input(what + ": changed while it was being read");
+    ++summary.blobs_written;
+    summary.bytes += d.size;
+  }
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  return {};
+}
+
+// Every blob of the manifest `d` (itself, its config, its layers) is in the store.
+Status check_complete(const Store& store, const Descriptor& d, const std::string& of) {
+  if (!store.has_blob(d)) return fail_input(of + ": the bundle lacks its manifest " + d.digest.str());
+  auto manifest = read_manifest(store, d);
+  if (!manifest) return fail(std::move(manifest.error()).context(of));
+  if (!store.has_blob(manifest->config)) return fail_input(of + ": the bundle lacks its config " + manifest->config.digest.str());
+  for (const auto& layer : manifest->layers) {
+    if (!store.has_blob(layer)) return fail_input(of + ": the bundle lacks its layer " + layer.digest.str());
+  }
+  return {};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ImportSummary& s) {
+  return {{"records_added", s.records_added}, {"records_present", s.records_present}, {"referrers", s.referrers},
+          {"blobs_written", s.blobs_written}, {"blobs_present", s.blobs_present},     {"bytes", s.bytes}};
+}
+
+Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir) {
+  const std::string what = "bundle " + bundle.string();
+  auto checked = check_bundle(bundle, what);
+  if (!checked) return fail(checked.error());
+  auto index_json = parse_json(checked->index, what + ": index.json");
+  if (!index_json) return fail(index_json.error());
+  auto index = index_from_json(*index_json, what + ": index.json");
+  if (!index) return fail(index.error());
+
+  std::vector<Record> records;
+  std::map<std::string, std::vector<Descriptor>> referrers;  // by subject digest
+  for (const auto& d : index->manifests) {
+    if (auto subject = d.annotation(annotation::k_subject); !subject.empty()) {
+      referrers[subject].push_back(d);
+    } else if (auto record = record_from_descriptor(d)) {
+      records.push_back(std::move(*record));
+    }
+  }
+  // Everything named must be in the bundle before anything is written.
+  for (const auto& d : index->manifests) {
+    const auto found = checked->blobs.find(d.digest);
+    if (found == checked->blobs.end() || found->second != d.size) {
+      return fail_input(what + ": index.json lists " + d.digest.str() + ", which the bundle does not hold");
+    }
+  }
+
+  auto store = Store::open(store_dir);
+  if (!store) return fail(store.error());
+  ImportSummary summary;
+  if (auto s = write_blobs(bundle, what, *store, checked->blobs, summary); !s) return fail(s.error());
+  for (const auto& record : records) {
+    if (auto s = check_complete(*store, record.manifest, what + ": " + record.identity()); !s) return fail(s.error());
+    for (const auto& referrer : referrers[record.manifest.digest.str()]) {
+      if (auto s = check_complete(*store, referrer, what + ": referrer " + referrer.digest.str()); !s) return fail(s.error());
+    }
+  }
+
+  auto history = store->records(History::all);
+  if (!history) return fail(history.error());
+  for (const auto& record : records) {
+    const bool held = std::any_of(history->begin(), history->end(), [&](const Record& r) {
+      return r.repository() == record.repository() && r.manifest.digest == record.manifest.digest && r.recorded == record.recorded;
+    });
+    if (held) {
+      ++summary.records_present;
+      continue;
+    }
+    const auto& listed = referrers[record.manifest.digest.str()];
+    auto committed = store->commit(record, listed);
+    if (!committed) return fail(committed.error());
+    if (committed->changed) {
+      ++summary.records_added;
+      summary.referrers += static_cast<int>(listed.size());
+    } else {
+      ++summary.records_present;
+    }
+  }
+  return summary;
+}
+
+}  // namespace arec
