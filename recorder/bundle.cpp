@@ -28,7 +28,7 @@ struct EntryDeleter {
 };
 using ArchiveReader = std::unique_ptr<archive, ReadDeleter>;
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 Result<ArchiveReader> open_tar(const fs::Path& path, std::string_view what) {
   ArchiveReader a(archive_read_new());
@@ -417,13 +417,13 @@ struct CheckedBundle {
 // The entry's path with "./" and a trailing "/" dropped, or why it is refused.
 Result<std::string> bundle_path(std::string_view name, const std::string& what) {
   if (name.empty()) return fail_input(what + ": an entry without a name");
-  if (name.front() == '/') return fail_input(what + ": entry " + quoted(name) + ": an absolute path");
+  if (name.front() == '/') return fail_input(what + ": entry " + in_quotes(name) + ": an absolute path");
   std::string out;
   std::size_t pos = 0;
   while (pos <= name.size()) {
     const std::size_t end = std::min(name.find('/', pos), name.size());
     const std::string_view part = name.substr(pos, end - pos);
-    if (part == "..") return fail_input(what + ": entry " + quoted(name) + ": climbs out of the bundle (\"..\")");
+    if (part == "..") return fail_input(what + ": entry " + in_quotes(name) + ": climbs out of the bundle (\"..\")");
     if (!part.empty() && part != ".") out += (out.empty() ? "" : "/") + std::string(part);
     pos = end + 1;
   }
@@ -452,16 +452,16 @@ bool points_out(const std::string& path, std::string_view target, LayerFile::Typ
 
 Result<std::string> read_document(archive* a, archive_entry* entry, const std::string& what, const std::string& path) {
   const std::int64_t size = archive_entry_size(entry);
-  if (size > k_max_document) return fail_input(what + ": entry " + quoted(path) + ": larger than 64 MiB");
+  if (size > k_max_document) return fail_input(what + ": entry " + in_quotes(path) + ": larger than 64 MiB");
   std::string text(static_cast<std::size_t>(size), '\0');
   std::size_t got = 0;
   while (got < text.size()) {
     const la_ssize_t n = archive_read_data(a, text.data() + got, text.size() - got);
-    if (n < 0) return fail_input(what + ": entry " + quoted(path) + ": " + archive_error(a));
+    if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + archive_error(a));
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
-  if (got != text.size()) return fail_input(what + ": entry " + quoted(path) + ": cut short");
+  if (got != text.size()) return fail_input(what + ": entry " + in_quotes(path) + ": cut short");
   return text;
 }
 
@@ -472,13 +472,13 @@ Status check_blob_data(archive* a, const Digest& digest, std::int64_t size, std:
   std::int64_t got = 0;
   for (;;) {
     const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
-    if (n < 0) return fail_input(what + ": entry " + quoted(path) + ": " + archive_error(a));
+    if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + archive_error(a));
     if (n == 0) break;
     hasher.update(std::span(buffer.data(), static_cast<std::size_t>(n)));
     got += n;
   }
-  if (got != size) return fail_input(what + ": entry " + quoted(path) + ": cut short");
-  if (hasher.finish() != digest) return fail_input(what + ": entry " + quoted(path) + ": content does not match its digest");
+  if (got != size) return fail_input(what + ": entry " + in_quotes(path) + ": cut short");
+  if (hasher.finish() != digest) return fail_input(what + ": entry " + in_quotes(path) + ": content does not match its digest");
   return {};
 }
 
@@ -504,20 +504,20 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
       const std::string target = target_text != nullptr ? target_text : "";
       const std::string kind = type == LayerFile::Type::symlink ? "a symbolic link" : "a hard link";
       if (points_out(*path, target, type)) {
-        return fail_input(what + ": entry " + quoted(name) + ": " + kind + " pointing out of the bundle (to " + quoted(target) + ")");
+        return fail_input(what + ": entry " + in_quotes(name) + ": " + kind + " pointing out of the bundle (to " + in_quotes(target) + ")");
       }
-      return fail_input(what + ": entry " + quoted(name) + ": " + kind + " (to " + quoted(target) + "), not a regular file");
+      return fail_input(what + ": entry " + in_quotes(name) + ": " + kind + " (to " + in_quotes(target) + "), not a regular file");
     }
-    if (type == LayerFile::Type::other) return fail_input(what + ": entry " + quoted(name) + ": not a regular file or directory");
+    if (type == LayerFile::Type::other) return fail_input(what + ": entry " + in_quotes(name) + ": not a regular file or directory");
     if (path->empty()) continue;
-    if (!seen.insert(*path).second) return fail_input(what + ": entry " + quoted(name) + ": appears twice");
+    if (!seen.insert(*path).second) return fail_input(what + ": entry " + in_quotes(name) + ": appears twice");
     if (type == LayerFile::Type::directory) continue;
     if (path->starts_with("blobs/")) {
       const auto slash = path->find('/', 6);
       auto digest = slash == std::string::npos
                         ? Result<Digest>(fail_input("not blobs/ALGORITHM/HEX"))
                         : Digest::parse(path->substr(6, slash - 6) + ":" + path->substr(slash + 1));
-      if (!digest) return fail_input(what + ": entry " + quoted(name) + ": not a blob name (" + digest.error().message + ")");
+      if (!digest) return fail_input(what + ": entry " + in_quotes(name) + ": not a blob name (" + digest.error().message + ")");
       if (auto s = check_blob_data(a->get(), *digest, archive_entry_size(entry), buffer, what, name); !s) return fail(s.error());
       out.blobs.emplace(*digest, archive_entry_size(entry));
     } else if (*path == "index.json") {
@@ -573,7 +573,7 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
     if (!writer) return fail(writer.error());
     for (;;) {
       const la_ssize_t n = archive_read_data(a->get(), buffer.data(), buffer.size());
-      if (n < 0) return fail_input(what + ": entry " + quoted(*path) + ": " + archive_error(a->get()));
+      if (n < 0) return fail_input(what + ": entry " + in_quotes(*path) + ": " + archive_error(a->get()));
       if (n == 0) break;
       if (auto s = writer->write(std::span(buffer.data(), static_cast<std::size_t>(n))); !s) return s;
     }
