@@ -587,16 +587,35 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
   return {};
 }
 
-// Every blob of the manifest `d` (itself, its config, its layers) is in the store.
-Status check_complete(const Store& store, const Descriptor& d, const std::string& of) {
-  if (!store.has_blob(d)) return fail_input(of + ": the bundle lacks its manifest " + d.digest.str());
-  auto manifest = read_manifest(store, d);
-  if (!manifest) return fail(std::move(manifest.error()).context(of));
-  if (!store.has_blob(manifest->config)) return fail_input(of + ": the bundle lacks its config " + manifest->config.digest.str());
-  for (const auto& layer : manifest->layers) {
-    if (!store.has_blob(layer)) return fail_input(of + ": the bundle lacks its layer " + layer.digest.str());
+// The manifests `wanted` (those index.json lists), read from the bundle; the other entries are skipped,
+// which for an uncompressed tarball is a seek.
+Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle, const std::string& what,
+                                                         const std::set<Digest>& wanted) {
+  auto a = open_tar(bundle, what);
+  if (!a) return fail(a.error());
+  std::map<Digest, Manifest> out;
+  archive_entry* entry = nullptr;
+  int r = ARCHIVE_OK;
+  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
+    const char* raw = archive_entry_pathname(entry);
+    auto path = bundle_path(raw != nullptr ? raw : "", what);
+    if (!path) return fail(path.error());
+    if (!path->starts_with("blobs/") || file_type(entry) != LayerFile::Type::file) continue;
+    const auto slash = path->find('/', 6);
+    if (slash == std::string::npos) continue;
+    auto digest = Digest::parse(path->substr(6, slash - 6) + ":" + path->substr(slash + 1));
+    if (!digest || !wanted.contains(*digest)) continue;
+    auto text = read_document(a->get(), entry, what, *path);
+    if (!text) return fail(text.error());
+    if (digest_of(*text, digest->algorithm()) != *digest) return fail_input(what + ": changed while it was being read");
+    auto json = parse_json(*text, what + ": manifest " + digest->str());
+    if (!json) return fail(json.error());
+    auto manifest = manifest_from_json(*json, what + ": manifest " + digest->str());
+    if (!manifest) return fail(manifest.error());
+    out.emplace(*digest, std::move(*manifest));
   }
-  return {};
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  return out;
 }
 
 }  // namespace
@@ -624,11 +643,29 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
       records.push_back(std::move(*record));
     }
   }
-  // Everything named must be in the bundle before anything is written.
-  for (const auto& d : index->manifests) {
+  if (records.empty()) return fail_input(what + ": index.json lists no records (arec import reads what arec export writes)");
+  // Everything named must be in the bundle before anything is written: the manifests index.json lists,
+  // and their configs and layers.
+  const auto held = [&](const Descriptor& d) {
     const auto found = checked->blobs.find(d.digest);
-    if (found == checked->blobs.end() || found->second != d.size) {
-      return fail_input(what + ": index.json lists " + d.digest.str() + ", which the bundle does not hold");
+    return found != checked->blobs.end() && found->second == d.size;
+  };
+  std::vector<Descriptor> listed;
+  for (const auto& r : records) listed.push_back(r.manifest);
+  for (const auto& [subject, of_subject] : referrers) listed.insert(listed.end(), of_subject.begin(), of_subject.end());
+  std::set<Digest> wanted;
+  for (const auto& d : listed) {
+    if (!held(d)) return fail_input(what + ": index.json lists " + d.digest.str() + ", which the bundle does not hold");
+    wanted.insert(d.digest);
+  }
+  auto manifests = read_bundle_manifests(bundle, what, wanted);
+  if (!manifests) return fail(manifests.error());
+  for (const auto& [digest, manifest] : *manifests) {
+    for (const auto& blob : manifest.layers) {
+      if (!held(blob)) return fail_input(what + ": manifest " + digest.str() + " needs the layer " + blob.digest.str() + ", which the bundle does not hold");
+    }
+    if (!held(manifest.config)) {
+      return fail_input(what + ": manifest " + digest.str() + " needs the config " + manifest.config.digest.str() + ", which the bundle does not hold");
     }
   }
 
@@ -636,29 +673,23 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   if (!store) return fail(store.error());
   ImportSummary summary;
   if (auto s = write_blobs(bundle, what, *store, checked->blobs, summary); !s) return fail(s.error());
-  for (const auto& record : records) {
-    if (auto s = check_complete(*store, record.manifest, what + ": " + record.identity()); !s) return fail(s.error());
-    for (const auto& referrer : referrers[record.manifest.digest.str()]) {
-      if (auto s = check_complete(*store, referrer, what + ": referrer " + referrer.digest.str()); !s) return fail(s.error());
-    }
-  }
 
   auto history = store->records(History::all);
   if (!history) return fail(history.error());
   for (const auto& record : records) {
-    const bool held = std::any_of(history->begin(), history->end(), [&](const Record& r) {
+    const bool in_history = std::any_of(history->begin(), history->end(), [&](const Record& r) {
       return r.repository() == record.repository() && r.manifest.digest == record.manifest.digest && r.recorded == record.recorded;
     });
-    if (held) {
+    if (in_history) {
       ++summary.records_present;
       continue;
     }
-    const auto& listed = referrers[record.manifest.digest.str()];
-    auto committed = store->commit(record, listed);
+    const auto& of_record = referrers[record.manifest.digest.str()];
+    auto committed = store->commit(record, of_record);
     if (!committed) return fail(committed.error());
     if (committed->changed) {
       ++summary.records_added;
-      summary.referrers += static_cast<int>(listed.size());
+      summary.referrers += static_cast<int>(of_record.size());
     } else {
       ++summary.records_present;
     }

@@ -89,11 +89,13 @@ struct ImportSummary {
 
 nlohmann::json to_json(const ImportSummary& summary);
 
-// Reads an OCI bundle into the store at `store_dir` (created when missing). A first pass checks every
-// entry (no absolute path, no "..", no link, only regular files and directories, blob names that are
-// digests, each blob's size and digest) and reads index.json; anything wrong is refused before the
-// store is opened. A second pass writes the blobs, then each record of index.json is committed, oldest
-// first, with its referrers; one the store's history holds already (same digest and time) is skipped.
+// Reads an OCI bundle into the store at `store_dir` (created when missing), in three streamed passes
+// over the tarball. The first checks every entry (no absolute path, no "..", no link, only regular files
+// and directories, blob names that are digests, each blob's size and digest) and reads index.json; the
+// second reads the manifests it lists and checks that the bundle holds every blob they need. Anything
+// wrong is refused before the store is opened. The third writes the blobs the store lacks; then each
+// record of index.json is committed, oldest first, with its referrers; one the store's history holds
+// already (same digest and time) is skipped.
 Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir);
 
 }  // namespace arec

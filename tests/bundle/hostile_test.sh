@@ -4,6 +4,7 @@
 # not a regular file, or a blob whose bytes are not its digest.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
+command -v skopeo >/dev/null || skip "skopeo is not installed (scripts/deps installs it)"
 make_history
 "$AREC" export mesh --history -o "$T/good.tar" >/dev/null
 other=$T/other
@@ -12,7 +13,8 @@ other=$T/other
 "$AREC" export mesh/extra -o "$T/extra.tar" >/dev/null
 blob=$(tar -tf "$T/good.tar" | grep '^blobs/sha256/.' | head -1)
 
-# hostile OUT KIND NAME [TARGET]: the good bundle plus one entry.
+# hostile OUT KIND NAME [TARGET]: the good bundle with one entry added (KIND file, symlink, hardlink,
+# fifo) or taken out (drop).
 hostile() {
   python3 - "$T/extra.tar" "$@" <<'PY'
 import io, sys, tarfile
@@ -23,6 +25,8 @@ with tarfile.open(source) as src, tarfile.open(out, "w", format=tarfile.PAX_FORM
         if member.name == name:
             continue
         dst.addfile(member, src.extractfile(member) if member.isfile() else None)
+    if kind == "drop":
+        sys.exit(0)
     info = tarfile.TarInfo(name)
     data = None
     if kind == "file":
@@ -83,6 +87,18 @@ note "a docker archive, a file that is no tar"
 check_refused "$T/docker.tar" "a docker archive; arec import reads OCI bundles (arec export --format oci)"
 head -c 5000 /dev/urandom >"$T/noise.tar"
 check_refused "$T/noise.tar" "bundle $T/noise.tar"
+
+note "an incomplete bundle: a manifest or a layer missing"
+extra_manifest=$(tar -xOf "$T/extra.tar" index.json | jq -r '.manifests[] | select(.annotations["dev.arec.name"] == "extra") | .digest')
+extra_layer=$(tar -xOf "$T/extra.tar" "blobs/sha256/${extra_manifest#sha256:}" | jq -r '.layers[0].digest')
+hostile "$T/no-manifest.tar" drop "blobs/sha256/${extra_manifest#sha256:}"
+check_refused "$T/no-manifest.tar" "index.json lists $extra_manifest, which the bundle does not hold"
+hostile "$T/no-layer.tar" drop "blobs/sha256/${extra_layer#sha256:}"
+check_refused "$T/no-layer.tar" "manifest $extra_manifest needs the layer $extra_layer, which the bundle does not hold"
+
+note "an OCI archive without records"
+skopeo copy -q "oci:$T/store:mesh/extra" "oci-archive:$T/foreign.tar:extra"
+check_refused "$T/foreign.tar" "index.json lists no records (arec import reads what arec export writes)"
 
 note "the good bundle still imports"
 expect_exit 0 "$AREC" --store "$other" import "$T/extra.tar" --json
