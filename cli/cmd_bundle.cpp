@@ -110,7 +110,8 @@ void add_export(CLI::App& app, Globals& globals, Action& action) {
   cmd->footer("Examples:\n"
               "  arec export mesh -o mesh.tar --history\n"
               "  arec export mesh/controlplane --format docker -o cp.tar && docker load -i cp.tar\n"
-              "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).");
+              "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).\n"
+              "Exit codes: 0 written, 2 bad input (a record not in the store, an unwritable output).");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_export(globals, *o); }; });
 }
 
@@ -122,7 +123,8 @@ void add_import(CLI::App& app, Globals& globals, Action& action) {
   cmd->footer("Examples:\n"
               "  arec import mesh.tar && arec push mesh\n"
               "Every blob is verified; a bundle with an absolute path, \"..\", a link or a blob that does not match\n"
-              "its digest is refused (exit 2) before the store is touched.");
+              "its digest is refused before the store is touched.\n"
+              "Exit codes: 0 imported, 2 a bundle refused or bad input.");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_import(globals, *o); }; });
 }
 

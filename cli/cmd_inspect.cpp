@@ -172,7 +172,8 @@ void add_inspect(CLI::App& app, Globals& globals, Action& action) {
               "  arec inspect mesh/controlplane\n"
               "  arec inspect mesh/controlplane@sha256:3d8a… --files\n"
               "  arec inspect 127.0.0.1:5000/mesh/controlplane:latest --json\n"
-              "A registry reference is read from the registry into a temporary layout; the store is not changed.");
+              "A registry reference is read from the registry into a temporary layout; the store is not changed.\n"
+              "Exit codes: 0 shown, 2 bad input or no such record, 3 registry or network failure.");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_inspect(globals, *o); }; });
 }
 
