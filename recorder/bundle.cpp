@@ -258,7 +258,7 @@ Status copy_blob_data(archive* a, const Layout& store, const Descriptor& blob, s
 Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, const fs::Path& output, std::int64_t mtime) {
   std::sort(entries.begin(), entries.end(), [](const BundleEntry& x, const BundleEntry& y) { return x.path < y.path; });
   auto file = fs::AtomicFile::create(fs::directory_of(output), output);
-  if (!file) return fail(file.error());
+  if (!file) return fail(std::move(file.error()).context("writing " + output.string()));
   TarOutput out{&*file, {}};
   std::unique_ptr<archive, WriteDeleter> a(archive_write_new());
   archive_write_set_format_pax_restricted(a.get());

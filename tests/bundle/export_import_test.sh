@@ -53,6 +53,20 @@ expect_eq 1 "$(jq .records <<<"$OUT")" "records"
 expect_exit 2 "$AREC" export mesh/nothing -o "$T/none.tar"
 expect_one_line_error '"mesh/nothing": no such record in the store'
 [[ ! -e $T/none.tar ]] || fail "a failed export left $T/none.tar"
+expect_exit 2 "$AREC" export mesh -o "$T/missing/dir/none.tar"
+expect_one_line_error "writing $T/missing/dir/none.tar: "
 expect_exit 2 "$AREC" export mesh --format tarball -o "$T/none.tar"
 [[ ! -e $T/none.tar ]] || fail "a failed export left $T/none.tar"
+note "a blob that does not match its digest stops the export; the tarball there before is kept whole"
+cp -a "$T/store" "$T/broken"
+layer=$(jq -r .layers[0].digest "$T/broken/blobs/sha256/${TOOL#sha256:}")
+blob=$T/broken/blobs/sha256/${layer#sha256:}
+chmod u+w "$blob"
+head -c "$(stat -c %s "$blob")" /dev/zero >"$blob"
+mkdir "$T/out"
+cp "$T/latest.tar" "$T/out/bundle.tar"
+expect_exit 2 "$AREC" --store "$T/broken" export mesh -o "$T/out/bundle.tar"
+expect_one_line_error "$blob: content does not match its digest"
+cmp "$T/latest.tar" "$T/out/bundle.tar" || fail "a failed export changed the tarball it was to replace"
+expect_eq bundle.tar "$(ls -A "$T/out")" "files beside the tarball after a failed export"
 echo PASS
