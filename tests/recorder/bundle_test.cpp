@@ -1,0 +1,170 @@
+#include "recorder/bundle.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+
+namespace arec {
+namespace {
+
+using test::TempDir;
+
+struct TarItem {
+  std::string path;
+  enum { file, dir, symlink, hardlink } kind = file;
+  std::string content_or_target;
+};
+
+// A layer's tar as another image builder would write it, gzip'd or plain.
+std::string make_tar(const std::vector<TarItem>& items, bool gzip) {
+  std::string out;
+  archive* a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  if (gzip) archive_write_add_filter_gzip(a);
+  archive_write_open(
+      a, &out, nullptr,
+      [](archive*, void* data, const void* buffer, size_t length) -> la_ssize_t {
+        static_cast<std::string*>(data)->append(static_cast<const char*>(buffer), length);
+        return static_cast<la_ssize_t>(length);
+      },
+      nullptr);
+  for (const auto& item : items) {
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, item.path.c_str());
+    archive_entry_set_perm(e, item.kind == TarItem::file ? 0640 : 0755);
+    switch (item.kind) {
+      case TarItem::file:
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_size(e, static_cast<la_int64_t>(item.content_or_target.size()));
+        break;
+      case TarItem::dir: archive_entry_set_filetype(e, AE_IFDIR); break;
+      case TarItem::symlink:
+        archive_entry_set_filetype(e, AE_IFLNK);
+        archive_entry_set_symlink(e, item.content_or_target.c_str());
+        break;
+      case TarItem::hardlink:
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_hardlink(e, item.content_or_target.c_str());
+        break;
+    }
+    archive_write_header(a, e);
+    if (item.kind == TarItem::file) archive_write_data(a, item.content_or_target.data(), item.content_or_target.size());
+    archive_entry_free(e);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+  return out;
+}
+
+class BundleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = Store::open(m_dir / "store");
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    m_store.emplace(std::move(*store));
+  }
+
+  // Records module/name as an image of one gzip layer holding `items`, at time `recorded`.
+  Record record(const std::string& name, const std::vector<TarItem>& items, const std::string& recorded) {
+    auto layer = m_store->put_blob(make_tar(items, true), media_type::k_layer_gzip);
+    EXPECT_TRUE(layer.has_value());
+    ImageConfig config;
+    config.architecture = "amd64";
+    config.os = "linux";
+    config.config = {{"Entrypoint", {"/bin/" + name}}, {"Env", {"A=b"}}};
+    config.diff_ids.push_back(layer->digest);  // not the real DiffID: nothing here reads it
+    auto config_blob = m_store->put_blob(canonical_json(to_json(config)).value(), media_type::k_config);
+    Manifest manifest;
+    manifest.config = *config_blob;
+    manifest.layers.push_back(*layer);
+    auto manifest_blob = m_store->put_blob(canonical_json(to_json(manifest)).value(), media_type::k_manifest);
+    Record r{"demo", name, *manifest_blob, recorded, "t-" + name, "Release", "", ""};
+    auto committed = m_store->commit(r);
+    EXPECT_TRUE(committed.has_value());
+    return r;
+  }
+
+  TempDir m_dir;
+  std::optional<Store> m_store;
+};
+
+TEST_F(BundleTest, ListsALayersEntriesAsTarDoes) {
+  const auto plain = m_store->put_blob(make_tar({{"./usr/", TarItem::dir, ""},
+                                                 {"usr/bin/app", TarItem::file, "12345"},
+                                                 {"usr/bin/alias", TarItem::hardlink, "usr/bin/app"},
+                                                 {"lib", TarItem::symlink, "usr/lib"}},
+                                                false),
+                                       media_type::k_layer_tar);
+  ASSERT_TRUE(plain.has_value());
+  auto files = list_layer_files(*m_store, *plain);
+  ASSERT_TRUE(files.has_value()) << files.error().message;
+  ASSERT_EQ(files->size(), 4u);
+  EXPECT_EQ((*files)[0].path, "/usr");
+  EXPECT_EQ(mode_string((*files)[0]), "drwxr-xr-x");
+  EXPECT_EQ((*files)[1].path, "/usr/bin/app");
+  EXPECT_EQ((*files)[1].size, 5);
+  EXPECT_EQ(mode_string((*files)[1]), "-rw-r-----");
+  EXPECT_EQ((*files)[2].type, LayerFile::Type::hardlink);
+  EXPECT_EQ((*files)[2].link_target, "/usr/bin/app");
+  EXPECT_EQ((*files)[3].type, LayerFile::Type::symlink);
+  EXPECT_EQ((*files)[3].link_target, "usr/lib");
+  EXPECT_EQ(to_json((*files)[3]).dump(), R"({"linkTarget":"usr/lib","mode":"lrwxr-xr-x","path":"/lib","type":"symlink"})");
+
+  const auto not_tar = m_store->put_blob("not a tar at all", media_type::k_layer_tar);
+  auto refused = list_layer_files(*m_store, *not_tar);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("layer " + not_tar->digest.str()), std::string::npos) << refused.error().message;
+}
+
+TEST_F(BundleTest, DescribesAnImage) {
+  const Record r = record("app", {{"bin/app", TarItem::file, "x"}}, "2026-01-01T00:00:00Z");
+  auto d = describe_image(*m_store, r.manifest, LayerListing::yes);
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  EXPECT_EQ(d->platform(), "linux/amd64");
+  const auto json = to_json(*d);
+  EXPECT_EQ(json["config"]["entrypoint"].dump(), R"(["/bin/app"])");
+  EXPECT_EQ(json["config"]["env"].dump(), R"(["A=b"])");
+  EXPECT_EQ(json["layers"][0]["files"][0]["path"], "/bin/app");
+}
+
+TEST_F(BundleTest, ExportThenImportKeepsTheHistoryAndTheBytes) {
+  const Record first = record("app", {{"bin/app", TarItem::file, "one"}}, "2026-01-01T00:00:00Z");
+  const Record second = record("app", {{"bin/app", TarItem::file, "two"}}, "2026-01-02T00:00:00Z");
+  auto history = m_store->records(History::all);
+  ASSERT_TRUE(history.has_value());
+  ASSERT_EQ(history->size(), 2u);
+
+  const auto one = m_dir / "one.tar";
+  const auto two = m_dir / "two.tar";
+  auto summary = export_bundle(*m_store, *history, one, BundleFormat::oci, 0);
+  ASSERT_TRUE(summary.has_value()) << summary.error().message;
+  EXPECT_EQ(summary->records, 2);
+  EXPECT_EQ(summary->blobs, 6);  // two manifests, two configs, two layers
+  ASSERT_TRUE(export_bundle(*m_store, *history, two, BundleFormat::oci, 0).has_value());
+  EXPECT_EQ(test::read_file(one), test::read_file(two));
+
+  auto imported = import_bundle(one, m_dir / "other");
+  ASSERT_TRUE(imported.has_value()) << imported.error().message;
+  EXPECT_EQ(imported->records_added, 2);
+  EXPECT_EQ(imported->blobs_written, 6);
+  auto other = Store::open_existing(m_dir / "other");
+  ASSERT_TRUE(other.has_value());
+  auto other_history = other->records(History::all);
+  ASSERT_TRUE(other_history.has_value());
+  ASSERT_EQ(other_history->size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(to_json((*other_history)[i]), to_json((*history)[i]));
+  auto latest = other->latest("demo", "app");
+  ASSERT_TRUE(latest.has_value() && latest->has_value());
+  EXPECT_EQ((*latest)->manifest.digest, second.manifest.digest);
+  EXPECT_EQ(test::read_file(other->blob_path(first.manifest.digest)), test::read_file(m_store->blob_path(first.manifest.digest)));
+
+  auto again = import_bundle(one, m_dir / "other");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->records_added, 0);
+  EXPECT_EQ(again->records_present, 2);
+}
+
+}  // namespace
+}  // namespace arec
