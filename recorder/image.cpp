@@ -84,7 +84,7 @@ Result<std::optional<BaseParts>> read_base(const RecordRequest& request) {
   auto manifest = base.layout.read_manifest(base.manifest);
   if (!manifest) return fail(std::move(manifest.error()).context(what));
   auto config = base.layout.read_config(*manifest);
-  if (!config) return fail(std::move(config.error()).context(what + " config"));
+  if (!config) return fail(std::move(config.error()).context(what));
   if (config->diff_ids.size() != manifest->layers.size()) {
     return fail_input(what + ": config lists " + std::to_string(config->diff_ids.size()) + " layers, manifest " +
                       std::to_string(manifest->layers.size()));
@@ -305,6 +305,20 @@ Result<Descriptor> write_image(const RecordRequest& request, const ImageConfig& 
   return descriptor;
 }
 
+// The record of `manifest`, made now.
+Record new_record(const RecordRequest& request, const Descriptor& manifest, std::string revision) {
+  Record record;
+  record.module = request.module;
+  record.name = request.name;
+  record.manifest = manifest;
+  record.recorded = now_rfc3339();
+  record.target = request.target;
+  record.config = request.config;
+  record.revision = std::move(revision);
+  if (request.base) record.base_digest = request.base->manifest.digest.str();
+  return record;
+}
+
 }  // namespace
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
@@ -326,6 +340,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   auto manifest = write_image(request, image_config(request, *base, *layer), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
+  // git runs only when the SBOM or a new record needs the revision: an unchanged relink asks nothing.
   std::optional<std::string> revision;
   auto revision_of_sources = [&]() -> const std::string& {
     if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
@@ -336,16 +351,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty()) {
     return RecordOutcome{**previous, false, std::move(*warnings)};  // nothing new: no lock, no write
   }
-  Record record;
-  record.module = request.module;
-  record.name = request.name;
-  record.manifest = *manifest;
-  record.recorded = now_rfc3339();
-  record.target = request.target;
-  record.config = request.config;
-  record.revision = revision_of_sources();
-  if (request.base) record.base_digest = request.base->manifest.digest.str();
-  auto commit = store.commit(record, *referrers);
+  auto commit = store.commit(new_record(request, *manifest, revision_of_sources()), *referrers);
   if (!commit) return fail(commit.error());
   return RecordOutcome{commit->record, commit->changed, std::move(*warnings)};
 }

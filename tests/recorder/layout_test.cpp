@@ -6,6 +6,7 @@
 
 #include "recorder/image.hpp"
 #include "recorder/store.hpp"
+#include "support/record_request.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arec {
@@ -21,14 +22,7 @@ class LayoutRead : public ::testing::Test {
     auto store = Store::open(m_tmp / "store");
     ASSERT_TRUE(store) << store.error().message;
     m_store.emplace(std::move(*store));
-    RecordRequest r;
-    r.module = "mesh";
-    r.name = "app";
-    r.runtime = Runtime::none;
-    r.sbom = SbomFormat::none;
-    r.revision = "0123456789abcdef0123456789abcdef01234567";
-    r.entries = *collect_entries({*parse_layer_input(LayerInput::Kind::directory, (m_tmp / "src").string() + "=/srv")});
-    auto outcome = record_image(r, *m_store);
+    auto outcome = record_image(test::plain_request(m_tmp / "src", "mesh", "app"), *m_store);
     ASSERT_TRUE(outcome) << outcome.error().message;
     m_image = outcome->record.manifest;
   }

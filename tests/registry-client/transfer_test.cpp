@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "recorder/image.hpp"
+#include "support/record_request.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arec {
@@ -114,14 +114,7 @@ TEST(MountSources, OfAStoreOffersTheNewestRecordFirst) {
   ASSERT_TRUE(store) << store.error().message;
   test::write_file(tmp / "src/shared.txt", "the same layer in two repositories");
   auto record = [&](const std::string& name) {
-    RecordRequest r;
-    r.module = "mesh";
-    r.name = name;
-    r.runtime = Runtime::none;
-    r.sbom = SbomFormat::none;
-    r.revision = "0123456789abcdef0123456789abcdef01234567";
-    r.entries = *collect_entries({*parse_layer_input(LayerInput::Kind::directory, (tmp / "src").string() + "=/srv")});
-    auto outcome = record_image(r, *store);
+    auto outcome = record_image(test::plain_request(tmp / "src", "mesh", name), *store);
     EXPECT_TRUE(outcome) << outcome.error().message;
     return outcome->record;
   };
