@@ -70,13 +70,26 @@ Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEn
   return Layer{*descriptor, diff_id};
 }
 
-Result<Manifest> read_base_manifest(const BaseImage& base) {
+// What a record takes from its base image: the manifest (its layers) and the config it extends.
+struct BaseParts {
+  Manifest manifest;
+  ImageConfig config;
+};
+
+// The base's manifest and config, checked against each other; nothing without a base.
+Result<std::optional<BaseParts>> read_base(const RecordRequest& request) {
+  if (!request.base) return std::nullopt;
+  const BaseImage& base = *request.base;
   const std::string what = "base image " + base.manifest.digest.str();
-  auto manifest_bytes = base.layout.read_blob(base.manifest);
-  if (!manifest_bytes) return fail(std::move(manifest_bytes.error()).context(what));
-  auto manifest_json = parse_json(*manifest_bytes, what);
-  if (!manifest_json) return fail(manifest_json.error());
-  return manifest_from_json(*manifest_json, what);
+  auto manifest = base.layout.read_manifest(base.manifest);
+  if (!manifest) return fail(std::move(manifest.error()).context(what));
+  auto config = base.layout.read_config(*manifest);
+  if (!config) return fail(std::move(config.error()).context(what));
+  if (config->diff_ids.size() != manifest->layers.size()) {
+    return fail_input(what + ": config lists " + std::to_string(config->diff_ids.size()) + " layers, manifest " +
+                      std::to_string(manifest->layers.size()));
+  }
+  return BaseParts{std::move(*manifest), std::move(*config)};
 }
 
 std::string oci_layer_type(const std::string& media_type) {
@@ -118,18 +131,6 @@ std::string git_revision() {
   return out;
 }
 
-// Whether the store holds an artifact manifest and each of its blobs at full size: after a power loss
-// one may be cut short, and is then made again like any other blob.
-bool holds_artifact(const Store& store, const Descriptor& artifact) {
-  auto bytes = store.read_blob(artifact);
-  if (!bytes) return false;
-  auto json = parse_json(*bytes, artifact.digest.str());
-  if (!json) return false;
-  auto manifest = manifest_from_json(*json, artifact.digest.str());
-  if (!manifest || !store.has_blob(manifest->config)) return false;
-  return std::ranges::all_of(manifest->layers, [&](const Descriptor& d) { return store.has_blob(d); });
-}
-
 // The SBOM of the layer as a referrer of `image`, unless the store has one for that image already (an
 // unchanged relink costs no second read of its files) or none is wanted.
 Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, const std::vector<LayerEntry>& entries,
@@ -139,7 +140,8 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, con
   auto listed = store.referrers(image.digest);
   if (!listed) return fail(listed.error());
   for (const auto& d : *listed) {
-    if (d.artifact_type == media_type::k_spdx_json && holds_artifact(store, d)) return std::vector<Descriptor>{};
+    // One cut short by a power loss does not count: it is made again like any other blob.
+    if (d.artifact_type == media_type::k_spdx_json && store.holds_image(d)) return std::vector<Descriptor>{};
   }
   SbomFacts facts;
   auto files = sbom_files(entries, DpkgDatabase());
@@ -163,12 +165,8 @@ Result<Descriptor> select_platform_manifest(const Layout& layout, const Descript
   if (descriptor.media_type != media_type::k_index && descriptor.media_type != media_type::k_docker_list) {
     return descriptor;
   }
-  auto bytes = layout.read_blob(descriptor);
-  if (!bytes) return fail(bytes.error());
-  auto json = parse_json(*bytes, what);
-  if (!json) return fail(json.error());
-  auto index = index_from_json(*json, what);
-  if (!index) return fail(index.error());
+  auto index = layout.read_image_index(descriptor);
+  if (!index) return fail(std::move(index.error()).context(what));
   const Platform host = host_platform();
   for (const auto& m : index->manifests) {
     if (m.platform && m.platform->os == host.os && m.platform->architecture == host.architecture) return m;
@@ -217,6 +215,8 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
   return BaseImage{store, (*latest)->manifest};
 }
 
+namespace {
+
 // The recorded entries and their runtime closure; `base_manifest` is the base's, when there is one.
 Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, const Manifest* base_manifest) {
   if (request.runtime == Runtime::none) return request.entries;
@@ -235,106 +235,125 @@ Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, cons
   return merge_entries(request.entries, std::move(*closure), "the runtime closure");
 }
 
-Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
-  std::optional<Manifest> base_manifest;
-  if (request.base) {
-    auto read = read_base_manifest(*request.base);
-    if (!read) return fail(read.error());
-    base_manifest = std::move(*read);
-  }
-  // The closure is resolved first: a missing library or a base too old refuses before anything is written.
-  auto entries = layer_entries(request, base_manifest ? &*base_manifest : nullptr);
-  if (!entries) return fail(entries.error());
+// Dynamically linked files recorded with neither their runtime closure nor a base to provide it.
+Result<std::vector<std::string>> unrunnable_warnings(const RecordRequest& request) {
   std::vector<std::string> warnings;
-  if (request.runtime == Runtime::none && !request.base) {
-    auto dynamic = dynamic_executables(request.entries);
-    if (!dynamic) return fail(dynamic.error());
-    for (const auto& path : *dynamic) {
-      warnings.push_back(path + " is dynamically linked and recorded with --runtime none and no --base: the image "
-                         "holds neither its loader nor its libraries, so it cannot run it");
-    }
+  if (request.runtime != Runtime::none || request.base) return warnings;
+  auto dynamic = dynamic_executables(request.entries);
+  if (!dynamic) return fail(dynamic.error());
+  for (const auto& path : *dynamic) {
+    warnings.push_back(path + " is dynamically linked and recorded with --runtime none and no --base: the image "
+                       "holds neither its loader nor its libraries, so it cannot run it");
   }
-  auto previous = store.latest(request.module, request.name);
-  if (!previous) return fail(previous.error());
+  return warnings;
+}
 
+// The base's layers, copied into the store as they are (reused by digest, never re-packed).
+Result<std::vector<Descriptor>> copy_base_layers(const RecordRequest& request, const std::optional<BaseParts>& base,
+                                                 Store& store) {
+  std::vector<Descriptor> layers;
+  if (!base) return layers;
+  for (const auto& layer : base->manifest.layers) {
+    auto copied = store.copy_blob(request.base->layout, layer);
+    if (!copied) return fail(std::move(copied.error()).context("base image " + request.base->manifest.digest.str()));
+    Descriptor d = layer;
+    d.media_type = oci_layer_type(layer.media_type);
+    layers.push_back(std::move(d));
+  }
+  return layers;
+}
+
+// The base's config (or this machine's platform) with the new layer, environment and entrypoint.
+ImageConfig image_config(const RecordRequest& request, const std::optional<BaseParts>& base, const Layer& layer) {
   ImageConfig config;
-  Manifest manifest;
-  if (request.base) {
-    const std::string what = "base image " + request.base->manifest.digest.str();
-    auto config_bytes = request.base->layout.read_blob(base_manifest->config);
-    if (!config_bytes) return fail(std::move(config_bytes.error()).context(what));
-    auto config_json = parse_json(*config_bytes, what + " config");
-    if (!config_json) return fail(config_json.error());
-    auto base_config = config_from_json(*config_json, what + " config");
-    if (!base_config) return fail(base_config.error());
-    if (base_config->diff_ids.size() != base_manifest->layers.size()) {
-      return fail_input(what + ": config lists " + std::to_string(base_config->diff_ids.size()) +
-                        " layers, manifest " + std::to_string(base_manifest->layers.size()));
-    }
-    config = std::move(*base_config);
-    // Base layers are reused by digest: copied into the store as they are, never re-packed.
-    for (const auto& layer : base_manifest->layers) {
-      auto copied = store.copy_blob(request.base->layout, layer);
-      if (!copied) return fail(std::move(copied.error()).context(what));
-      Descriptor d = layer;
-      d.media_type = oci_layer_type(layer.media_type);
-      manifest.layers.push_back(std::move(d));
-    }
-    manifest.annotations.emplace(annotation::k_base_digest, request.base->manifest.digest.str());
+  if (base) {
+    config = base->config;
   } else {
     const Platform host = host_platform();
     config.architecture = host.architecture;
     config.os = host.os;
     config.variant = host.variant;
   }
-
-  auto layer = pack_layer(request, *entries, store, previous->has_value());
-  if (!layer) return fail(layer.error());
-
   const std::string created = rfc3339(request.mtime);
   config.created = created;
-  config.diff_ids.push_back(layer->diff_id);
+  config.diff_ids.push_back(layer.diff_id);
   config.history.push_back({created, "arec record", "", "", false});
   merge_env(config.config, request.env);
   if (!request.entrypoint.empty()) {
     config.config["Entrypoint"] = request.entrypoint;
     config.config.erase("Cmd");  // as Dockerfile ENTRYPOINT does: an inherited command no longer applies
   }
+  return config;
+}
+
+// Writes the config and the manifest (the base's layers, then the new one); returns the manifest's descriptor.
+Result<Descriptor> write_image(const RecordRequest& request, const ImageConfig& config, std::vector<Descriptor> layers,
+                               Store& store) {
+  Manifest manifest;
   auto config_text = canonical_json(to_json(config));
   if (!config_text) return fail(std::move(config_text.error()).context("writing the image config"));
   auto config_descriptor = store.put_blob(*config_text, media_type::k_config);
   if (!config_descriptor) return fail(config_descriptor.error());
-
   manifest.config = *config_descriptor;
-  manifest.layers.push_back(layer->descriptor);
+  manifest.layers = std::move(layers);
+  if (request.base) manifest.annotations.emplace(annotation::k_base_digest, request.base->manifest.digest.str());
   auto manifest_text = canonical_json(to_json(manifest));
   if (!manifest_text) return fail(manifest_text.error());
-  auto manifest_descriptor = store.put_blob(*manifest_text, media_type::k_manifest);
-  if (!manifest_descriptor) return fail(manifest_descriptor.error());
-  manifest_descriptor->platform = Platform{config.architecture, config.os, config.variant};
+  auto descriptor = store.put_blob(*manifest_text, media_type::k_manifest);
+  if (!descriptor) return fail(descriptor.error());
+  descriptor->platform = Platform{config.architecture, config.os, config.variant};
+  return descriptor;
+}
 
+// The record of `manifest`, made now.
+Record new_record(const RecordRequest& request, const Descriptor& manifest, std::string revision) {
   Record record;
   record.module = request.module;
   record.name = request.name;
-  record.manifest = *manifest_descriptor;
+  record.manifest = manifest;
+  record.recorded = now_rfc3339();
+  record.target = request.target;
+  record.config = request.config;
+  record.revision = std::move(revision);
+  if (request.base) record.base_digest = request.base->manifest.digest.str();
+  return record;
+}
+
+}  // namespace
+
+Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
+  auto base = read_base(request);
+  if (!base) return fail(base.error());
+  // The closure is resolved first: a missing library or a base too old refuses before anything is written.
+  auto entries = layer_entries(request, *base ? &(*base)->manifest : nullptr);
+  if (!entries) return fail(entries.error());
+  auto warnings = unrunnable_warnings(request);
+  if (!warnings) return fail(warnings.error());
+  auto previous = store.latest(request.module, request.name);
+  if (!previous) return fail(previous.error());
+
+  auto layers = copy_base_layers(request, *base, store);
+  if (!layers) return fail(layers.error());
+  auto layer = pack_layer(request, *entries, store, previous->has_value());
+  if (!layer) return fail(layer.error());
+  layers->push_back(layer->descriptor);
+  auto manifest = write_image(request, image_config(request, *base, *layer), std::move(*layers), store);
+  if (!manifest) return fail(manifest.error());
+
+  // git runs only when the SBOM or a new record needs the revision: an unchanged relink asks nothing.
   std::optional<std::string> revision;
   auto revision_of_sources = [&]() -> const std::string& {
     if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
     return *revision;
   };
-  auto referrers = sbom_referrers(request, *entries, store, record.manifest, revision_of_sources);
+  auto referrers = sbom_referrers(request, *entries, store, *manifest, revision_of_sources);
   if (!referrers) return fail(referrers.error());
-  if (*previous && (*previous)->manifest.digest == record.manifest.digest && referrers->empty()) {
-    return RecordOutcome{**previous, false, std::move(warnings)};  // nothing new: no lock, no write
+  if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty()) {
+    return RecordOutcome{**previous, false, std::move(*warnings)};  // nothing new: no lock, no write
   }
-  record.recorded = now_rfc3339();
-  record.target = request.target;
-  record.config = request.config;
-  record.revision = revision_of_sources();
-  if (request.base) record.base_digest = request.base->manifest.digest.str();
-  auto commit = store.commit(record, *referrers);
+  auto commit = store.commit(new_record(request, *manifest, revision_of_sources()), *referrers);
   if (!commit) return fail(commit.error());
-  return RecordOutcome{commit->record, commit->changed, std::move(warnings)};
+  return RecordOutcome{commit->record, commit->changed, std::move(*warnings)};
 }
 
 }  // namespace arec

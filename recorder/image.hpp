@@ -51,10 +51,8 @@ struct RecordOutcome {
   std::vector<std::string> warnings;
 };
 
-// The layer's entries: the request's, plus their runtime closure unless `runtime` is none. Reads the
-// base's layers when there is a base; writes nothing.
-Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request);
-
+// Reads the base, resolves the runtime closure, packs the layer, writes config and manifest, the SBOM
+// as their referrer, and commits the record (unless the store holds this digest as the latest already).
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store);
 
 }  // namespace arec

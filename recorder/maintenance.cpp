@@ -32,18 +32,8 @@ void reach(const Store& store, const Descriptor& d, std::set<Digest>& reached, s
     }
     return;
   }
-  auto bytes = store.read_blob(d);
-  if (!bytes) {
-    problems.push_back(bytes.error().message);
-    return;
-  }
-  auto json = parse_json(*bytes, store.blob_path(d.digest).string());
-  if (!json) {
-    problems.push_back(json.error().message);
-    return;
-  }
   if (is_index) {
-    auto index = index_from_json(*json, store.blob_path(d.digest).string());
+    auto index = store.read_image_index(d);
     if (!index) {
       problems.push_back(index.error().message);
       return;
@@ -51,13 +41,12 @@ void reach(const Store& store, const Descriptor& d, std::set<Digest>& reached, s
     for (const auto& m : index->manifests) reach(store, m, reached, problems, depth + 1);
     return;
   }
-  auto manifest = manifest_from_json(*json, store.blob_path(d.digest).string());
+  auto manifest = store.read_manifest(d);
   if (!manifest) {
     problems.push_back(manifest.error().message);
     return;
   }
-  reach(store, manifest->config, reached, problems, depth + 1);
-  for (const auto& layer : manifest->layers) reach(store, layer, reached, problems, depth + 1);
+  for (const auto& blob : blobs_of(*manifest)) reach(store, blob, reached, problems, depth + 1);
 }
 
 // Hashes a blob file in blocks and compares it with its name.

@@ -187,6 +187,12 @@ json to_json(const ImageConfig& c) {
   return out;
 }
 
+std::vector<Descriptor> blobs_of(const Manifest& manifest) {
+  std::vector<Descriptor> blobs{manifest.config};
+  blobs.insert(blobs.end(), manifest.layers.begin(), manifest.layers.end());
+  return blobs;
+}
+
 Result<Descriptor> descriptor_from_json(const json& value, std::string_view what) {
   return descriptor_at(value, what, "");
 }

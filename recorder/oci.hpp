@@ -96,6 +96,9 @@ struct ImageConfig {
   nlohmann::json unknown = nlohmann::json::object();
 };
 
+// The blobs a manifest names: its config, then its layers.
+std::vector<Descriptor> blobs_of(const Manifest& manifest);
+
 nlohmann::json to_json(const Descriptor& descriptor);
 nlohmann::json to_json(const Manifest& manifest);
 nlohmann::json to_json(const Index& index);

@@ -364,12 +364,8 @@ Result<std::optional<std::string>> read_sbom(const Store& store, const Digest& i
   for (const auto& d : *referrers) {
     if (d.artifact_type != media_type::k_spdx_json) continue;
     const std::string what = "SBOM manifest " + d.digest.str();
-    auto bytes = store.read_blob(d);
-    if (!bytes) return fail(std::move(bytes.error()).context(what));
-    auto json = parse_json(*bytes, what);
-    if (!json) return fail(json.error());
-    auto manifest = manifest_from_json(*json, what);
-    if (!manifest) return fail(manifest.error());
+    auto manifest = store.read_manifest(d);
+    if (!manifest) return fail(std::move(manifest.error()).context(what));
     if (manifest->layers.size() != 1 || manifest->layers.front().media_type != media_type::k_spdx_json) {
       return fail_input(what + ": expected one layer of type " + std::string(media_type::k_spdx_json));
     }

@@ -83,6 +83,39 @@ Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
   return bytes;
 }
 
+namespace {
+
+// A small document of the layout, parsed by `from_json` under the name of its blob file.
+template <typename Document>
+Result<Document> read_document(const Layout& layout, const Descriptor& descriptor,
+                               Result<Document> (*from_json)(const nlohmann::json&, std::string_view)) {
+  auto bytes = layout.read_blob(descriptor);
+  if (!bytes) return fail(bytes.error());
+  const std::string what = layout.blob_path(descriptor.digest).string();
+  auto json = parse_json(*bytes, what);
+  if (!json) return fail(json.error());
+  return from_json(*json, what);
+}
+
+}  // namespace
+
+Result<Manifest> Layout::read_manifest(const Descriptor& manifest) const {
+  return read_document(*this, manifest, manifest_from_json);
+}
+
+Result<Index> Layout::read_image_index(const Descriptor& index) const {
+  return read_document(*this, index, index_from_json);
+}
+
+Result<ImageConfig> Layout::read_config(const Manifest& manifest) const {
+  return read_document(*this, manifest.config, config_from_json);
+}
+
+bool Layout::holds_image(const Descriptor& manifest) const {
+  auto read = read_manifest(manifest);
+  return read && std::ranges::all_of(blobs_of(*read), [this](const Descriptor& d) { return has_blob(d); });
+}
+
 // ---- BlobWriter ------------------------------------------------------------------------------------
 
 BlobWriter::BlobWriter(fs::AtomicFile file, fs::Path blobs_dir, Hashing hashing)

@@ -38,6 +38,15 @@ class Layout {
   // A small blob (manifest, config), verified against the descriptor's size and digest.
   Result<std::string> read_blob(const Descriptor& descriptor) const;
 
+  // The documents of an image, read with read_blob and parsed. Their errors name the blob's file;
+  // the caller says what it was doing.
+  Result<Manifest> read_manifest(const Descriptor& manifest) const;
+  Result<Index> read_image_index(const Descriptor& index) const;
+  Result<ImageConfig> read_config(const Manifest& manifest) const;
+  // Whether the layout holds the image `manifest` names whole: the manifest, its config and every
+  // layer at full size (has_blob). What misses a blob is fetched or made again by whoever needs it.
+  bool holds_image(const Descriptor& manifest) const;
+
  protected:
   explicit Layout(fs::Path dir) : m_dir(std::move(dir)) {}
   fs::Path m_dir;

@@ -6,21 +6,6 @@
 
 namespace arec {
 
-namespace {
-
-// True when the store holds the record's manifest, config and every layer.
-bool store_has_all_blobs(const Store& store, const Record& record) {
-  auto bytes = store.read_blob(record.manifest);
-  if (!bytes) return false;
-  auto json = parse_json(*bytes, record.identity());
-  if (!json) return false;
-  auto manifest = manifest_from_json(*json, record.identity());
-  if (!manifest || !store.has_blob(manifest->config)) return false;
-  return std::all_of(manifest->layers.begin(), manifest->layers.end(), [&](const Descriptor& d) { return store.has_blob(d); });
-}
-
-}  // namespace
-
 Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, std::optional<std::int64_t> port,
                            std::vector<Record> records, std::string_view ca_file) {
   const auto target = settings.nodes.find(std::string(node));
@@ -60,7 +45,7 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
 Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, const TransferOptions& options) {
   MoveOutcome outcome;
   for (const auto& record : plan.records) {
-    if (store_has_all_blobs(store, record)) continue;
+    if (store.holds_image(record.manifest)) continue;
     spdlog::info("{}: the store lacks some of its blobs; fetching it from {}", record.identity(), plan.from.host);
     Reference source{plan.from.host, record.repository(), "", record.manifest.digest.str()};
     auto pulled = pull_image(store, source, plan.from, options);

@@ -74,20 +74,6 @@ Status run_parallel(Run& run, std::size_t count, const std::function<Status(Sess
   return {};
 }
 
-Result<Manifest> read_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what) {
-  auto bytes = layout.read_blob(descriptor);
-  if (!bytes) return fail(bytes.error());
-  auto json = parse_json(*bytes, what);
-  if (!json) return fail(json.error());
-  return manifest_from_json(*json, what);
-}
-
-std::vector<Descriptor> blobs_of(const Manifest& manifest) {
-  std::vector<Descriptor> blobs{manifest.config};
-  blobs.insert(blobs.end(), manifest.layers.begin(), manifest.layers.end());
-  return blobs;
-}
-
 Progress progress_to(ProgressBoard& board, std::size_t slot, std::stop_token stop) {
   return [&board, slot, stop](std::int64_t bytes) {
     board.set_bytes(slot, bytes);
@@ -96,35 +82,6 @@ Progress progress_to(ProgressBoard& board, std::size_t slot, std::stop_token sto
 }
 
 // ---- push ------------------------------------------------------------------------------------------
-
-// Repositories of the store's records (newest first) that use each blob: where a mount may come from.
-class MountSources {
- public:
-  explicit MountSources(const Store& store) {
-    auto records = store.records(History::all);
-    if (!records) return;
-    for (auto r = records->rbegin(); r != records->rend(); ++r) {
-      auto manifest = read_manifest(store, r->manifest, r->identity());
-      if (!manifest) continue;
-      for (const auto& blob : blobs_of(*manifest)) {
-        auto& repositories = m_repositories[blob.digest];
-        if (std::ranges::find(repositories, r->repository()) == repositories.end()) repositories.push_back(r->repository());
-      }
-    }
-  }
-
-  std::optional<std::string> candidate(const Digest& digest, std::string_view repository) const {
-    const auto it = m_repositories.find(digest);
-    if (it == m_repositories.end()) return std::nullopt;
-    for (const auto& r : it->second) {
-      if (r != repository) return r;
-    }
-    return std::nullopt;
-  }
-
- private:
-  std::map<Digest, std::vector<std::string>> m_repositories;
-};
 
 struct RecordPlan {
   Record record;
@@ -163,12 +120,6 @@ Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const 
   return out;
 }
 
-struct BlobJob {
-  Descriptor blob;
-  std::vector<std::string> repositories;  // every repository that needs it, in the order of the records
-  std::size_t slot = 0;
-};
-
 struct BlobOutcome {
   int uploaded = 0, mounted = 0, skipped = 0;
   std::int64_t bytes = 0;
@@ -176,12 +127,11 @@ struct BlobOutcome {
 
 Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
   RecordPlan plan{record, {}, record.manifest.media_type, {}, false, {}};
+  // The manifest goes up exactly as stored: its bytes, and what they say.
   auto bytes = store.read_blob(record.manifest);
   if (!bytes) return fail(std::move(bytes.error()).context("pushing " + record.identity()));
-  auto json = parse_json(*bytes, record.identity());
-  if (!json) return fail(json.error());
-  auto manifest = manifest_from_json(*json, record.identity());
-  if (!manifest) return fail(manifest.error());
+  auto manifest = store.read_manifest(record.manifest);
+  if (!manifest) return fail(std::move(manifest.error()).context("pushing " + record.identity()));
   plan.bytes = std::move(*bytes);
   if (!manifest->media_type.empty()) plan.media_type = manifest->media_type;
   plan.blobs = blobs_of(*manifest);
@@ -195,13 +145,13 @@ Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& recor
 // One blob into every repository that needs it: skipped where present; the first repository that
 // lacks it gets it mounted from a store repository that may have it, else uploaded; the others
 // mount it from a repository that has it by then.
-Status push_blob(Run& run, Session& session, const Store& store, const MountSources& sources, const BlobJob& job,
-                 ProgressBoard& board, BlobOutcome& outcome, std::stop_token stop) {
+Status push_blob(Run& run, Session& session, const Store& store, const MountSources& sources, const BlobToPush& job,
+                 std::size_t slot, ProgressBoard& board, BlobOutcome& outcome, std::stop_token stop) {
   const std::string digest = job.blob.digest.str();
   std::optional<std::string> holder;
   for (const auto& repository : job.repositories) {
     const std::string context = "pushing " + repository + " to " + run.host();
-    board.set_state(job.slot, "checking");
+    board.set_state(slot, "checking");
     auto size = run.step(context + ": checking blob " + digest, stop, [&] { return session.blob_size(repository, job.blob.digest); });
     if (!size) return fail(size.error());
     if (size->has_value()) {
@@ -215,13 +165,13 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
     bool mounted = false;
     auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
       // Each attempt is a new upload session: a failed one is never resumed.
-      board.set_state(job.slot, from ? "mounting" : "starting");
-      board.set_bytes(job.slot, 0);
+      board.set_state(slot, from ? "mounting" : "starting");
+      board.set_bytes(slot, 0);
       auto start = session.start_upload(repository, job.blob.digest, from);
       if (!start) return std::unexpected(start.error());
       if ((mounted = start->mounted)) return {};
-      board.set_state(job.slot, "uploading");
-      return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size, progress_to(board, job.slot, stop));
+      board.set_state(slot, "uploading");
+      return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size, progress_to(board, slot, stop));
     });
     if (!sent) return fail(sent.error());
     spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository, mounted ? " from " + *from : "");
@@ -233,7 +183,7 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
     }
     holder = repository;
   }
-  board.finish(job.slot, outcome.uploaded > 0 ? "uploaded" : outcome.mounted > 0 ? "mounted" : "present");
+  board.finish(slot, outcome.uploaded > 0 ? "uploaded" : outcome.mounted > 0 ? "mounted" : "present");
   return {};
 }
 
@@ -299,7 +249,7 @@ Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& 
 // The descriptor a referrers index lists for a referrer: its artifactType (or, for an image
 // manifest without one, its config's media type) and its manifest's annotations (distribution-spec 1.1).
 Result<Descriptor> referrer_entry(const Store& store, const Descriptor& referrer) {
-  auto manifest = read_manifest(store, referrer, referrer.digest.str());
+  auto manifest = store.read_manifest(referrer);
   if (!manifest) return fail(manifest.error());
   Descriptor entry{referrer.media_type, referrer.digest, referrer.size, {}, {}, manifest->annotations, {}};
   entry.artifact_type = !manifest->artifact_type.empty() ? manifest->artifact_type : manifest->config.media_type;
@@ -406,14 +356,9 @@ std::optional<Descriptor> complete_local_image(const Store& store, const Digest&
   if (!index) return std::nullopt;
   const auto listed = std::ranges::find(index->manifests, digest, &Descriptor::digest);
   if (listed == index->manifests.end() || !store.has_blob(*listed)) return std::nullopt;
-  auto manifest_descriptor = select_platform_manifest(store, *listed, digest.str());
-  if (!manifest_descriptor) return std::nullopt;
-  auto manifest = read_manifest(store, *manifest_descriptor, digest.str());
-  if (!manifest) return std::nullopt;
-  for (const auto& blob : blobs_of(*manifest)) {
-    if (!store.has_blob(blob)) return std::nullopt;
-  }
-  return *manifest_descriptor;
+  auto manifest = select_platform_manifest(store, *listed, digest.str());
+  if (!manifest || !store.holds_image(*manifest)) return std::nullopt;
+  return *manifest;
 }
 
 }  // namespace
@@ -454,6 +399,51 @@ Result<std::int64_t> default_chunk_size() {
 
 // ---- push ------------------------------------------------------------------------------------------
 
+BlobPlan plan_blobs(const std::vector<ImageToPush>& images) {
+  BlobPlan plan;
+  std::map<Digest, std::size_t> position;
+  for (const auto& image : images) {
+    if (image.present) {
+      plan.skipped += static_cast<int>(image.blobs.size());
+      continue;
+    }
+    for (const auto& blob : image.blobs) {
+      auto [it, added] = position.emplace(blob.digest, plan.blobs.size());
+      if (added) plan.blobs.push_back(BlobToPush{blob, {}});
+      auto& repositories = plan.blobs[it->second].repositories;
+      if (std::ranges::find(repositories, image.repository) == repositories.end()) repositories.push_back(image.repository);
+    }
+  }
+  std::ranges::stable_sort(plan.blobs, std::greater{}, [](const BlobToPush& b) { return b.blob.size; });
+  return plan;
+}
+
+MountSources MountSources::of(const Store& store) {
+  MountSources sources;
+  auto records = store.records(History::all);
+  if (!records) return sources;
+  for (auto r = records->rbegin(); r != records->rend(); ++r) {
+    if (auto manifest = store.read_manifest(r->manifest)) sources.add(r->repository(), *manifest);
+  }
+  return sources;
+}
+
+void MountSources::add(const std::string& repository, const Manifest& manifest) {
+  for (const auto& blob : blobs_of(manifest)) {
+    auto& repositories = m_repositories[blob.digest];
+    if (std::ranges::find(repositories, repository) == repositories.end()) repositories.push_back(repository);
+  }
+}
+
+std::optional<std::string> MountSources::candidate(const Digest& digest, std::string_view repository) const {
+  const auto it = m_repositories.find(digest);
+  if (it == m_repositories.end()) return std::nullopt;
+  for (const auto& r : it->second) {
+    if (r != repository) return r;
+  }
+  return std::nullopt;
+}
+
 nlohmann::json to_json(const PushSummary& summary) {
   nlohmann::json images = nlohmann::json::array();
   for (const auto& image : summary.images) {
@@ -478,33 +468,21 @@ struct BlobCounts {
   std::int64_t bytes = 0;
 };
 
-// Sends the blobs of the plans whose manifest the registry lacks, each distinct blob one job, the
-// largest first so the parallel transfers end together; then puts the manifests and their tags.
+// Sends the blobs plan_blobs picks from the plans, then puts the manifests and their tags.
 Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
-  std::vector<BlobJob> jobs;
-  std::map<Digest, std::size_t> job_of;
-  for (const auto& plan : plans) {
-    for (const auto& blob : plan.blobs) {
-      if (plan.present) {
-        ++counts.skipped;
-        continue;
-      }
-      auto [it, added] = job_of.emplace(blob.digest, jobs.size());
-      if (added) jobs.push_back(BlobJob{blob, {}, 0});
-      auto& repositories = jobs[it->second].repositories;
-      if (std::ranges::find(repositories, plan.record.repository()) == repositories.end()) {
-        repositories.push_back(plan.record.repository());
-      }
-    }
-  }
-  std::ranges::stable_sort(jobs, std::greater{}, [](const BlobJob& j) { return j.blob.size; });
+  std::vector<ImageToPush> images;
+  for (const auto& plan : plans) images.push_back({plan.record.repository(), plan.blobs, plan.present});
+  const BlobPlan planned = plan_blobs(images);
+  counts.skipped += planned.skipped;
+  const auto& jobs = planned.blobs;
   ProgressBoard board(run.options.progress, "pushing to " + run.host());
-  for (auto& job : jobs) job.slot = board.add(job.blob.digest.str().substr(0, 19), job.blob.size);
-  std::optional<MountSources> sources;
-  if (!jobs.empty()) sources.emplace(store);
+  std::vector<std::size_t> slots;
+  for (const auto& job : jobs) slots.push_back(board.add(job.blob.digest.str().substr(0, 19), job.blob.size));
+  // Read only when some blob is missing: a push of what is there already reads no other manifest.
+  const MountSources sources = jobs.empty() ? MountSources() : MountSources::of(store);
   std::vector<BlobOutcome> outcomes(jobs.size());
   auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
-    return push_blob(run, session, store, *sources, jobs[i], board, outcomes[i], stop);
+    return push_blob(run, session, store, sources, jobs[i], slots[i], board, outcomes[i], stop);
   });
   if (!pushed) return fail(pushed.error());
   for (const auto& o : outcomes) {
@@ -607,8 +585,8 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
     if (!child) return fail(child.error());
     outcome.manifest.media_type = child->media_type;
   }
-  auto manifest = read_manifest(store, outcome.manifest, context);
-  if (!manifest) return fail(manifest.error());
+  auto manifest = store.read_manifest(outcome.manifest);
+  if (!manifest) return fail(std::move(manifest.error()).context(context));
 
   std::vector<Descriptor> missing;
   for (const auto& blob : blobs_of(*manifest)) {
@@ -640,8 +618,8 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
       auto fetched = store_manifest(run, store, repository, referrer.digest.str(), context);
       if (!fetched) return fail(fetched.error());
     }
-    auto referrer_manifest = read_manifest(store, referrer, context);
-    if (!referrer_manifest) return fail(referrer_manifest.error());
+    auto referrer_manifest = store.read_manifest(referrer);
+    if (!referrer_manifest) return fail(std::move(referrer_manifest.error()).context(context));
     if (!referrer_manifest->subject || referrer_manifest->subject->digest != outcome.image.digest) {
       return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " +
                                   outcome.image.digest.str() + ", but that is not its subject"));

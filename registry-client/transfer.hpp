@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +68,47 @@ enum class LatestTag { no, yes };
 struct PushTags {
   LatestTag latest = LatestTag::yes;
   std::vector<std::string> extra;  // --tag: on the newest pushed record of each module/name
+};
+
+// ---- push planning: what a push sends, decided before any blob moves ----
+
+// An image of a push: its repository, its blobs (config, then layers) and whether the registry holds
+// its manifest already, and with it every blob the manifest names.
+struct ImageToPush {
+  std::string repository;
+  std::vector<Descriptor> blobs;
+  bool present = false;
+};
+
+// A blob to send: every repository that needs it, in the order of the images.
+struct BlobToPush {
+  Descriptor blob;
+  std::vector<std::string> repositories;
+};
+
+struct BlobPlan {
+  // Each distinct blob of the images the registry lacks, once, the largest first (so the parallel
+  // transfers end together); blobs of equal size keep the images' order.
+  std::vector<BlobToPush> blobs;
+  int skipped = 0;  // blobs of the images that are present: not even asked about
+};
+
+BlobPlan plan_blobs(const std::vector<ImageToPush>& images);
+
+// Where a blob the registry lacks may be mounted from instead of uploaded: the repositories of the
+// store's records that use it, the newest record first.
+class MountSources {
+ public:
+  MountSources() = default;
+  // From every record of the store's history; a record whose manifest cannot be read offers nothing.
+  static MountSources of(const Store& store);
+  // Adds the blobs of an image in `repository`; what was added first is preferred.
+  void add(const std::string& repository, const Manifest& manifest);
+  // The preferred repository other than `repository` that uses `digest`, if any.
+  std::optional<std::string> candidate(const Digest& digest, std::string_view repository) const;
+
+ private:
+  std::map<Digest, std::vector<std::string>> m_repositories;
 };
 
 // Pushes each record to repository module/name by digest. The newest pushed record of each module/name

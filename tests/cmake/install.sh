@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fixture: installs this build of arec into a prefix, as a user would (`cmake --install`), for the tests
-# that use the package through find_package(Arec). Checks the package's files are all there.
+# that use the package through find_package(Arec). Checks the package's files are all there, with
+# Arec::port_reader's library and headers.
 #
 #   install.sh BUILD_DIR CONFIG PREFIX
 set -euo pipefail
@@ -11,4 +12,8 @@ cmake --install "$build" --prefix "$prefix" ${config:+--config "$config"}
 package=$(dirname "$(find "$prefix" -name ArecConfig.cmake -print -quit)")
 for file in ArecConfig.cmake ArecConfigVersion.cmake ArecTargets.cmake ArtifactRecorder.cmake; do
   [[ -f $package/$file ]] || { echo "FAIL: $file was not installed beside ArecConfig.cmake (in ${package:-nowhere})" >&2; exit 1; }
+done
+for file in lib/libarec_port_reader.a include/arec/recorder/port_reader.hpp include/arec/recorder/error.hpp; do
+  [[ -n $(find "$prefix" -path "$prefix/${file%%/*}*/${file#*/}" -print -quit) ]] ||
+    { echo "FAIL: $file was not installed under $prefix" >&2; exit 1; }
 done

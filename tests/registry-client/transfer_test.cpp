@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "support/record_request.hpp"
+#include "support/temp_dir.hpp"
+
 namespace arec {
 namespace {
 
@@ -12,6 +15,119 @@ TEST(Sizes, BytesAndBinaryUnits) {
   EXPECT_EQ(parse_size("512k"), 512 * 1024);
   EXPECT_EQ(parse_size("1G"), std::int64_t{1} << 30);
   for (const char* bad : {"", "M", "12X", "-1", "0", "1.5M"}) EXPECT_FALSE(parse_size(bad)) << bad;
+}
+
+TEST(Sizes, EveryUnitSpelling) {
+  EXPECT_EQ(parse_size("7B"), 7);
+  EXPECT_EQ(parse_size("2K"), 2048);
+  EXPECT_EQ(parse_size("2kiB"), 2048);
+  EXPECT_EQ(parse_size("3m"), std::int64_t{3} << 20);
+  EXPECT_EQ(parse_size("5g"), std::int64_t{5} << 30);
+  EXPECT_EQ(parse_size("5GiB"), std::int64_t{5} << 30);
+  EXPECT_EQ(parse_size("0001k"), 1024) << "leading zeros are digits like any other";
+}
+
+TEST(Sizes, RefusalsNameTheTextAndWhatIsWrong) {
+  const auto unit = parse_size("64T");
+  ASSERT_FALSE(unit);
+  EXPECT_EQ(unit.error().message, "size \"64T\": unknown unit \"T\" (k, M or G)");
+  EXPECT_EQ(unit.error().kind, ErrorKind::input);
+  EXPECT_EQ(parse_size("0M").error().message, "size \"0M\": must be at least 1 byte");
+  EXPECT_EQ(parse_size("MiB").error().message, "size \"MiB\": expected a number of bytes, optionally with k, M or G");
+  EXPECT_FALSE(parse_size("64 M")) << "no blank between number and unit";
+  EXPECT_FALSE(parse_size("64MB")) << "MB is not a binary unit arec knows";
+}
+
+// ---- push planning -------------------------------------------------------------------------------
+
+Descriptor blob(char fill, std::int64_t size) {
+  return Descriptor{"application/octet-stream", *Digest::parse("sha256:" + std::string(64, fill)), size, {}, {}, {}, {}};
+}
+
+// The planned blobs as "digest-letter:repository,repository" in the order they go.
+std::vector<std::string> order(const BlobPlan& plan) {
+  std::vector<std::string> out;
+  for (const auto& b : plan.blobs) {
+    std::string line(1, b.blob.digest.hex().front());
+    line += ':';
+    for (std::size_t i = 0; i < b.repositories.size(); ++i) line += (i ? "," : "") + b.repositories[i];
+    out.push_back(line);
+  }
+  return out;
+}
+
+TEST(PushPlan, LargestFirstEachBlobOnce) {
+  // A layer listed twice in one manifest is still sent once.
+  const auto plan = plan_blobs({{"mesh/app", {blob('c', 300), blob('a', 10), blob('b', 5000), blob('a', 10)}, false}});
+  EXPECT_EQ(order(plan), (std::vector<std::string>{"b:mesh/app", "c:mesh/app", "a:mesh/app"}));
+  EXPECT_EQ(plan.skipped, 0);
+  EXPECT_EQ(plan.blobs.front().blob.size, 5000) << "the whole descriptor travels with the job";
+}
+
+TEST(PushPlan, EqualSizesKeepTheImagesOrder) {
+  const auto plan = plan_blobs({{"mesh/one", {blob('d', 7), blob('a', 7)}, false}, {"mesh/two", {blob('c', 7)}, false}});
+  EXPECT_EQ(order(plan), (std::vector<std::string>{"d:mesh/one", "a:mesh/one", "c:mesh/two"}));
+}
+
+TEST(PushPlan, ASharedBlobIsOneJobForEveryRepositoryThatNeedsIt) {
+  // Two images on the same base layer (e), one of them pushed twice to its repository.
+  const auto plan = plan_blobs({{"mesh/app", {blob('1', 100), blob('e', 9000), blob('2', 50)}, false},
+                                {"mesh/tool", {blob('3', 100), blob('e', 9000), blob('4', 60)}, false},
+                                {"mesh/app", {blob('5', 100), blob('e', 9000), blob('2', 50)}, false}});
+  EXPECT_EQ(order(plan), (std::vector<std::string>{"e:mesh/app,mesh/tool", "1:mesh/app", "3:mesh/tool", "5:mesh/app",
+                                                   "4:mesh/tool", "2:mesh/app"}));
+}
+
+TEST(PushPlan, ImagesTheRegistryHoldsSendNothingAndCountAsSkipped) {
+  const auto plan = plan_blobs({{"mesh/app", {blob('1', 100), blob('e', 9000)}, true},
+                                {"mesh/tool", {blob('3', 100), blob('e', 9000), blob('4', 60)}, false}});
+  // The present image's blobs are skipped unasked, even the one the other image still sends.
+  EXPECT_EQ(plan.skipped, 2);
+  EXPECT_EQ(order(plan), (std::vector<std::string>{"e:mesh/tool", "3:mesh/tool", "4:mesh/tool"}));
+  const auto none = plan_blobs({{"mesh/app", {blob('1', 100), blob('e', 9000)}, true}, {"mesh/app", {blob('1', 100)}, true}});
+  EXPECT_TRUE(none.blobs.empty());
+  EXPECT_EQ(none.skipped, 3);
+  EXPECT_TRUE(plan_blobs({}).blobs.empty());
+}
+
+Manifest manifest_of(std::vector<Descriptor> blobs) {
+  Manifest m;
+  m.config = blobs.front();
+  m.layers.assign(blobs.begin() + 1, blobs.end());
+  return m;
+}
+
+TEST(MountSources, AnotherRepositoryThatUsesTheBlobPreferredInOrderAdded) {
+  MountSources sources;
+  sources.add("mesh/new", manifest_of({blob('1', 1), blob('e', 9)}));
+  sources.add("mesh/old", manifest_of({blob('2', 1), blob('e', 9), blob('f', 3)}));
+  EXPECT_EQ(sources.candidate(blob('e', 9).digest, "mesh/app"), "mesh/new");
+  EXPECT_EQ(sources.candidate(blob('e', 9).digest, "mesh/new"), "mesh/old") << "never the repository being pushed to";
+  EXPECT_EQ(sources.candidate(blob('2', 1).digest, "mesh/app"), "mesh/old") << "configs are blobs too";
+  EXPECT_EQ(sources.candidate(blob('f', 3).digest, "mesh/old"), std::nullopt);
+  EXPECT_EQ(sources.candidate(blob('9', 3).digest, "mesh/app"), std::nullopt);
+}
+
+TEST(MountSources, OfAStoreOffersTheNewestRecordFirst) {
+  test::TempDir tmp;
+  auto store = Store::open(tmp / "store");
+  ASSERT_TRUE(store) << store.error().message;
+  test::write_file(tmp / "src/shared.txt", "the same layer in two repositories");
+  auto record = [&](const std::string& name) {
+    auto outcome = record_image(test::plain_request(tmp / "src", "mesh", name), *store);
+    EXPECT_TRUE(outcome) << outcome.error().message;
+    return outcome->record;
+  };
+  const Record older = record("older");
+  const Record newer = record("newer");
+  auto manifest = store->read_manifest(newer.manifest);
+  ASSERT_TRUE(manifest) << manifest.error().message;
+  const Digest layer = manifest->layers.back().digest;
+  const auto sources = MountSources::of(*store);
+  EXPECT_EQ(sources.candidate(layer, "mesh/other"), "mesh/newer");
+  EXPECT_EQ(sources.candidate(layer, "mesh/newer"), "mesh/older");
+  EXPECT_EQ(sources.candidate(layer, "mesh/older"), "mesh/newer");
+  EXPECT_EQ(MountSources::of(*store).candidate(older.manifest.digest, "mesh/x"), std::nullopt) << "manifests are not blobs to mount";
 }
 
 TEST(Sizes, TooLargeIsRefusedNotWrapped) {

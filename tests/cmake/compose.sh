@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Builds ./project with arec_compose under one generator and checks when the output is recomposed:
-# after a change of the template, the node settings or a record, and only then.
-#   bash run.sh PATH/TO/arec GENERATOR
-AREC=$1
-source "$(dirname "$0")/../lib.sh"
-export AREC_STORE=$T/store SOURCE_DATE_EPOCH=0
-unset AREC_NODES AREC_SELF
-generator=${2:?usage: bash run.sh PATH/TO/arec GENERATOR}
-here=$(cd "$(dirname "$0")" && pwd)
-modules=$(cd "$here/../../cmake-module" && pwd)
+# tests/cmake/projects/compose: arec_compose under one generator, with the module of this source tree and
+# the arec of this build. Checks when the output is recomposed: after a change of the template, the node
+# settings or a record, and only then.
+#
+#   compose.sh GENERATOR
+source "$(dirname "$0")/lib.sh"
 
-cp -r "$here/project" "$T/src"
+generator=${1:?usage: compose.sh GENERATOR}
+AREC=$AREC_TEST_AREC  # for record_artifact
+export AREC_STORE=$work/store
+
+cp -r "$AREC_TEST_PROJECTS/compose" "$T/src"
 cat >"$T/nodes.json" <<'JSON'
 { "self": "n1",
   "nodes": { "n1": { "address": "10.0.0.1", "ports": { "registry": 5000, "store": 5432 } } },
@@ -18,9 +18,9 @@ cat >"$T/nodes.json" <<'JSON'
 JSON
 v1=$(record_artifact mesh app "app v1")
 
-configure=(cmake -S "$T/src" -B "$T/build" -G "$generator" -DAREC_EXECUTABLE="$AREC" -DAREC_MODULE_DIR="$modules"
-           -DNODES="$T/nodes.json" -DSTORE="$AREC_STORE")
-build=(cmake --build "$T/build")
+configure_cmd=(cmake -S "$T/src" -B "$T/build" -G "$generator" -DAREC_EXECUTABLE="$AREC"
+               -DAREC_MODULE_DIR="$AREC_TEST_SOURCE_DIR/cmake-module" -DNODES="$T/nodes.json" -DSTORE="$AREC_STORE")
+build_cmd=(cmake --build "$T/build")
 deploy=$T/build/deploy.yaml
 ports=$T/build/conf/ports.env
 # arec writes OUT by renaming a new file over it, so a new inode means it was composed again.
@@ -28,27 +28,27 @@ inode() { stat -c %i "$1"; }
 # A failed build exits 1 under Ninja and 2 under Make; its output is in $OUT.
 build_fails() {
   local rc=0
-  "${build[@]}" >"$T/.out" 2>&1 || rc=$?
+  "${build_cmd[@]}" >"$T/.out" 2>&1 || rc=$?
   OUT=$(<"$T/.out")
   ((rc != 0)) || fail "the build succeeded; expected it to fail: $OUT"
 }
 
 note "the first build composes both outputs"
-expect_exit 0 "${configure[@]}"
-expect_exit 0 "${build[@]}"
+expect_exit 0 "${configure_cmd[@]}"
+expect_exit 0 "${build_cmd[@]}"
 expect_eq $'image: 10.0.0.1:5000/mesh/app@'"$v1"$'\nstore: postgres://app@10.0.0.1:5432/app' "$(<"$deploy")"
 expect_eq "STORE_PORT=5432" "$(<"$ports")"
 [[ -e $T/build/stamp ]] || fail "ports.env was composed without building what it DEPENDS on"
 
 note "nothing changed: nothing is recomposed"
 before=$(inode "$deploy")
-expect_exit 0 "${build[@]}"
+expect_exit 0 "${build_cmd[@]}"
 expect_eq "$before" "$(inode "$deploy")" "deploy.yaml after a build with no change"
 
 note "the node settings change: both outputs are recomposed"
 sleep 1  # a coarse file system clock must see the change
 sed -i 's/5432/6852/' "$T/nodes.json"
-expect_exit 0 "${build[@]}"
+expect_exit 0 "${build_cmd[@]}"
 expect_contains "$(<"$deploy")" "postgres://app@10.0.0.1:6852/app"
 expect_eq "STORE_PORT=6852" "$(<"$ports")"
 
@@ -56,14 +56,14 @@ note "a new record: the output asking for the image is recomposed, the other is 
 ports_before=$(inode "$ports")
 sleep 1
 v2=$(record_artifact mesh app "app v2")
-expect_exit 0 "${build[@]}"
+expect_exit 0 "${build_cmd[@]}"
 expect_contains "$(<"$deploy")" "image: 10.0.0.1:5000/mesh/app@$v2"
 expect_eq "$ports_before" "$(inode "$ports")" "ports.env after a new record"
 
 note "the template changes: recomposed"
 sleep 1
 echo "bus: arec://port/store" >>"$T/src/deploy.yaml.in"
-expect_exit 0 "${build[@]}"
+expect_exit 0 "${build_cmd[@]}"
 expect_contains "$(<"$deploy")" "bus: 6852"
 
 note "composing fails: the build fails with arec's message, and the output is left as it was"
@@ -81,5 +81,5 @@ build_fails
 expect_contains "$OUT" "unknown request kind \"vault\" (--strict)"
 
 note "unknown keywords are a FATAL_ERROR at configure time"
-expect_exit 1 "${configure[@]}" -DBAD_KEYWORD=ON
+expect_exit 1 "${configure_cmd[@]}" -DBAD_KEYWORD=ON
 expect_contains "$ERR" "arec_compose(bad.yaml): unknown arguments: NODE"
