@@ -126,21 +126,12 @@ std::string ImageDescription::platform() const {
 Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& manifest, LayerListing listing) {
   ImageDescription out;
   out.manifest_descriptor = manifest;
-  const std::string what = "manifest " + manifest.digest.str();
-  auto bytes = layout.read_blob(manifest);
-  if (!bytes) return fail(bytes.error());
-  auto json = parse_json(*bytes, what);
-  if (!json) return fail(json.error());
-  auto parsed = manifest_from_json(*json, what);
+  auto parsed = layout.read_manifest(manifest);
   if (!parsed) return fail(parsed.error());
   out.manifest = std::move(*parsed);
   // An artifact's config (an SBOM's empty one) is no image config: nothing to show of it.
   if (out.manifest.config.media_type == media_type::k_config || out.manifest.config.media_type == media_type::k_docker_config) {
-    auto config_bytes = layout.read_blob(out.manifest.config);
-    if (!config_bytes) return fail(config_bytes.error());
-    auto config_json = parse_json(*config_bytes, "config " + out.manifest.config.digest.str());
-    if (!config_json) return fail(config_json.error());
-    auto config = config_from_json(*config_json, "config " + out.manifest.config.digest.str());
+    auto config = layout.read_config(out.manifest);
     if (!config) return fail(config.error());
     out.config = std::move(*config);
   }
@@ -307,14 +298,6 @@ Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, c
 
 std::string blob_entry_path(const Digest& digest) { return "blobs/" + std::string(digest.algorithm_name()) + "/" + digest.hex(); }
 
-Result<Manifest> read_manifest(const Layout& store, const Descriptor& descriptor) {
-  const std::string what = "manifest " + descriptor.digest.str();
-  auto bytes = store.read_blob(descriptor);
-  if (!bytes) return fail(bytes.error());
-  auto json = parse_json(*bytes, what);
-  if (!json) return fail(json.error());
-  return manifest_from_json(*json, what);
-}
 
 }  // namespace
 
@@ -342,7 +325,7 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
     const Record& record = records[i];
     const bool latest = last[record.repository()] == i;
     const std::string of = record.identity();
-    auto manifest = read_manifest(store, record.manifest);
+    auto manifest = store.read_manifest(record.manifest);
     if (!manifest) return fail(std::move(manifest.error()).context(of));
     if (format == BundleFormat::oci) {
       if (auto s = add_blob(record.manifest, of); !s) return fail(s.error());
@@ -367,7 +350,7 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
     for (const auto& referrer : *referrers) {
       if (!listed.insert(referrer.digest).second) continue;
       const std::string referrer_of = "referrer " + referrer.digest.str() + " of " + of;
-      auto referrer_manifest = read_manifest(store, referrer);
+      auto referrer_manifest = store.read_manifest(referrer);
       if (!referrer_manifest) return fail(std::move(referrer_manifest.error()).context(referrer_of));
       if (auto s = add_blob(referrer, referrer_of); !s) return fail(s.error());
       if (auto s = add_blob(referrer_manifest->config, referrer_of); !s) return fail(s.error());
