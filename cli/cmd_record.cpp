@@ -190,16 +190,16 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   auto filter = parse_records_filter(o.filter);
   if (!filter) return fail(filter.error());
   const auto dir = store_dir(globals);
-  const auto nothing = [&](std::string_view why) {
+  const auto nothing = [&](const std::string& why) {
     if (o.json) print_json(nlohmann::json::array());
-    spdlog::info("no records: {}", why);
+    spdlog::info("{}", why);
     return 0;
   };
   // Nothing recorded yet is an answer, not an error, whether the directory is missing or empty.
   std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) return nothing("the store " + dir.string() + " does not exist yet");
+  if (!std::filesystem::exists(dir, ec)) return nothing("no records: the store " + dir.string() + " does not exist yet");
   if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) {
-    return nothing("the store " + dir.string() + " is empty");
+    return nothing("no records: the store " + dir.string() + " is empty");
   }
   auto store = Store::open_existing(dir);
   if (!store) return fail(store.error());
@@ -209,7 +209,7 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   std::erase_if(records, [&](const Record& r) {
     return (!filter->module.empty() && r.module != filter->module) || (!filter->name.empty() && r.name != filter->name);
   });
-  if (records.empty()) return nothing(o.filter.empty() ? "none in " + dir.string() : "none for " + o.filter + " in " + dir.string());
+  if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
   ImageSizes sizes(*store);
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();

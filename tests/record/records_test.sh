@@ -4,6 +4,7 @@
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
 export AREC_STORE=$T/store
+cd "$T"  # outside any git work tree: a record's revision is only what --revision says
 
 note "a store that does not exist, and an empty directory: nothing listed, exit 0, an info line"
 expect_exit 0 "$AREC" records --store "$T/none"
@@ -44,7 +45,7 @@ expect_exit 0 "$AREC" records demo/tool --json
 expect_eq "$tool_digest" "$(json_get '[.[].digest] | join(" ")' <<<"$OUT")" "records demo/tool"
 expect_exit 0 "$AREC" records demo/nothing
 expect_eq "" "$OUT" "records of a module/name with none"
-expect_eq "arec: info: no records: none for demo/nothing in $T/store" "$ERR"
+expect_eq "arec: info: no records for demo/nothing in $T/store" "$ERR"
 for filter in Demo 'd*' demo/App a/b/c /app demo//; do
   expect_exit 2 "$AREC" records "$filter"
   expect_eq "arec: error: records \"$filter\": expected MODULE, MODULE/ or MODULE/NAME, each of lowercase letters and digits separated by '.', '_', '__' or '-'" "$ERR"
@@ -74,5 +75,5 @@ expect_eq "REPOSITORY DIGEST RECORDED CONFIG TARGET REVISION SIZE MANIFEST_SIZE 
 other/x $(json_get '"\(.digest) \(.recorded)"' <<<"$other") - - - $(json_get '"\(.size) \(.manifest_size)"' <<<"$other") linux/amd64 application/vnd.oci.image.manifest.v1+json $tool_digest" \
   "$(tr -s ' ' <<<"$OUT")" "records --wide"
 expect_exit 2 "$AREC" records --wide --json
-expect_one_line_error "--wide excludes --json"
+expect_one_line_error "--json excludes --wide"
 echo PASS

@@ -65,14 +65,14 @@ note "a malformed or missing index.json is a finding (exit 1), not an error"
 cp "$T/store/index.json" "$T/index.good"
 printf '{"schemaVersion": 2, "manifests": [' >"$T/store/index.json"
 expect_exit 1 "$AREC" check
-expect_eq "problem: $T/store/index.json: malformed JSON at byte 33
+expect_eq "problem: $T/store/index.json: malformed JSON at byte 36
 store $T/store: 0 records, 0 blobs verified, NOT ok" "$OUT" "check of a malformed index.json"
 expect_eq "" "$ERR" "stderr of check finding a malformed index.json"
 expect_exit 1 "$AREC" check --json
-expect_eq 'false ["'"$T"'/store/index.json: malformed JSON at byte 33"]' "$(json_get '"\(.ok) \(.problems | tojson)"' <<<"$OUT")"
+expect_eq 'false ["'"$T"'/store/index.json: malformed JSON at byte 36"]' "$(json_get '"\(.ok) \(.problems | tojson)"' <<<"$OUT")"
 rm "$T/store/index.json"
 expect_exit 1 "$AREC" check
-expect_eq "problem: reading $T/store/index.json: No such file or directory" "$(head -1 <<<"$OUT")" "check without index.json"
+expect_eq "problem: opening $T/store/index.json: No such file or directory" "$(head -1 <<<"$OUT")" "check without index.json"
 cp "$T/index.good" "$T/store/index.json"
 expect_exit 0 "$AREC" check
 
