@@ -108,15 +108,15 @@ Result<int> run_needs_rebuild(const Globals& globals, const QueryOptions& o) {
   if (!settings) return fail(settings.error());
   auto rebuilds = find_rebuilds(globals, *settings, o);
   if (!rebuilds) return fail(rebuilds.error());
-  const auto* findings = &rebuilds->findings;
+  const auto& findings = rebuilds->findings;
   if (o.json) {
-    print_json(findings_json(*findings));
-  } else if (findings->empty()) {
+    print_json(findings_json(findings));
+  } else if (findings.empty()) {
     spdlog::info("nothing would break on a registry move");
   } else {
-    print_findings(*findings);
+    print_findings(findings);
   }
-  return anything_breaks(*findings) ? 1 : 0;
+  return anything_breaks(findings) ? 1 : 0;
 }
 
 struct MoveOptions {
@@ -198,7 +198,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     for (const auto& r : plan->records) json["records"].push_back(r.identity());
     json["settings"] = {{"file", globals.nodes},
                         {"diff", diff},
-                        {"after", nlohmann::ordered_json::parse(plan->settings_after)}};
+                        {"after", read_json<nlohmann::ordered_json>(plan->settings_after).value_or(nullptr)}};
     json["refused"] = refused;
     json["applied"] = false;
   } else {
@@ -218,12 +218,8 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     for (const auto& r : plan->records) std::cout << "  " << r.identity() << '\n';
     std::cout << "\nnode settings change:\n" << diff;
   }
-  const auto finish = [&](int code) {
-    if (o.json) print();
-    return code;
-  };
   if (refused) {
-    finish(1);
+    if (o.json) print();
     const auto count = count_breaking(findings).references;
     spdlog::error("move refused: {} would break (listed with the plan); rebuild {} through arec first, or move anyway "
                   "with --force",
@@ -231,8 +227,12 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     return 1;
   }
   if (!o.apply) {
-    if (!o.json) std::cout << "\nthis is the plan; run again with --apply to carry it out\n";
-    return finish(0);
+    if (o.json) {
+      print();
+    } else {
+      std::cout << "\nthis is the plan; run again with --apply to carry it out\n";
+    }
+    return 0;
   }
 
   auto store = Store::open(store_dir(globals));
@@ -252,7 +252,8 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
                       {"skipped", outcome->pushed.skipped},
                       {"verified", outcome->verified}};
     json["templates"] = templates;
-    return finish(0);
+    print();
+    return 0;
   }
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
             << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->verified << " manifests verified\n";

@@ -118,7 +118,6 @@ class ImageSizes {
     return size;
   }
 
-
   const Store& m_store;
   std::map<Digest, std::optional<std::int64_t>> m_sizes;
 };
