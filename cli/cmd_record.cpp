@@ -329,7 +329,7 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
 void add_records(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<RecordsOptions>();
   auto* cmd = app.add_subcommand("records", "List records: the latest of each module/name, or every one");
-  cmd->add_option("filter", o->filter, "Only MODULE (also written MODULE/) or MODULE/NAME")->type_name("M[/N]");
+  cmd->add_option("filter", o->filter, "Only MODULE (also written MODULE/) or MODULE/NAME")->type_name("M|M/|M/N");
   cmd->add_flag("--history", o->history, "Every record ever made, oldest first");
   auto* json = cmd->add_flag("--json", o->json, "Print a JSON array of records, every field");
   cmd->add_flag("--wide", o->wide, "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
