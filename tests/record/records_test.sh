@@ -22,6 +22,9 @@ expect_eq "arec: info: the store $T/none does not exist yet: nothing to check" "
 expect_exit 0 "$AREC" check --store "$T/empty" --json
 expect_eq "true 0" "$(json_get '"\(.ok) \(.records)"' <<<"$OUT")" "check --json of an empty directory"
 expect_eq "arec: info: the store $T/empty is empty: nothing to check" "$ERR"
+expect_exit 2 "$AREC" --store "$T/empty" --nodes "" compose - <<<'image: arec://image/demo/app'
+expect_eq "arec: error: <stdin>:1: arec://image/demo/app: no record of demo/app in store $T/empty (record it with arec record --module demo --name app)" "$ERR" \
+  "compose asking an empty store for an image"
 [[ ! -e $T/none ]] || fail "reading a store that does not exist created it"
 expect_eq "" "$(ls -A "$T/empty")" "the empty directory after records and check"
 
