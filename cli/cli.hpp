@@ -37,7 +37,7 @@ using AddCommand = void (*)(CLI::App& app, Globals& globals, Action& action);
 // The store directory from --store, AREC_STORE, or the default.
 fs::Path store_dir(const Globals& globals);
 
-// The store's records; none when nobody has recorded into it yet (the directory does not exist).
+// The store's records; none when nobody has recorded into it yet (the directory is missing or empty).
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history);
 
 // The node settings from --nodes / AREC_NODES (or the built-in default) and --self / AREC_SELF.

@@ -2,7 +2,10 @@
 // the reader of what a declaration handed a consumer.
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <iterator>
 #include <iostream>
 #include <memory>
 
@@ -74,15 +77,41 @@ std::string make_escaped(const fs::Path& path) {
   return out;
 }
 
+// `-` as the template: standard input.
+bool from_stdin(const ComposeArgs& args) { return args.template_path == "-"; }
+
+// True when `a` and `b` name one existing file, whatever the path or symlink (same device and inode).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {};
+  struct stat sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+Result<std::string> read_template(const ComposeArgs& args) {
+  if (!from_stdin(args)) return fs::read_file(args.template_path);
+  std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+  if (std::cin.bad()) return fail_input("reading the template from standard input failed");
+  return text;
+}
+
 Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   if (!args.depfile.empty() && args.out.empty()) return fail_input("--depfile needs -o OUT: it says what OUT was composed from");
-  auto text = fs::read_file(args.template_path);
+  // Writing over the template would lose the requests it holds for good.
+  if (!from_stdin(args)) {
+    for (const auto& [option, path] : {std::pair{"-o", &args.out}, {"--depfile", &args.depfile}}) {
+      if (!path->empty() && same_file(*path, args.template_path)) {
+        return fail_input(std::string(option) + " " + *path + ": is the template " + args.template_path +
+                          " itself; write to another file");
+      }
+    }
+  }
+  auto text = read_template(args);
   if (!text) return fail(std::move(text.error()).context("reading template"));
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
 
   ComposeOptions options;
-  options.source = args.template_path;
+  options.source = from_stdin(args) ? std::string("<stdin>") : args.template_path;
   options.format = format_of(args.template_path);
   if (args.format == "json") options.format = TemplateFormat::json;
   if (args.format == "text") options.format = TemplateFormat::text;
@@ -103,7 +132,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   // The depfile first: once OUT is replaced, nothing can fail any more.
   if (!args.depfile.empty()) {
     std::string rule = make_escaped(out) + ":";
-    rule += " " + make_escaped(args.template_path);
+    if (!from_stdin(args)) rule += " " + make_escaped(args.template_path);
     if (!globals.nodes.empty()) rule += " " + make_escaped(globals.nodes);
     if (composed->reads_records) rule += " " + make_escaped(store / "index.json");
     const fs::Path depfile(args.depfile);
@@ -161,8 +190,10 @@ void add_resolve(CLI::App& app, Globals& globals, Action& action) {
 void add_compose(CLI::App& app, Globals& globals, Action& action) {
   auto args = std::make_shared<ComposeArgs>();
   auto* cmd = app.add_subcommand("compose", "Fill every arec:// request of a declaration from the store and the node settings");
-  cmd->add_option("template", args->template_path, "The declaration to fill (YAML, JSON, .env, any text)")->required();
-  cmd->add_option("-o,--output", args->out, "Write here, atomically (default: stdout)")->type_name("OUT");
+  cmd->add_option("template", args->template_path, "The declaration to fill (YAML, JSON, .env, any text); - reads stdin")
+      ->required();
+  cmd->add_option("-o,--output", args->out, "Write here, atomically (default: stdout); never the template itself")
+      ->type_name("OUT");
   cmd->add_flag("--strict", args->strict, "An arec:// kind this arec does not know is an error, not a warning");
   cmd->add_option("--format", args->format, "text or json (default: json for *.json and *.json.in, else text)")
       ->check(CLI::IsMember({"text", "json"}));

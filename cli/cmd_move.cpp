@@ -21,8 +21,20 @@ struct QueryOptions {
   bool json = false;
 };
 
+// What a registry that does not answer means when its catalog is read.
+enum class Unreachable {
+  fail,  // the command cannot go on without it (exit 3)
+  note,  // a plan: the catalog is reported as not checked, and the rest still answered
+};
+
+struct Rebuilds {
+  std::vector<Finding> findings;
+  std::string catalog_not_checked;  // why the catalog was not read, when the registry did not answer
+};
+
 // Runs the query over declarations, --ref values and (with --catalog) the registry's own list.
-Result<std::vector<Finding>> find_rebuilds(const Globals& globals, const NodeSettings& settings, const QueryOptions& o) {
+Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& settings, const QueryOptions& o,
+                               Unreachable unreachable = Unreachable::fail) {
   auto records = read_store_records(globals, History::all);
   if (!records) return fail(records.error());
   RebuildQuery query(settings, *records);
@@ -32,17 +44,27 @@ Result<std::vector<Finding>> find_rebuilds(const Globals& globals, const NodeSet
   for (const auto& ref : o.refs) {
     if (auto s = query.add_reference(ref, "--ref"); !s) return fail(s.error());
   }
+  Rebuilds out;
   if (o.catalog) {
     auto registry = registry_from_settings(settings, globals.ca_file);
     if (!registry) return fail(registry.error());
-    auto catalog = read_catalog(*registry, TransferOptions{});
-    if (!catalog) return fail(catalog.error());
-    for (const auto& entry : *catalog) {
-      if (entry.tags.empty()) query.add_catalog_entry(registry->host, entry.repository, "");
-      for (const auto& tag : entry.tags) query.add_catalog_entry(registry->host, entry.repository, tag);
+    TransferOptions options;
+    // A plan asks once: a registry that is down is reported, not waited for.
+    if (unreachable == Unreachable::note) options.retry.max_attempts = 1;
+    auto catalog = read_catalog(*registry, options);
+    if (!catalog && catalog.error().kind == ErrorKind::registry && unreachable == Unreachable::note) {
+      out.catalog_not_checked = catalog.error().message;
+    } else if (!catalog) {
+      return fail(catalog.error());
+    } else {
+      for (const auto& entry : *catalog) {
+        if (entry.tags.empty()) query.add_catalog_entry(registry->host, entry.repository, "");
+        for (const auto& tag : entry.tags) query.add_catalog_entry(registry->host, entry.repository, tag);
+      }
     }
   }
-  return query.findings(globals.verbose > 0 ? RebuildQuery::External::include : RebuildQuery::External::omit);
+  out.findings = query.findings(globals.verbose > 0 ? RebuildQuery::External::include : RebuildQuery::External::omit);
+  return out;
 }
 
 void print_findings(const std::vector<Finding>& findings) {
@@ -84,16 +106,17 @@ bool anything_breaks(const std::vector<Finding>& findings) {
 Result<int> run_needs_rebuild(const Globals& globals, const QueryOptions& o) {
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
-  auto findings = find_rebuilds(globals, *settings, o);
-  if (!findings) return fail(findings.error());
+  auto rebuilds = find_rebuilds(globals, *settings, o);
+  if (!rebuilds) return fail(rebuilds.error());
+  const auto& findings = rebuilds->findings;
   if (o.json) {
-    print_json(findings_json(*findings));
-  } else if (findings->empty()) {
+    print_json(findings_json(findings));
+  } else if (findings.empty()) {
     spdlog::info("nothing would break on a registry move");
   } else {
-    print_findings(*findings);
+    print_findings(findings);
   }
-  return anything_breaks(*findings) ? 1 : 0;
+  return anything_breaks(findings) ? 1 : 0;
 }
 
 struct MoveOptions {
@@ -103,6 +126,7 @@ struct MoveOptions {
   bool apply = false;
   bool force = false;
   bool history = false;
+  bool json = false;
   unsigned jobs = 4;
 };
 
@@ -128,6 +152,10 @@ std::vector<std::string> templates_in(const std::vector<std::string>& paths) {
   return out;
 }
 
+nlohmann::ordered_json node_json(const std::string& node, const RegistryAddress& registry) {
+  return {{"node", node}, {"registry", registry.host}};
+}
+
 Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (globals.nodes.empty()) {
     return fail_input("move rewrites the node settings: name the file with --nodes FILE (or AREC_NODES)");
@@ -138,30 +166,72 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (!records) return fail(records.error());
   auto plan = plan_move(*settings, o.to, o.port, std::move(*records), globals.ca_file);
   if (!plan) return fail(plan.error());
-
-  // The registry that moves is the one to ask what it holds.
-  o.query.catalog = true;
-  auto findings = find_rebuilds(globals, *settings, o.query);
-  if (!findings) return fail(findings.error());
-  const bool refused = anything_breaks(*findings) && !o.force;
-
-  std::cout << "moving the registry from node " << plan->from_node << " (" << plan->from.host << ") to node " << plan->to_node
-            << " (" << plan->to.host << ")\n";
-  if (anything_breaks(*findings)) {
-    std::cout << "\nthese would break when the registry moves (arec needs-rebuild):\n";
-    print_findings(*findings);
-  } else {
-    std::cout << "\nnothing would break when the registry moves\n";
+  // Ordered: the settings after the move keep the file's key order here too.
+  nlohmann::ordered_json json = {{"from", node_json(plan->from_node, plan->from)},
+                                 {"to", node_json(plan->to_node, plan->to)}};
+  const auto print = [&json] { std::cout << json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n'; };
+  if (plan->already_there) {
+    if (o.json) {
+      json["nothing_to_move"] = true;
+      print();
+    } else {
+      std::cout << "nothing to move: node " << plan->to_node << " holds the registry at " << plan->to.host << " already\n";
+    }
+    return 0;
   }
-  std::cout << "\nrecords to copy (" << plan->records.size() << "):\n";
-  for (const auto& r : plan->records) std::cout << "  " << r.identity() << '\n';
-  std::cout << "\nnode settings after the move (" << globals.nodes << "):\n" << plan->moved.to_json_text();
+
+  // The registry that moves is the one to ask what it holds; a plan goes on without it, a move does not.
+  o.query.catalog = true;
+  auto rebuilds = find_rebuilds(globals, *settings, o.query, o.apply ? Unreachable::fail : Unreachable::note);
+  if (!rebuilds) return fail(rebuilds.error());
+  const auto& findings = rebuilds->findings;
+  const bool refused = anything_breaks(findings) && !o.force;
+  const std::string diff = settings_diff(*plan, globals.nodes);
+
+  if (o.json) {
+    json["nothing_to_move"] = false;
+    json["findings"] = findings_json(findings);
+    json["catalog"] = rebuilds->catalog_not_checked.empty()
+                          ? nlohmann::ordered_json{{"checked", true}}
+                          : nlohmann::ordered_json{{"checked", false}, {"reason", rebuilds->catalog_not_checked}};
+    json["records"] = nlohmann::ordered_json::array();
+    for (const auto& r : plan->records) json["records"].push_back(r.identity());
+    json["settings"] = {{"file", globals.nodes},
+                        {"diff", diff},
+                        {"after", read_json<nlohmann::ordered_json>(plan->settings_after).value_or(nullptr)}};
+    json["refused"] = refused;
+    json["applied"] = false;
+  } else {
+    std::cout << "moving the registry from node " << plan->from_node << " (" << plan->from.host << ") to node "
+              << plan->to_node << " (" << plan->to.host << ")\n";
+    if (anything_breaks(findings)) {
+      std::cout << "\nthese would break when the registry moves (arec needs-rebuild):\n";
+      print_findings(findings);
+    } else {
+      std::cout << "\nnothing would break when the registry moves\n";
+    }
+    if (!rebuilds->catalog_not_checked.empty()) {
+      std::cout << "the registry's catalog was not checked (" << rebuilds->catalog_not_checked
+                << "); --apply checks it first\n";
+    }
+    std::cout << "\nrecords to copy (" << plan->records.size() << "):\n";
+    for (const auto& r : plan->records) std::cout << "  " << r.identity() << '\n';
+    std::cout << "\nnode settings change:\n" << diff;
+  }
   if (refused) {
-    std::cout << "\nrefused: rebuild what is listed above through arec first, or move anyway with --force\n";
+    if (o.json) print();
+    const auto count = count_breaking(findings).references;
+    spdlog::error("move refused: {} would break (listed with the plan); rebuild {} through arec first, or move anyway "
+                  "with --force",
+                  count == 1 ? "1 reference" : std::to_string(count) + " references", count == 1 ? "it" : "them");
     return 1;
   }
   if (!o.apply) {
-    std::cout << "\nthis is the plan; run again with --apply to carry it out\n";
+    if (o.json) {
+      print();
+    } else {
+      std::cout << "\nthis is the plan; run again with --apply to carry it out\n";
+    }
     return 0;
   }
 
@@ -172,11 +242,22 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   options.progress = progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
   auto outcome = copy_to_new_registry(*store, *plan, options);
   if (!outcome) return fail(outcome.error());
+  if (auto s = write_moved_settings(globals.nodes, *plan); !s) return fail(s.error());
+  const auto templates = templates_in(o.query.paths);
+  if (o.json) {
+    json["applied"] = true;
+    json["copied"] = {{"pulled", outcome->pulled},
+                      {"uploaded", outcome->pushed.uploaded},
+                      {"mounted", outcome->pushed.mounted},
+                      {"skipped", outcome->pushed.skipped},
+                      {"verified", outcome->verified}};
+    json["templates"] = templates;
+    print();
+    return 0;
+  }
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
             << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->verified << " manifests verified\n";
-  if (auto s = write_moved_settings(globals.nodes, plan->moved); !s) return fail(s.error());
   std::cout << "node settings " << globals.nodes << " rewritten; the old ones are in " << globals.nodes << ".bak\n";
-  const auto templates = templates_in(o.query.paths);
   std::cout << "\ncompose again what was composed from them:\n";
   if (templates.empty()) std::cout << "  arec --nodes " << globals.nodes << " compose TEMPLATE -o OUTPUT\n";
   for (const auto& t : templates) std::cout << "  arec --nodes " << globals.nodes << " compose " << t << " -o OUTPUT\n";
@@ -213,9 +294,15 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--force", o->force, "Move even though needs-rebuild finds references that will break");
   cmd->add_flag("--history", o->history, "Copy every recorded digest, not only the latest of each module/name");
   cmd->add_option("--jobs", o->jobs, "Blobs copied at once")->capture_default_str();
+  cmd->add_flag("--json", o->json,
+                "Print the plan (and with --apply what was copied) as JSON: from, to, findings, catalog, records, "
+                "settings {file, diff, after}, refused, applied");
   cmd->footer(
       "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
-      "while anything is found, unless --force), the records to copy, and the node settings after the move.\n"
+      "while anything is found, unless --force), the records to copy, and the change of the node settings as\n"
+      "a diff, in the file's order. It needs no registry: one that does not answer leaves the catalog not\n"
+      "checked, which --apply then requires (exit 3). --to the node that holds the registry at that port\n"
+      "already: nothing to move, exit 0.\n"
       "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
       "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
       "interruption, it resumes. Nothing is deleted from the old registry.");

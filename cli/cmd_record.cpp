@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "cli/cli.hpp"
 #include "recorder/image.hpp"
@@ -85,6 +87,49 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
   return request;
 }
 
+// The size of the image a record names, as a puller downloads it: config and layers. Nothing when the
+// manifest cannot be read (arec check says why). Records share manifests, so each is read once.
+class ImageSizes {
+ public:
+  explicit ImageSizes(const Store& store) : m_store(store) {}
+
+  std::optional<std::int64_t> of(const Descriptor& manifest) {
+    if (const auto known = m_sizes.find(manifest.digest); known != m_sizes.end()) return known->second;
+    std::optional<std::int64_t> size;
+    if (auto read = read_size(manifest)) {
+      size = *read;
+    } else {
+      spdlog::warn("{}: size unknown: {} (see arec check)", manifest.digest.str(), read.error().message);
+    }
+    m_sizes.emplace(manifest.digest, size);
+    return size;
+  }
+
+ private:
+  Result<std::int64_t> read_size(const Descriptor& manifest) const {
+    auto bytes = m_store.read_blob(manifest);
+    if (!bytes) return fail(bytes.error());
+    auto json = parse_json(*bytes, m_store.blob_path(manifest.digest).string());
+    if (!json) return fail(json.error());
+    auto parsed = manifest_from_json(*json, m_store.blob_path(manifest.digest).string());
+    if (!parsed) return fail(parsed.error());
+    std::int64_t size = parsed->config.size;
+    for (const auto& layer : parsed->layers) size += layer.size;
+    return size;
+  }
+
+  const Store& m_store;
+  std::map<Digest, std::optional<std::int64_t>> m_sizes;
+};
+
+// A record as --json prints it: `size` is the image's (config and layers), `manifest_size` its manifest's.
+nlohmann::json record_json(const Record& record, std::optional<std::int64_t> size) {
+  auto json = to_json(record);
+  json["size"] = size ? nlohmann::json(*size) : nlohmann::json(nullptr);
+  json["manifest_size"] = record.manifest.size;
+  return json;
+}
+
 Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   auto request = make_request(o);
   if (!request) return fail(request.error());
@@ -102,7 +147,7 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   for (const auto& warning : outcome->warnings) spdlog::warn("{}", warning);
   if (!outcome->changed) spdlog::debug("{} already recorded; nothing changed", outcome->record.identity());
   if (o.json) {
-    auto json = to_json(outcome->record);
+    auto json = record_json(outcome->record, ImageSizes(*store).of(outcome->record.manifest));
     json["changed"] = outcome->changed;
     print_json(json);
   } else {
@@ -111,35 +156,98 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   return 0;
 }
 
-Result<int> run_records(const Globals& globals, const std::string& filter, History history, Output output) {
+enum class Columns { standard, wide };
+
+struct RecordsOptions {
+  std::string filter;
+  bool history = false;
+  bool json = false;
+  bool wide = false;
+};
+
+// What `arec records` lists: MODULE, MODULE/ (the same) or MODULE/NAME; empty for everything.
+struct RecordsFilter {
+  std::string module;
+  std::string name;
+};
+
+Result<RecordsFilter> parse_records_filter(const std::string& text) {
+  RecordsFilter filter;
+  if (text.empty()) return filter;
+  const auto slash = text.find('/');
+  filter.module = text.substr(0, slash);
+  if (slash != std::string::npos) filter.name = text.substr(slash + 1);
+  const bool name_ok = slash == std::string::npos || filter.name.empty() || is_path_component(filter.name);
+  if (!is_path_component(filter.module) || !name_ok) {
+    return fail_input("records \"" + text + "\": expected MODULE, MODULE/ or MODULE/NAME, each of lowercase letters and "
+                      "digits separated by '.', '_', '__' or '-'");
+  }
+  return filter;
+}
+
+Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
+  auto filter = parse_records_filter(o.filter);
+  if (!filter) return fail(filter.error());
   const auto dir = store_dir(globals);
-  auto all = read_store_records(globals, history);
+  const auto nothing = [&](const std::string& why) {
+    if (o.json) print_json(nlohmann::json::array());
+    spdlog::info("{}", why);
+    return 0;
+  };
+  // Nothing recorded yet is an answer, not an error, whether the directory is missing or empty.
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return nothing("no records: the store " + dir.string() + " does not exist yet");
+  if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) {
+    return nothing("no records: the store " + dir.string() + " is empty");
+  }
+  auto store = Store::open_existing(dir);
+  if (!store) return fail(store.error());
+  auto all = store->records(o.history ? History::all : History::latest);
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
   std::erase_if(records, [&](const Record& r) {
-    return !filter.empty() && r.module != filter && r.repository() != filter;
+    return (!filter->module.empty() && r.module != filter->module) || (!filter->name.empty() && r.name != filter->name);
   });
-  if (output == Output::json) {
+  if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
+  ImageSizes sizes(*store);
+  if (o.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : records) out.push_back(to_json(r));
+    for (const auto& r : records) out.push_back(record_json(r, sizes.of(r.manifest)));
     print_json(out);
     return 0;
   }
-  if (records.empty()) {
-    spdlog::info("no records{} in {}", filter.empty() ? "" : " for " + filter, dir.string());
-    return 0;
+  const auto columns = o.wide ? Columns::wide : Columns::standard;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"REPOSITORY", "DIGEST", "RECORDED", "CONFIG", "TARGET", "REVISION"});
+  if (columns == Columns::wide) {
+    for (const char* name : {"SIZE", "MANIFEST_SIZE", "PLATFORM", "MEDIA_TYPE", "BASE"}) rows.front().push_back(name);
   }
-  std::size_t width = 10;
-  for (const auto& r : records) width = std::max(width, r.repository().size());
+  const auto cell = [](const std::string& value) { return value.empty() ? std::string("-") : value; };
+  for (const auto& r : records) {
+    auto& row = rows.emplace_back();
+    row = {r.repository(), r.manifest.digest.str(), r.recorded, cell(r.config), cell(r.target), cell(r.revision)};
+    if (columns == Columns::wide) {
+      const auto size = sizes.of(r.manifest);
+      const auto& p = r.manifest.platform;
+      row.push_back(size ? std::to_string(*size) : "-");
+      row.push_back(std::to_string(r.manifest.size));
+      row.push_back(p ? p->os + "/" + p->architecture + (p->variant.empty() ? "" : "/" + p->variant) : "-");
+      row.push_back(r.manifest.media_type);
+      row.push_back(cell(r.base_digest));
+    }
+  }
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
   std::string out;
-  auto row = [&](std::string_view repo, std::string_view digest, std::string_view recorded, std::string_view config) {
-    out.append(repo).append(width + 2 - repo.size(), ' ');
-    out.append(digest).append("  ").append(recorded);
-    if (!config.empty()) out.append("  ").append(config);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      out.append(row[i]);
+      if (i + 1 < row.size()) out.append(widths[i] + 2 - row[i].size(), ' ');
+    }
     out.push_back('\n');
-  };
-  row("REPOSITORY", std::string("DIGEST") + std::string(65, ' '), "RECORDED", "");
-  for (const auto& r : records) row(r.repository(), r.manifest.digest.str(), r.recorded, r.config);
+  }
   std::cout << out;
   return 0;
 }
@@ -219,16 +327,16 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
 }
 
 void add_records(CLI::App& app, Globals& globals, Action& action) {
-  auto filter = std::make_shared<std::string>();
-  auto history = std::make_shared<bool>(false);
-  auto json = std::make_shared<bool>(false);
+  auto o = std::make_shared<RecordsOptions>();
   auto* cmd = app.add_subcommand("records", "List records: the latest of each module/name, or every one");
-  cmd->add_option("filter", *filter, "Only MODULE or MODULE/NAME")->type_name("M[/N]");
-  cmd->add_flag("--history", *history, "Every record ever made, oldest first");
-  cmd->add_flag("--json", *json, "Print a JSON array of records");
-  cmd->callback([&action, &globals, filter, history, json] {
-    action = [&globals, filter, history, json] { return run_records(globals, *filter, *history ? History::all : History::latest, *json ? Output::json : Output::text); };
-  });
+  cmd->add_option("filter", o->filter, "Only MODULE (also written MODULE/) or MODULE/NAME")->type_name("M|M/|M/N");
+  cmd->add_flag("--history", o->history, "Every record ever made, oldest first");
+  auto* json = cmd->add_flag("--json", o->json, "Print a JSON array of records, every field");
+  cmd->add_flag("--wide", o->wide, "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
+      ->excludes(json);
+  cmd->footer("Columns: REPOSITORY, DIGEST, RECORDED, CONFIG, TARGET, REVISION (- when not recorded).\n"
+              "A store that does not exist yet or is empty has no records: nothing is listed, exit 0.");
+  cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_records(globals, *o); }; });
 }
 
 }  // namespace arec::cli

@@ -1,6 +1,7 @@
 // `arec check` and `arec gc`: keeping a store healthy.
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -16,35 +17,51 @@ struct CheckOptions {
   bool json = false;
 };
 
-Result<int> run_check(const Globals& globals, const CheckOptions& o) {
-  auto store = Store::open_existing(store_dir(globals));
-  if (!store) return fail(store.error());
-  auto report = check_store(*store);
-  if (!report) return fail(report.error());
-  std::size_t removed = 0;
-  if (o.repair) {
-    removed = store->sweep_abandoned_temporaries();
-    report->stray_temporaries.clear();
-  }
+void print_check(const fs::Path& dir, const CheckReport& report, std::size_t removed, const CheckOptions& o) {
   if (o.json) {
     nlohmann::json strays = nlohmann::json::array();
-    for (const auto& p : report->stray_temporaries) strays.push_back(p.string());
-    print_json({{"ok", report->ok()},
-                {"records", report->records},
-                {"blobs_checked", report->blobs_checked},
-                {"problems", report->problems},
+    for (const auto& p : report.stray_temporaries) strays.push_back(p.string());
+    print_json({{"ok", report.ok()},
+                {"records", report.records},
+                {"blobs_checked", report.blobs_checked},
+                {"problems", report.problems},
                 {"stray_temporaries", strays},
                 {"removed", removed}});
-  } else {
-    for (const auto& problem : report->problems) std::cout << "problem: " << problem << '\n';
-    for (const auto& p : report->stray_temporaries) {
-      std::cout << "stray temporary: " << p.string() << " (left by a killed writer, harmless; --repair removes it)\n";
-    }
-    if (removed > 0) std::cout << "removed " << removed << " stray temporaries\n";
-    std::cout << "store " << store->dir().string() << ": " << report->records << " records, " << report->blobs_checked
-              << " blobs verified, " << (report->ok() ? "ok" : "NOT ok") << '\n';
+    return;
   }
-  return report->ok() ? 0 : 1;
+  for (const auto& problem : report.problems) std::cout << "problem: " << problem << '\n';
+  for (const auto& p : report.stray_temporaries) {
+    std::cout << "stray temporary: " << p.string() << " (left by a killed writer, harmless; --repair removes it)\n";
+  }
+  if (removed > 0) std::cout << "removed " << removed << " stray temporaries\n";
+  std::cout << "store " << dir.string() << ": " << report.records << " records, " << report.blobs_checked
+            << " blobs verified, " << (report.ok() ? "ok" : "NOT ok") << '\n';
+}
+
+Result<int> run_check(const Globals& globals, const CheckOptions& o) {
+  const auto dir = store_dir(globals);
+  CheckReport report;
+  std::size_t removed = 0;
+  // As for `records`: a store nobody has recorded into yet holds nothing, and nothing is wrong with it.
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    spdlog::info("the store {} does not exist yet: nothing to check", dir.string());
+  } else if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) {
+    spdlog::info("the store {} is empty: nothing to check", dir.string());
+  } else if (auto store = Store::open_existing(dir); !store) {
+    // Checking is asked what is wrong with a store; a directory that is not one is the first finding.
+    report.problems.push_back(store.error().message);
+  } else {
+    auto checked = check_store(*store);
+    if (!checked) return fail(checked.error());
+    report = std::move(*checked);
+    if (o.repair) {
+      removed = store->sweep_abandoned_temporaries();
+      report.stray_temporaries.clear();
+    }
+  }
+  print_check(dir, report, removed, o);
+  return report.ok() ? 0 : 1;
 }
 
 struct GcOptions {
@@ -79,7 +96,8 @@ void add_check(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("check", "Verify the store: layout, index, every reachable blob's digest, records");
   cmd->add_flag("--repair", o->repair, "Remove temporaries left by killed writers (nothing else is changed)");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
-  cmd->footer("Exit 0 when the store is sound, 1 when a problem was found.");
+  cmd->footer("Exit 0 when the store is sound (or does not exist yet: nothing recorded), 1 when a problem was found\n"
+              "(an unreadable or malformed index.json or oci-layout among them), 2 for bad usage.");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_check(globals, *o); }; });
 }
 

@@ -35,7 +35,10 @@ fs::Path store_dir(const Globals& globals) { return globals.store.empty() ? defa
 
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history) {
   const auto dir = store_dir(globals);
-  if (!std::filesystem::exists(dir)) return std::vector<Record>();
+  std::error_code ec;  // nothing recorded yet: no directory, or an empty one
+  if (!std::filesystem::exists(dir, ec) || (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec))) {
+    return std::vector<Record>();
+  }
   auto store = Store::open_existing(dir);
   if (!store) return fail(store.error());
   return store->records(history);

@@ -95,7 +95,11 @@ void check_records(const Index& index, CheckReport& report, const std::string& w
 Result<CheckReport> check_store(const Store& store) {
   CheckReport report;
   auto index = store.read_index();
-  if (!index) return fail(index.error());
+  if (!index) {
+    // A missing or malformed index.json is what check is for: a finding, and nothing more can be reached.
+    report.problems.push_back(index.error().message);
+    return report;
+  }
   std::set<Digest> reached;
   for (const auto& d : index->manifests) reach(store, d, reached, report.problems);
   // Sizes were checked on the way; now every reached blob's content, which is the expensive part.

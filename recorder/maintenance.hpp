@@ -21,7 +21,8 @@ struct CheckReport {
 
 // Verifies the store: oci-layout and index.json parse; every blob an index entry reaches exists, has
 // the size its descriptor says and hashes to its name; the records agree (one latest per
-// module/name, and it is the newest); and lists the temporaries of dead writers. Reads only.
+// module/name, and it is the newest); and lists the temporaries of dead writers. Reads only. An
+// index.json that is missing or does not parse is a problem reported, not an error.
 Result<CheckReport> check_store(const Store& store);
 
 struct GcReport {

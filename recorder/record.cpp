@@ -81,7 +81,8 @@ nlohmann::json to_json(const Record& r) {
                         {"mediaType", r.manifest.media_type},
                         {"recorded", r.recorded}};
   if (r.manifest.platform) {
-    out["platform"] = r.manifest.platform->architecture + "/" + r.manifest.platform->os +
+    // os/architecture[/variant], as docker --platform and skopeo spell it
+    out["platform"] = r.manifest.platform->os + "/" + r.manifest.platform->architecture +
                       (r.manifest.platform->variant.empty() ? "" : "/" + r.manifest.platform->variant);
   }
   for (auto [key, value] : {std::pair{"target", &r.target}, {"config", &r.config}, {"revision", &r.revision},

@@ -2,9 +2,109 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 #include "recorder/fs.hpp"
 
 namespace arec {
+
+namespace {
+
+// The lines of a text, without their newlines.
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    out.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return out;
+}
+
+struct DiffLine {
+  char kind;  // ' ' kept, '-' removed, '+' added
+  std::string_view text;
+};
+
+// A shortest edit from `a` to `b` by longest common subsequence; settings files are small.
+std::vector<DiffLine> diff_lines(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
+  const std::size_t n = a.size();
+  const std::size_t m = b.size();
+  // common[i][j]: length of the longest common subsequence of a[i..] and b[j..]
+  std::vector<std::vector<std::size_t>> common(n + 1, std::vector<std::size_t>(m + 1, 0));
+  for (std::size_t i = n; i-- > 0;) {
+    for (std::size_t j = m; j-- > 0;) {
+      common[i][j] = a[i] == b[j] ? common[i + 1][j + 1] + 1 : std::max(common[i + 1][j], common[i][j + 1]);
+    }
+  }
+  std::vector<DiffLine> out;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] == b[j]) {
+      out.push_back({' ', a[i++]});
+      ++j;
+    } else if (i < n && (j == m || common[i + 1][j] >= common[i][j + 1])) {
+      out.push_back({'-', a[i++]});  // removals before additions within a change, as diff prints them
+    } else {
+      out.push_back({'+', b[j++]});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string settings_diff(const MovePlan& plan, std::string_view name) {
+  constexpr std::size_t k_context = 3;
+  const auto lines = diff_lines(lines_of(plan.settings_before), lines_of(plan.settings_after));
+  std::string out = "--- " + std::string(name) + "\n+++ " + std::string(name) + " (after the move)\n";
+  std::size_t next = 0;  // the first line not yet shown
+  std::size_t old_line = 1;
+  std::size_t new_line = 1;
+  for (std::size_t pos = 0; pos < lines.size();) {
+    if (lines[pos].kind == ' ') {
+      ++pos;
+      continue;
+    }
+    // A hunk: from k_context lines before this change to k_context lines after the last change that
+    // lies within 2 * k_context kept lines of the one before it.
+    const std::size_t begin = pos > next + k_context ? pos - k_context : next;
+    std::size_t end = pos;
+    for (std::size_t kept = 0, i = pos; i < lines.size() && kept <= 2 * k_context; ++i) {
+      if (lines[i].kind == ' ') {
+        ++kept;
+      } else {
+        kept = 0;
+        end = i;
+      }
+    }
+    end = std::min(lines.size(), end + 1 + k_context);
+    for (std::size_t i = next; i < begin; ++i) {
+      if (lines[i].kind != '+') ++old_line;
+      if (lines[i].kind != '-') ++new_line;
+    }
+    std::size_t old_count = 0;
+    std::size_t new_count = 0;
+    std::string body;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (lines[i].kind != '+') ++old_count;
+      if (lines[i].kind != '-') ++new_count;
+      body.push_back(lines[i].kind);
+      body.append(lines[i].text).push_back('\n');
+    }
+    // An empty side is numbered by the line before it, as diff -u does.
+    out += "@@ -" + std::to_string(old_count == 0 ? old_line - 1 : old_line) + "," + std::to_string(old_count) + " +" +
+           std::to_string(new_count == 0 ? new_line - 1 : new_line) + "," + std::to_string(new_count) + " @@\n" + body;
+    old_line += old_count;
+    new_line += new_count;
+    next = pos = end;
+  }
+  return out;
+}
 
 Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, std::optional<std::int64_t> port,
                            std::vector<Record> records, std::string_view ca_file) {
@@ -36,8 +136,22 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
   if (!to) return fail(std::move(to.error()).context("finding the registry's new place"));
   plan.to = *to;
   if (plan.to.host == plan.from.host) {
-    return fail_input("the registry is already at " + plan.from.host + " (node " + plan.to_node + "): nothing to move");
+    if (plan.to_node == plan.from_node) {
+      plan.already_there = true;
+      return plan;
+    }
+    return fail_input("--to " + plan.to_node + ": the registry is already at " + plan.from.host + " (node " +
+                      plan.from_node + "): nothing to move");
   }
+  // The file's text, so that the change is shown and written in its own order, not re-sorted.
+  auto text = fs::read_file(settings.source);
+  if (!text) return fail(std::move(text.error()).context("reading node settings"));
+  auto document = read_json<nlohmann::ordered_json>(*text);
+  if (!document || !document->is_object()) return fail_input("node settings " + settings.source + ": changed while read");
+  plan.settings_before = document->dump(2) + "\n";
+  (*document)["services"]["registry"] = plan.to_node;
+  (*document)["nodes"][plan.to_node]["ports"]["registry"] = new_port;
+  plan.settings_after = document->dump(2) + "\n";
   plan.records = std::move(records);
   return plan;
 }
@@ -68,13 +182,13 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
   return outcome;
 }
 
-Status write_moved_settings(const std::string& path, const NodeSettings& moved) {
+Status write_moved_settings(const std::string& path, const MovePlan& plan) {
   const fs::Path file(path);
   const fs::Path dir = fs::directory_of(file);
   auto old = fs::read_file(file);
   if (!old) return fail(std::move(old.error()).context("keeping the old node settings"));
   if (auto s = fs::write_file_atomic(dir, fs::Path(path + ".bak"), *old); !s) return s;
-  return fs::write_file_atomic(dir, file, moved.to_json_text());
+  return fs::write_file_atomic(dir, file, plan.settings_after);
 }
 
 }  // namespace arec

@@ -18,12 +18,19 @@ struct MovePlan {
   std::string to_node;
   RegistryAddress from;   // the registry the settings name now
   RegistryAddress to;     // where it will be
+  bool already_there = false;  // `node` holds the registry at that port already: nothing to move
   NodeSettings moved;     // the settings after the move: `registry` held by to_node on the new port
+  // The settings file before and after the move, in the file's own key order, indented by two spaces;
+  // `after` is what the move writes.
+  std::string settings_before;
+  std::string settings_after;
   std::vector<Record> records;  // what is copied
 };
 
 // Plans a move of the registry to `node`, on `port` (default: the port that node was given for the
-// registry). Unknown nodes, ports out of range and moving to where it already is are bad input.
+// registry), reading the settings file (settings.source) for its key order. Unknown nodes, ports out
+// of range and another node at the registry's very address are bad input; the node that holds the
+// registry at that port already gives a plan with already_there set.
 Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, std::optional<std::int64_t> port,
                            std::vector<Record> records, std::string_view ca_file);
 
@@ -39,7 +46,12 @@ struct MoveOutcome {
 // and run again, it picks up where it stopped. Nothing is deleted anywhere.
 Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, const TransferOptions& options);
 
-// Rewrites the node settings file atomically, keeping the old one as FILE.bak.
-Status write_moved_settings(const std::string& path, const NodeSettings& moved);
+// Rewrites the node settings file atomically with plan.settings_after (the file's keys stay in their
+// order), keeping the old one as FILE.bak.
+Status write_moved_settings(const std::string& path, const MovePlan& plan);
+
+// The change of the settings file as a unified diff (`diff -u`, three lines of context) of
+// plan.settings_before and plan.settings_after; `name` labels both sides.
+std::string settings_diff(const MovePlan& plan, std::string_view name);
 
 }  // namespace arec

@@ -46,7 +46,8 @@ cp "$T/nodes.json" "$T/nodes.before"
 expect_exit 1 "$AREC" move "$D" --to n2 --apply
 expect_contains "$OUT" "$D/deploy.yaml:11"
 expect_contains "$OUT" "$D/deploy.yaml:14"
-expect_contains "$OUT" "refused: rebuild what is listed above"
+expect_contains "$ERR" "arec: error: move refused: "
+expect_not_contains "$OUT" "refused"
 cmp "$T/nodes.before" "$T/nodes.json" || fail "a refused move changed the settings"
 
 note "rebuilt through arec and written as image requests: nothing is left"

@@ -21,5 +21,5 @@ hits=$(grep -rlaE '10\.20\.0\.11|registry\.mesh|localhost|127\.0\.0\.1|:5000|:50
 expect_eq "" "$hits" "files holding an address"
 # The records' JSON has no field that could hold one either.
 keys=$("$AREC" records --history --json | jq -r '[.[] | keys[]] | unique | join(" ")')
-expect_eq "config digest mediaType module name platform recorded size target" "$keys" "record fields"
+expect_eq "config digest manifest_size mediaType module name platform recorded size target" "$keys" "record fields"
 echo PASS

@@ -61,7 +61,25 @@ expect_exit 0 "$AREC" check --repair
 expect_contains "$OUT" "removed 1 stray temporaries"
 expect_eq "" "$(ls -A "$T/store/arec/tmp")" "temporaries after repair"
 
-note "a store that is not one"
-expect_exit 2 "$AREC" check --store "$T/in"
-expect_one_line_error "not an OCI image layout"
+note "a malformed or missing index.json is a finding (exit 1), not an error"
+cp "$T/store/index.json" "$T/index.good"
+printf '{"schemaVersion": 2, "manifests": [' >"$T/store/index.json"
+expect_exit 1 "$AREC" check
+expect_eq "problem: $T/store/index.json: malformed JSON at byte 36
+store $T/store: 0 records, 0 blobs verified, NOT ok" "$OUT" "check of a malformed index.json"
+expect_eq "" "$ERR" "stderr of check finding a malformed index.json"
+expect_exit 1 "$AREC" check --json
+expect_eq 'false ["'"$T"'/store/index.json: malformed JSON at byte 36"]' "$(json_get '"\(.ok) \(.problems | tojson)"' <<<"$OUT")"
+rm "$T/store/index.json"
+expect_exit 1 "$AREC" check
+expect_eq "problem: opening $T/store/index.json: No such file or directory" "$(head -1 <<<"$OUT")" "check without index.json"
+cp "$T/index.good" "$T/store/index.json"
+expect_exit 0 "$AREC" check
+
+note "a directory that is not a store is a finding; bad usage stays exit 2"
+expect_exit 1 "$AREC" check --store "$T/in"
+expect_eq "problem: $T/in: not an OCI image layout (no readable oci-layout file)
+store $T/in: 0 records, 0 blobs verified, NOT ok" "$OUT" "check of a directory that is not a store"
+expect_exit 2 "$AREC" check --repiar
+expect_one_line_error "--repiar"
 echo PASS
