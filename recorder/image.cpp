@@ -221,6 +221,7 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
 Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, const Manifest* base_manifest) {
   if (request.runtime == Runtime::none) return request.entries;
   ClosureOptions options;
+  options.sysroot = request.sysroot;
   std::optional<ImageFiles> base_files;
   if (request.base) {
     options.base = [&]() -> Result<const ImageFiles*> {
@@ -236,6 +237,9 @@ Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, cons
 }
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
+  // The image's platform is its files': a mix or a contradicting --platform is refused before anything else.
+  auto platform = inputs_platform(request.entries, request.platform);
+  if (!platform) return fail(platform.error());
   std::optional<Manifest> base_manifest;
   if (request.base) {
     auto read = read_base_manifest(*request.base);
@@ -272,6 +276,10 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
                         " layers, manifest " + std::to_string(base_manifest->layers.size()));
     }
     config = std::move(*base_config);
+    if (*platform && (config.os != (*platform)->os || config.architecture != (*platform)->architecture)) {
+      return fail_input(what + " is for " + platform_text({config.architecture, config.os, config.variant}) +
+                        ", the inputs for " + platform_text(**platform));
+    }
     // Base layers are reused by digest: copied into the store as they are, never re-packed.
     for (const auto& layer : base_manifest->layers) {
       auto copied = store.copy_blob(request.base->layout, layer);
@@ -282,10 +290,10 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     }
     manifest.annotations.emplace(annotation::k_base_digest, request.base->manifest.digest.str());
   } else {
-    const Platform host = host_platform();
-    config.architecture = host.architecture;
-    config.os = host.os;
-    config.variant = host.variant;
+    const Platform chosen = platform->value_or(host_platform());
+    config.architecture = chosen.architecture;
+    config.os = chosen.os;
+    config.variant = chosen.variant;
   }
 
   auto layer = pack_layer(request, *entries, store, previous->has_value());
