@@ -36,7 +36,7 @@ void write_elf(const fs::Path& path, int elf_class, int machine, const std::stri
   ASSERT_GE(fd, 0);
   Elf* elf = elf_begin(fd, ELF_C_WRITE, nullptr);
   ASSERT_NE(elf, nullptr) << elf_errmsg(-1);
-  ASSERT_NE(gelf_newehdr(elf, elf_class), 0) << elf_errmsg(-1);
+  ASSERT_NE(gelf_newehdr(elf, elf_class), nullptr) << elf_errmsg(-1);
   GElf_Ehdr ehdr;
   ASSERT_NE(gelf_getehdr(elf, &ehdr), nullptr);
   ehdr.e_ident[EI_DATA] = ELFDATA2LSB;

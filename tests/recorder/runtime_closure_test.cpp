@@ -235,7 +235,9 @@ TEST(RuntimeClosureTest, ASysrootGivesTheLoaderAndLibrariesAtTheSamePaths) {
   for (std::size_t i = 0; i < closure->size(); ++i) {
     const LayerEntry& e = (*closure)[i];
     EXPECT_EQ(e.path, (*host)[i].path);
-    if (e.type == LayerEntry::Type::file) EXPECT_EQ(e.source, root / e.path) << e.path;
+    if (e.type == LayerEntry::Type::file) {
+      EXPECT_EQ(e.source, root / e.path) << e.path;
+    }
   }
   auto libc = std::find_if(host->begin(), host->end(), [](const LayerEntry& e) { return e.path.ends_with("/libc.so.6"); });
   ASSERT_NE(libc, host->end());
