@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Records arec refuses for their platform, each with exit 2, a one-line error naming the files, and the
 # store as it was: an arm64 and an amd64 program in one record; --platform contradicting the programs;
+# a base of another platform;
 # a foreign dynamic program whose target root is missing (a --sysroot without its loader, a machine with
 # no cross packages here). A record without ELF files takes --platform, or this machine's platform.
 source "$(dirname "$0")/../lib.sh"
@@ -34,6 +35,11 @@ store_unchanged "a contradicting --platform"
 expect_exit 2 "$AREC" --store "$store" record --module cross --name bad --file "$T/data.txt" --platform linux
 expect_one_line_error '--platform "linux": expected OS/ARCHITECTURE[/VARIANT]'
 store_unchanged "a malformed --platform"
+
+# A base of another platform: the store's own amd64 record of data, as an OCI layout.
+expect_exit 2 "$AREC" --store "$store" record --module cross --name onbase --file "$T/hello-arm64-static" --base "oci:$store:cross/seed"
+expect_one_line_error "is for linux/amd64, the inputs for linux/arm64"
+store_unchanged "a base of another platform"
 
 # A sysroot without the arm64 loader: nothing of this machine is taken instead.
 mkdir -p "$T/empty-sysroot"
