@@ -170,6 +170,7 @@ Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
   out.elf_class = ehdr.e_ident[EI_CLASS];
   out.machine = ehdr.e_machine;
   out.data = ehdr.e_ident[EI_DATA];
+  out.type = ehdr.e_type;
 
   std::size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return fail(elf_failure(what, "reading the program headers").error());
@@ -262,6 +263,7 @@ Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& e
     if (!*elf) continue;
     const std::string what = "/" + e.path + " (" + e.source.string() + ")";
     auto platform = elf_platform(**elf);
+    if (!platform && (*elf)->type != ET_EXEC && (*elf)->type != ET_DYN) continue;
     if (!platform) {
       return fail_input(what + " is an ELF file for machine " + std::to_string((*elf)->machine) +
                         ", which arec has no platform for");

@@ -20,6 +20,7 @@ struct ElfFile {
   int elf_class = 0;     // ELFCLASS32 or ELFCLASS64
   int machine = 0;       // e_machine (EM_X86_64, ...)
   int data = 0;          // ELFDATA2LSB or ELFDATA2MSB
+  int type = 0;          // e_type (ET_EXEC, ET_DYN, ET_REL, ...)
   // Tag_CPU_arch of the ARM attributes section (6 = v6, 10 = v7, ...); -1 when the file has none.
   int arm_cpu_arch = -1;
   bool executable = false;  // ET_EXEC, or a position-independent executable (ET_DYN with PT_INTERP)
@@ -43,8 +44,8 @@ std::optional<Platform> elf_platform(const ElfFile& file);
 
 // The platform of a record of `entries`: the one platform of its ELF files, with the variant `requested`
 // adds; with no ELF file, `requested` (nothing when neither says: the base's or this machine's). Refused,
-// naming the files: ELF files of two platforms, a machine arec has no platform for, a `requested`
-// platform the files contradict.
+// naming the files: ELF files of two platforms, a program or library of a machine arec has no platform
+// for (an object file of one, such as eBPF, is data), a `requested` platform the files contradict.
 Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries, const std::optional<Platform>& requested);
 
 // Reads `path`; nothing when it is not an ELF file (a script, a data file). A file that starts like ELF

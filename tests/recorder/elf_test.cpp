@@ -30,7 +30,7 @@ std::string platform_of(const ElfFile& f) {
 
 // Writes an executable ELF file of `elf_class` and `machine` with libelf; with `attributes`, it gets an
 // ARM attributes section holding those bytes, as the ARM toolchains write it.
-void write_elf(const fs::Path& path, int elf_class, int machine, const std::string& attributes = {}) {
+void write_elf(const fs::Path& path, int elf_class, int machine, const std::string& attributes = {}, int type = ET_EXEC) {
   elf_version(EV_CURRENT);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0755);
   ASSERT_GE(fd, 0);
@@ -40,7 +40,7 @@ void write_elf(const fs::Path& path, int elf_class, int machine, const std::stri
   GElf_Ehdr ehdr;
   ASSERT_NE(gelf_getehdr(elf, &ehdr), nullptr);
   ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
-  ehdr.e_type = ET_EXEC;
+  ehdr.e_type = static_cast<GElf_Half>(type);
   ehdr.e_machine = static_cast<GElf_Half>(machine);
   ehdr.e_version = EV_CURRENT;
   ASSERT_NE(gelf_update_ehdr(elf, &ehdr), 0) << elf_errmsg(-1);
@@ -178,6 +178,17 @@ TEST(ElfPlatform, InputsHaveOnePlatform) {
   auto variant = inputs_platform({arm64}, Platform{"arm64", "linux", "v8"});
   ASSERT_TRUE(variant.has_value()) << variant.error().message;
   EXPECT_EQ(platform_text(**variant), "linux/arm64/v8");
+
+  // A program of a machine arec has no name for is refused; an object file of one (eBPF) is data.
+  write_elf(dir / "sparc", ELFCLASS64, EM_SPARCV9);
+  write_elf(dir / "bpf.o", ELFCLASS64, EM_BPF, {}, ET_REL);
+  auto unknown = inputs_platform({arm64, file_entry(dir / "sparc", "usr/local/bin/s")}, std::nullopt);
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("/usr/local/bin/s"), std::string::npos) << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("which arec has no platform for"), std::string::npos) << unknown.error().message;
+  auto bpf = inputs_platform({arm64, file_entry(dir / "bpf.o", "usr/lib/bpf/probe.o")}, std::nullopt);
+  ASSERT_TRUE(bpf.has_value()) << bpf.error().message;
+  EXPECT_EQ(platform_text(**bpf), "linux/arm64");
 
   auto none = inputs_platform({data}, std::nullopt);
   ASSERT_TRUE(none.has_value());
