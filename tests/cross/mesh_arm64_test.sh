@@ -27,6 +27,9 @@ if ! cmake -S "$src" -B "$T/build" -G Ninja --toolchain "$src/aarch64-linux-gnu.
 fi
 cmake --build "$T/build" >"$T/build.log" 2>&1 || { cat "$T/build.log" >&2; fail "building the mesh example for arm64 failed"; }
 
+# The module told arec the toolchain's platform and root.
+expect_contains "$(<"$T/build/build.ninja")" "--platform=linux/arm64 --sysroot=/usr/aarch64-linux-gnu" "the recording commands"
+
 manifest_of() { # REPO: the manifest digest the store's index names for MODULE/NAME
   jq -r --arg ref "$1" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $ref) | .digest' "$store/index.json"
 }
