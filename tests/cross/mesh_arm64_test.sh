@@ -4,7 +4,8 @@
 # linux/arm64 images. Unpacked with umoci, each runs in a chroot through qemu-aarch64-static (copied into
 # the unpacked tree, never into the image) and prints what it prints under qemu on this machine. builder's
 # loader and libraries come from the cross packages (/usr/aarch64-linux-gnu), at the paths the arm64
-# loader searches, are AArch64 files, and the SBOM names the cross packages they belong to.
+# loader searches, are AArch64 files, and the SBOM names the cross packages they belong to. Given a
+# --sysroot laid out as an arm64 Debian root, libc comes from there, at /lib/aarch64-linux-gnu, and runs.
 #
 #   mesh_arm64_test.sh AREC BUILD_DIR CONFIG
 source "$(dirname "$0")/../lib.sh"
@@ -89,3 +90,16 @@ fi
 expect_eq "$on_host" "$(run_arm64 mesh/controlplane)" "controlplane run from its image"
 expect_eq "controlplane 1.0.0" "$(run_arm64 mesh/controlplane --version)" "controlplane --version run from its image"
 expect_eq "$on_host_builder" "$(run_arm64 mesh/builder)" "builder run from its image (its own loader and libraries)"
+
+# A sysroot laid out as an arm64 Debian root (multiarch /lib/aarch64-linux-gnu), given with --sysroot:
+# libc goes to the same path in the image, where the arm64 loader finds it, and builder runs there too.
+sysroot=$T/sysroot
+mkdir -p "$sysroot/lib/aarch64-linux-gnu"
+cp /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 "$sysroot/lib/"
+for lib in $needed; do cp -L "/usr/aarch64-linux-gnu/lib/$lib" "$sysroot/lib/aarch64-linux-gnu/"; done
+store=$T/store-sysroot
+"$AREC" --store "$store" record --module mesh --name builder --file "$T/build/builder" --entrypoint /usr/local/bin/builder \
+  --env MESH_ROLE=builder --sysroot "$sysroot" >/dev/null
+expect_eq "./lib/aarch64-linux-gnu/libc.so.6 ./lib/ld-linux-aarch64.so.1 ./usr/local/bin/builder" \
+  "$(cd "$(unpacked mesh/builder)" && find . -type f | sort | paste -sd' ')" "files of mesh/builder recorded with --sysroot"
+expect_eq "$on_host_builder" "$(run_arm64 mesh/builder)" "builder run from its image with the sysroot's libraries"
