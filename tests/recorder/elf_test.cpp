@@ -127,6 +127,20 @@ TEST(ElfPlatform, ArmAttributesOfAFileGiveItsVariant) {
   }
 }
 
+TEST(ElfPlatform, DamagedArmAttributesGiveNoVariant) {
+  TempDir dir;
+  const std::string whole = arm_attributes("7-A", 10);
+  // Cut inside the Tag_File subsection, a length past the end, another format version.
+  for (const std::string& bytes : {whole.substr(0, whole.size() - 3), std::string("A\xff\xff\x00\x00" "aeabi\0", 12), "B" + whole.substr(1)}) {
+    write_elf(dir / "arm", ELFCLASS32, EM_ARM, bytes);
+    auto file = read_elf(dir / "arm");
+    ASSERT_TRUE(file.has_value()) << file.error().message;
+    ASSERT_TRUE(file->has_value());
+    EXPECT_EQ((*file)->arm_cpu_arch, -1);
+    EXPECT_EQ(platform_of(**file), "linux/arm");
+  }
+}
+
 TEST(ElfPlatform, ParsesAndSpellsPlatforms) {
   for (const char* text : {"linux/arm64", "linux/arm/v7", "linux/amd64", "linux/riscv64"}) {
     auto p = parse_platform(text);
