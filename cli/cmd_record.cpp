@@ -28,6 +28,8 @@ struct RecordOptions {
   std::vector<std::string> env;
   std::string compression = "gzip";
   std::string runtime = "auto";
+  std::string platform;
+  std::string sysroot;
   std::string target;
   std::string config;
   std::string revision;
@@ -64,6 +66,12 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
   auto runtime = parse_runtime(o.runtime);
   if (!runtime) return fail(runtime.error());
   request.runtime = *runtime;
+  if (!o.platform.empty()) {
+    auto platform = parse_platform(o.platform);
+    if (!platform) return fail(platform.error());
+    request.platform = std::move(*platform);
+  }
+  if (!o.sysroot.empty()) request.sysroot = fs::Path(o.sysroot);
   // Every input is checked before the store is touched, so bad input leaves the store as it was.
   auto entries = collect_entries(inputs);
   if (!entries) return fail(entries.error());
@@ -314,6 +322,14 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
                   "and their links) unless the base holds it; none: only what is named")
       ->type_name("auto|none")
       ->capture_default_str();
+  cmd->add_option("--platform", o->platform,
+                  "Platform of the image when no recorded file is ELF (default: this machine's); ELF files give their "
+                  "own, which this must not contradict")
+      ->type_name("OS/ARCH[/VARIANT]");
+  cmd->add_option("--sysroot", o->sysroot,
+                  "The target's root the runtime closure is taken from (default: this machine for its own platform, "
+                  "/usr/TRIPLET for another, e.g. /usr/aarch64-linux-gnu of Debian's cross packages)")
+      ->type_name("DIR");
   cmd->add_option("--target", o->target, "Build target that produced the outputs (recorded)");
   cmd->add_option("--config", o->config, "Build configuration, e.g. Release (recorded)");
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");

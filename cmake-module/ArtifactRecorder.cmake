@@ -101,6 +101,13 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
     every library they need (recursively) at the path the loader looks it up at, and their ``SONAME``
     links; a library the ``BASE`` holds is not added, and must define every symbol version needed from
     it. A static program gets nothing added. ``none`` records only what is named.
+  In a cross build (a toolchain file, ``CMAKE_CROSSCOMPILING``), the image is for the target's
+  platform: arec reads it from the recorded ELF files, and is also told the one ``CMAKE_SYSTEM_NAME``
+  and ``CMAKE_SYSTEM_PROCESSOR`` name (``linux/arm64`` for ``Linux``/``aarch64``), which the files must
+  not contradict. The loader and libraries added with ``RUNTIME auto`` come from the target's root:
+  ``CMAKE_SYSROOT``, else the directory above the cross compiler's own ``libc.so.6`` (for Debian's
+  ``g++-aarch64-linux-gnu``, ``/usr/aarch64-linux-gnu``), never from the build machine.
+
   ``SBOM spdx|none``
     The SBOM kept beside the record: an SPDX 2.3 document of its layer (``arec sbom`` prints it), or
     none. Default: ``spdx``.
@@ -204,6 +211,16 @@ function(arec_record target)
   if(DEFINED arg_SBOM)
     list(APPEND args "--sbom=${arg_SBOM}")
   endif()
+  if(CMAKE_CROSSCOMPILING)
+    _arec_toolchain_platform(platform)
+    if(platform)
+      list(APPEND args "--platform=${platform}")
+    endif()
+    _arec_toolchain_sysroot(sysroot)
+    if(sysroot)
+      list(APPEND args "--sysroot=${sysroot}")
+    endif()
+  endif()
 
   _arec_command(command "${arg_STORE}")
   add_custom_command(TARGET ${built} POST_BUILD
@@ -295,6 +312,59 @@ function(_arec_option_args out option)
     endif()
   endforeach()
   set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
+# Sets <out> to the OCI platform (os/arch[/variant]) of the toolchain's CMAKE_SYSTEM_NAME and
+# CMAKE_SYSTEM_PROCESSOR, or empty when arec has no name for it (the ELF files then say alone).
+function(_arec_toolchain_platform out)
+  string(TOLOWER "${CMAKE_SYSTEM_NAME}" os)
+  string(TOLOWER "${CMAKE_SYSTEM_PROCESSOR}" processor)
+  set(arch "")
+  if(processor MATCHES "^(x86_64|amd64)$")
+    set(arch amd64)
+  elseif(processor MATCHES "^(aarch64|arm64)$")
+    set(arch arm64)
+  elseif(processor MATCHES "^armv7")
+    set(arch arm/v7)
+  elseif(processor MATCHES "^armv6")
+    set(arch arm/v6)
+  elseif(processor MATCHES "^i[3-6]86$")
+    set(arch 386)
+  elseif(processor MATCHES "^(riscv64|ppc64le|s390x)$")
+    set(arch ${processor})
+  endif()
+  if(os STREQUAL "linux" AND arch)
+    set(${out} "linux/${arch}" PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Sets <out> to the target's root the runtime closure comes from: CMAKE_SYSROOT, else the directory
+# above the lib/ holding the cross compiler's own libc.so.6 (/usr/aarch64-linux-gnu for Debian's
+# cross packages); empty when neither is found (arec then looks in /usr/<triplet> itself).
+function(_arec_toolchain_sysroot out)
+  set(${out} "" PARENT_SCOPE)
+  if(CMAKE_SYSROOT)
+    set(${out} "${CMAKE_SYSROOT}" PARENT_SCOPE)
+    return()
+  endif()
+  set(compiler "${CMAKE_CXX_COMPILER}")
+  if(NOT compiler)
+    set(compiler "${CMAKE_C_COMPILER}")
+  endif()
+  if(NOT compiler)
+    return()
+  endif()
+  execute_process(COMMAND "${compiler}" -print-file-name=libc.so.6
+    OUTPUT_VARIABLE libc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+  if(failed OR NOT IS_ABSOLUTE "${libc}" OR NOT EXISTS "${libc}")
+    return()
+  endif()
+  cmake_path(NORMAL_PATH libc)
+  cmake_path(GET libc PARENT_PATH lib)
+  cmake_path(GET lib PARENT_PATH root)
+  set(${out} "${root}" PARENT_SCOPE)
 endfunction()
 
 # Sets <out> to the arec command line up to the command name: the program, and --store when one is

@@ -3,6 +3,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -94,6 +96,71 @@ Status read_verdef(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfFile& out, 
   return {};
 }
 
+// Reads an unsigned LEB128 number of a build attribute; nothing when the data ends inside it.
+std::optional<std::uint64_t> read_uleb(std::span<const unsigned char> data, std::size_t& at) {
+  std::uint64_t value = 0;
+  for (unsigned shift = 0; at < data.size() && shift < 64; shift += 7) {
+    const unsigned char byte = data[at++];
+    value |= std::uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80u) == 0) return value;
+  }
+  return std::nullopt;
+}
+
+// Tag_CPU_arch of the "aeabi" file attributes, in the build attributes format of the ARM ABI addenda
+// (section "Build Attributes"): 'A', then vendor subsections of [length, name, Tag_File, size, tags].
+// libelf hands the section's bytes over as they are; their layout is the ABI's, not ELF's. -1 when absent.
+int arm_cpu_arch(std::span<const unsigned char> data, int encoding) {
+  constexpr std::uint64_t k_tag_file = 1, k_tag_cpu_arch = 6, k_tag_compatibility = 32;
+  auto u32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+      const std::size_t shift = encoding == ELFDATA2MSB ? 8 * (3 - i) : 8 * i;
+      v |= std::uint32_t{data[at + i]} << shift;
+    }
+    return v;
+  };
+  if (data.empty() || data[0] != 'A') return -1;
+  std::size_t at = 1;
+  while (at + 4 <= data.size()) {
+    const std::uint32_t length = u32(at);
+    if (length < 4 || length > data.size() - at) return -1;
+    const std::size_t end = at + length;
+    std::size_t pos = at + 4;
+    const auto name_end = std::find(data.begin() + static_cast<std::ptrdiff_t>(pos), data.begin() + static_cast<std::ptrdiff_t>(end), 0);
+    const std::string vendor(data.begin() + static_cast<std::ptrdiff_t>(pos), name_end);
+    pos = static_cast<std::size_t>(name_end - data.begin()) + 1;
+    while (vendor == "aeabi" && pos + 5 <= end) {
+      const std::uint64_t scope = data[pos];
+      const std::uint32_t size = u32(pos + 1);
+      if (size < 5 || size > end - pos) return -1;
+      const std::size_t scope_end = pos + size;
+      if (scope == k_tag_file) {
+        auto attributes = data.subspan(0, scope_end);
+        std::size_t a = pos + 5;
+        while (a < scope_end) {
+          auto tag = read_uleb(attributes, a);
+          if (!tag) return -1;
+          // Tags 4, 5 and 67 and odd tags above 32 are strings; Tag_compatibility is a number and a string.
+          const bool text = *tag == 4 || *tag == 5 || *tag == 67 || (*tag > k_tag_compatibility && (*tag & 1) != 0);
+          if (*tag == k_tag_compatibility && !read_uleb(attributes, a)) return -1;
+          if (text || *tag == k_tag_compatibility) {
+            while (a < scope_end && attributes[a] != 0) ++a;
+            ++a;
+            continue;
+          }
+          auto value = read_uleb(attributes, a);
+          if (!value) return -1;
+          if (*tag == k_tag_cpu_arch) return static_cast<int>(*value);
+        }
+      }
+      pos = scope_end;
+    }
+    at = end;
+  }
+  return -1;
+}
+
 Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
   if (elf == nullptr) return fail(elf_failure(what, "opening as ELF").error());
   if (elf_kind(elf) != ELF_K_ELF) return std::optional<ElfFile>();
@@ -102,6 +169,8 @@ Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
   if (gelf_getehdr(elf, &ehdr) == nullptr) return fail(elf_failure(what, "reading the ELF header").error());
   out.elf_class = ehdr.e_ident[EI_CLASS];
   out.machine = ehdr.e_machine;
+  out.data = ehdr.e_ident[EI_DATA];
+  out.type = ehdr.e_type;
 
   std::size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return fail(elf_failure(what, "reading the program headers").error());
@@ -127,12 +196,41 @@ Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
     if (shdr.sh_type == SHT_DYNAMIC) s = read_dynamic(elf, scn, shdr, out, what);
     if (shdr.sh_type == SHT_GNU_verneed) s = read_verneed(elf, scn, shdr, out, what);
     if (shdr.sh_type == SHT_GNU_verdef) s = read_verdef(elf, scn, shdr, out, what);
+    if (shdr.sh_type == SHT_ARM_ATTRIBUTES && out.machine == EM_ARM) {
+      Elf_Data* data = elf_rawdata(scn, nullptr);
+      if (data == nullptr) return fail(elf_failure(what, "reading the ARM attributes").error());
+      out.arm_cpu_arch = arm_cpu_arch({static_cast<const unsigned char*>(data->d_buf), data->d_size}, out.data);
+    }
     if (!s) return fail(s.error());
   }
   return std::optional<ElfFile>(std::move(out));
 }
 
 }  // namespace
+
+std::optional<Platform> elf_platform(const ElfFile& file) {
+  const bool wide = file.elf_class == ELFCLASS64;
+  const bool little = file.data == ELFDATA2LSB;
+  auto linux_on = [](std::string architecture, std::string variant = {}) {
+    return Platform{std::move(architecture), "linux", std::move(variant)};
+  };
+  switch (file.machine) {
+    case EM_X86_64: return wide && little ? std::optional(linux_on("amd64")) : std::nullopt;
+    case EM_386: return !wide && little ? std::optional(linux_on("386")) : std::nullopt;
+    case EM_AARCH64: return wide && little ? std::optional(linux_on("arm64")) : std::nullopt;
+    case EM_RISCV: return wide && little ? std::optional(linux_on("riscv64")) : std::nullopt;
+    case EM_S390: return wide ? std::optional(linux_on("s390x")) : std::nullopt;
+    case EM_PPC64: return wide ? std::optional(linux_on(little ? "ppc64le" : "ppc64")) : std::nullopt;
+    case EM_ARM: {
+      if (wide || !little) return std::nullopt;
+      // Tag_CPU_arch values of the ARM ABI: 3-5 v5, 6-9 v6 (v6, v6KZ, v6T2, v6K), 10 v7, 14 and above v8.
+      const int arch = file.arm_cpu_arch;
+      std::string variant = arch >= 14 ? "v8" : arch == 10 ? "v7" : arch >= 6 && arch <= 9 ? "v6" : arch >= 3 && arch <= 5 ? "v5" : "";
+      return linux_on("arm", std::move(variant));
+    }
+    default: return std::nullopt;
+  }
+}
 
 Result<std::optional<ElfFile>> read_elf(const fs::Path& path) {
   init_libelf();
@@ -154,6 +252,41 @@ Result<std::optional<ElfFile>> read_elf(std::span<const std::byte> bytes, std::s
   // libelf takes a mutable pointer but only reads in ELF_C_READ mode.
   ElfHandle elf(elf_memory(const_cast<char*>(reinterpret_cast<const char*>(bytes.data())), bytes.size()));
   return read_handle(elf.get(), what);
+}
+
+Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries, const std::optional<Platform>& requested) {
+  std::optional<std::pair<Platform, std::string>> found;  // the platform, and the first file of it
+  for (const auto& e : entries) {
+    if (e.type != LayerEntry::Type::file) continue;
+    auto elf = read_elf(e.source);
+    if (!elf) return fail(elf.error());
+    if (!*elf) continue;
+    const std::string what = "/" + e.path + " (" + e.source.string() + ")";
+    auto platform = elf_platform(**elf);
+    if (!platform && (*elf)->type != ET_EXEC && (*elf)->type != ET_DYN) continue;
+    if (!platform) {
+      return fail_input(what + " is an ELF file for machine " + std::to_string((*elf)->machine) +
+                        ", which arec has no platform for");
+    }
+    if (!found) {
+      found = {*platform, what};
+    } else if (platform_text(*platform) != platform_text(found->first)) {
+      return fail_input("the inputs are for two platforms: " + found->second + " is " + platform_text(found->first) +
+                        ", " + what + " is " + platform_text(*platform) + "; record each platform on its own");
+    }
+  }
+  if (!found) return requested;
+  Platform platform = found->first;
+  if (requested) {
+    const bool same = requested->os == platform.os && requested->architecture == platform.architecture &&
+                      (requested->variant.empty() || platform.variant.empty() || requested->variant == platform.variant);
+    if (!same) {
+      return fail_input("--platform " + platform_text(*requested) + " contradicts " + found->second + ", which is " +
+                        platform_text(platform));
+    }
+    if (platform.variant.empty()) platform.variant = requested->variant;
+  }
+  return std::optional(platform);
 }
 
 }  // namespace arec

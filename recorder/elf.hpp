@@ -11,12 +11,18 @@
 
 #include "recorder/error.hpp"
 #include "recorder/fs.hpp"
+#include "recorder/layer.hpp"
+#include "recorder/oci.hpp"
 
 namespace arec {
 
 struct ElfFile {
   int elf_class = 0;     // ELFCLASS32 or ELFCLASS64
   int machine = 0;       // e_machine (EM_X86_64, ...)
+  int data = 0;          // ELFDATA2LSB or ELFDATA2MSB
+  int type = 0;          // e_type (ET_EXEC, ET_DYN, ET_REL, ...)
+  // Tag_CPU_arch of the ARM attributes section (6 = v6, 10 = v7, ...); -1 when the file has none.
+  int arm_cpu_arch = -1;
   bool executable = false;  // ET_EXEC, or a position-independent executable (ET_DYN with PT_INTERP)
   std::string interpreter;  // PT_INTERP: the dynamic loader, empty for static programs and libraries
   std::string soname;       // DT_SONAME
@@ -30,6 +36,17 @@ struct ElfFile {
 
   bool dynamic() const { return !interpreter.empty() || !needed.empty(); }
 };
+
+// The OCI platform (GOOS/GOARCH names) a file of this class, machine and byte order runs on: x86-64 ->
+// linux/amd64, AArch64 -> linux/arm64, ARM -> linux/arm with the variant of Tag_CPU_arch (v5, v6, v7,
+// v8), ... Nothing for a machine arec has no name for.
+std::optional<Platform> elf_platform(const ElfFile& file);
+
+// The platform of a record of `entries`: the one platform of its ELF files, with the variant `requested`
+// adds; with no ELF file, `requested` (nothing when neither says: the base's or this machine's). Refused,
+// naming the files: ELF files of two platforms, a program or library of a machine arec has no platform
+// for (an object file of one, such as eBPF, is data), a `requested` platform the files contradict.
+Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries, const std::optional<Platform>& requested);
 
 // Reads `path`; nothing when it is not an ELF file (a script, a data file). A file that starts like ELF
 // but cannot be read as one is an error naming it.

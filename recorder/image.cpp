@@ -221,6 +221,7 @@ namespace {
 Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, const Manifest* base_manifest) {
   if (request.runtime == Runtime::none) return request.entries;
   ClosureOptions options;
+  options.sysroot = request.sysroot;
   std::optional<ImageFiles> base_files;
   if (request.base) {
     options.base = [&]() -> Result<const ImageFiles*> {
@@ -263,16 +264,29 @@ Result<std::vector<Descriptor>> copy_base_layers(const RecordRequest& request, c
   return layers;
 }
 
-// The base's config (or this machine's platform) with the new layer, environment and entrypoint.
-ImageConfig image_config(const RecordRequest& request, const std::optional<BaseParts>& base, const Layer& layer) {
+// A base is for the platform of the inputs, when they have one.
+Status check_base_platform(const RecordRequest& request, const std::optional<BaseParts>& base,
+                           const std::optional<Platform>& platform) {
+  if (!base || !platform) return {};
+  const ImageConfig& config = base->config;
+  if (config.os == platform->os && config.architecture == platform->architecture) return {};
+  return fail_input("base image " + request.base->manifest.digest.str() + " is for " +
+                    platform_text({config.architecture, config.os, config.variant}) + ", the inputs for " +
+                    platform_text(*platform));
+}
+
+// The base's config (or the inputs' platform, else this machine's) with the new layer, environment and
+// entrypoint.
+ImageConfig image_config(const RecordRequest& request, const std::optional<BaseParts>& base,
+                         const std::optional<Platform>& platform, const Layer& layer) {
   ImageConfig config;
   if (base) {
     config = base->config;
   } else {
-    const Platform host = host_platform();
-    config.architecture = host.architecture;
-    config.os = host.os;
-    config.variant = host.variant;
+    const Platform chosen = platform.value_or(host_platform());
+    config.architecture = chosen.architecture;
+    config.os = chosen.os;
+    config.variant = chosen.variant;
   }
   const std::string created = rfc3339(request.mtime);
   config.created = created;
@@ -322,8 +336,12 @@ Record new_record(const RecordRequest& request, const Descriptor& manifest, std:
 }  // namespace
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
+  // The image's platform is its files': a mix or a contradicting --platform is refused before anything else.
+  auto platform = inputs_platform(request.entries, request.platform);
+  if (!platform) return fail(platform.error());
   auto base = read_base(request);
   if (!base) return fail(base.error());
+  if (auto s = check_base_platform(request, *base, *platform); !s) return fail(s.error());
   // The closure is resolved first: a missing library or a base too old refuses before anything is written.
   auto entries = layer_entries(request, *base ? &(*base)->manifest : nullptr);
   if (!entries) return fail(entries.error());
@@ -337,7 +355,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   auto layer = pack_layer(request, *entries, store, previous->has_value());
   if (!layer) return fail(layer.error());
   layers->push_back(layer->descriptor);
-  auto manifest = write_image(request, image_config(request, *base, *layer), std::move(*layers), store);
+  auto manifest = write_image(request, image_config(request, *base, *platform, *layer), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
   // git runs only when the SBOM or a new record needs the revision: an unchanged relink asks nothing.

@@ -34,6 +34,8 @@ struct RecordRequest {
   std::vector<LayerEntry> entries;
   std::optional<BaseImage> base;
   Runtime runtime = Runtime::automatic;  // add what the loader needs to run the recorded ELF files
+  std::optional<Platform> platform;      // --platform: for inputs without ELF files, checked against those with
+  std::optional<fs::Path> sysroot;       // --sysroot: where the runtime closure comes from (ClosureOptions)
   std::vector<std::string> entrypoint;
   std::vector<std::string> env;  // K=V
   Compression compression = Compression::gzip;

@@ -2,6 +2,8 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
+
 namespace arec {
 
 using nlohmann::json;
@@ -336,6 +338,28 @@ Platform host_platform() {
     p.architecture = machine.empty() ? "unknown" : machine;
   }
   return p;
+}
+
+Result<Platform> parse_platform(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (true) {
+    const auto slash = text.find('/', pos);
+    parts.emplace_back(text.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  const bool valid_words = std::all_of(parts.begin(), parts.end(), [](const std::string& part) {
+    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+  });
+  if (parts.size() < 2 || parts.size() > 3 || !valid_words) {
+    return fail_input("--platform \"" + std::string(text) + "\": expected OS/ARCHITECTURE[/VARIANT], e.g. linux/arm64 or linux/arm/v7");
+  }
+  return Platform{parts[1], parts[0], parts.size() == 3 ? parts[2] : std::string()};
+}
+
+std::string platform_text(const Platform& platform) {
+  return platform.os + "/" + platform.architecture + (platform.variant.empty() ? "" : "/" + platform.variant);
 }
 
 }  // namespace arec

@@ -149,5 +149,8 @@ Result<std::string> canonical_json(const nlohmann::json& json);
 
 // The platform arec runs on, in OCI terms (GOARCH/GOOS names: amd64, arm64, linux).
 Platform host_platform();
+// "os/architecture[/variant]" (linux/arm64, linux/arm/v7), as --platform and OCI tools spell it.
+Result<Platform> parse_platform(std::string_view text);
+std::string platform_text(const Platform& platform);
 
 }  // namespace arec

@@ -118,6 +118,7 @@ class Resolver {
       if (!*elf || !(*elf)->dynamic()) continue;
       m_objects.push_back({"/" + e.path, e.source, std::move(**elf), -1, false});
     }
+    if (auto s = choose_root(); !s) return s;
     if (!m_objects.empty() && m_options.base) {
       auto base = m_options.base();
       if (!base) return fail(base.error());
@@ -137,6 +138,44 @@ class Resolver {
   std::vector<LayerEntry> take() { return std::move(m_added); }
 
  private:
+  // Where the loader and libraries come from: the sysroot given; else this machine for its own
+  // platform's files, /usr/TRIPLET for another's. A dynamic file of another machine with neither is
+  // refused: this machine's libraries would not run there.
+  Status choose_root() {
+    if (m_options.sysroot) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(*m_options.sysroot, ec)) {
+        return fail_input("--sysroot " + m_options.sysroot->string() + ": not a directory");
+      }
+      m_root = std::filesystem::absolute(*m_options.sysroot).lexically_normal().string();
+      while (m_root.size() > 1 && m_root.ends_with('/')) m_root.pop_back();
+      if (m_root == "/") m_root.clear();
+      return {};
+    }
+    static const std::optional<ElfFile> self = [] {
+      auto elf = read_elf(fs::Path("/proc/self/exe"));
+      return elf && *elf ? std::optional<ElfFile>(**elf) : std::nullopt;
+    }();
+    for (const auto& o : m_objects) {
+      if (self && o.elf.elf_class == self->elf_class && o.elf.machine == self->machine) continue;
+      const LoaderDefaults defaults = loader_defaults(o.elf.elf_class, o.elf.machine);
+      const std::string platform = elf_platform(o.elf) ? platform_text(*elf_platform(o.elf)) : "machine " + std::to_string(o.elf.machine);
+      const std::string debian_root = defaults.triplet.empty() ? std::string() : "/usr/" + defaults.triplet;
+      std::error_code ec;
+      if (!debian_root.empty() && std::filesystem::is_directory(debian_root, ec)) {
+        m_root = debian_root;
+        return {};
+      }
+      return fail_input(describe(o) + " is for " + platform + ", not this machine's: its loader and libraries come from the target's "
+                        "sysroot; give --sysroot DIR" + (debian_root.empty() ? std::string() : " (" + debian_root + " is not there)"));
+    }
+    return {};
+  }
+
+  // Where the loader, the cache and the default directories' file at image path `path` is read from.
+  std::string system_file(std::string_view path) const { return m_root + std::string(path); }
+  std::string where_system() const { return m_root.empty() ? "on this machine" : "in the sysroot " + m_root; }
+
   std::string describe(const Object& o) const {
     return o.host_path.empty() || o.host_path == o.image_path ? o.image_path : o.image_path + " (" + o.host_path.string() + ")";
   }
@@ -160,9 +199,8 @@ class Resolver {
       }
     }
     struct stat st {};
-    if (::stat(interp.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return fail_input(describe(m_objects[index]) + " needs the dynamic loader " + interp +
-                        ", which is not on this machine");
+    if (::stat(system_file(interp).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return fail_input(describe(m_objects[index]) + " needs the dynamic loader " + interp + ", which is not " + where_system());
     }
     return place_mirrored(interp, describe(m_objects[index]));
   }
@@ -196,30 +234,36 @@ class Resolver {
       }
     }
 
-    // On this machine, as ld.so searches: RPATH chain or RUNPATH, the cache, the default directories.
+    // As ld.so searches: RPATH chain or RUNPATH (as written: the build tree is on this machine), then
+    // the cache and the default directories of the target's root (this machine's, or the sysroot).
+    struct Found {
+      fs::Path host_path;
+      const SearchDir* via = nullptr;
+      std::string system_path;  // for a file of the cache or a default directory: its path on the target
+    };
     std::vector<std::string> looked;
-    std::optional<std::pair<fs::Path, const SearchDir*>> found;
+    std::optional<Found> found;
     for (const auto& d : dirs) {
       looked.push_back(d.host_dir + " (" + d.how + ")");
       if (matches(d.host_dir + "/" + name, needer.elf)) {
-        found = {fs::Path(d.host_dir + "/" + name), &d};
+        found = Found{fs::Path(d.host_dir + "/" + name), &d, {}};
         break;
       }
     }
     if (!found) {
-      looked.push_back(m_options.ld_cache.string());
+      looked.push_back(cache_path().string());
       for (const auto& e : host_cache()) {
-        if (e.name == name && e.hwcap == 0 && matches(e.path, needer.elf)) {
-          found = {fs::Path(e.path), nullptr};
+        if (e.name == name && e.hwcap == 0 && matches(system_file(e.path), needer.elf)) {
+          found = Found{fs::Path(system_file(e.path)), nullptr, e.path};
           break;
         }
       }
     }
     if (!found) {
       for (const auto& d : defaults.dirs) {
-        looked.push_back(d);
-        if (matches(d + "/" + name, needer.elf)) {
-          found = {fs::Path(d + "/" + name), nullptr};
+        looked.push_back(system_file(d));
+        if (matches(system_file(d + "/" + name), needer.elf)) {
+          found = Found{fs::Path(system_file(d + "/" + name)), nullptr, d + "/" + name};
           break;
         }
       }
@@ -234,20 +278,23 @@ class Resolver {
     // found through $ORIGIN goes where the image's $ORIGIN says; any other (the build tree, a directory
     // only this machine's cache knows) goes where the needing file's first $ORIGIN entry says, else
     // to the standard library directory.
-    const auto& [host_path, via] = *found;
+    const fs::Path& host_path = found->host_path;
+    const SearchDir* via = found->via;
+    const bool system = via == nullptr;
+    const std::string target_path = normal_path(system ? found->system_path : host_path.string());
     std::string image_path;
-    const std::string host_dir = parent_of(normal_path(host_path.string()));
     if (via != nullptr && via->origin) {
       image_path = normal_path(via->image_dir + "/" + name);
-    } else if (std::find(defaults.dirs.begin(), defaults.dirs.end(), host_dir) != defaults.dirs.end()) {
-      image_path = normal_path(host_path.string());
+    } else if (std::find(defaults.dirs.begin(), defaults.dirs.end(), parent_of(target_path)) != defaults.dirs.end()) {
+      image_path = target_path;
     } else {
       auto origin_dir = std::find_if(dirs.begin(), dirs.end(), [](const SearchDir& d) { return d.origin; });
       image_path = normal_path((origin_dir != dirs.end() ? origin_dir->image_dir : defaults.standard_dir) + "/" + name);
     }
     const std::string origin = "the runtime closure of " + needer.image_path;
-    Status placed = image_path == normal_path(host_path.string()) ? place_mirrored(image_path, origin)
-                                                                  : place_at(image_path, host_path, origin);
+    // A file of the target's root keeps its path (and the links leading to it); any other is placed.
+    const bool mirrored = image_path == target_path && (system || m_root.empty());
+    Status placed = mirrored ? place_mirrored(image_path, origin) : place_at(image_path, host_path, origin);
     if (!placed) return placed;
     m_objects.push_back({image_path, host_path, *m_host_files.at(host_path.string()), static_cast<int>(index), false});
     remember(key, m_objects.size() - 1);
@@ -349,14 +396,18 @@ class Resolver {
     return it->second && it->second->elf_class == needer.elf_class && it->second->machine == needer.machine;
   }
 
+  // This machine's cache, or the sysroot's own: never this machine's for another machine's files.
+  fs::Path cache_path() const { return m_root.empty() ? m_options.ld_cache : fs::Path(system_file("/etc/ld.so.cache")); }
+
   const std::vector<LdCacheEntry>& host_cache() {
     if (!m_host_cache) {
       m_host_cache.emplace();
       // No cache, or one that cannot be read, is an empty one: ld.so then searches the default directories.
-      if (::access(m_options.ld_cache.c_str(), F_OK) == 0) {
-        auto bytes = fs::read_file(m_options.ld_cache);
+      const fs::Path cache = cache_path();
+      if (::access(cache.c_str(), F_OK) == 0) {
+        auto bytes = fs::read_file(cache);
         if (bytes) {
-          auto entries = parse_ld_cache(std::as_bytes(std::span(*bytes)), m_options.ld_cache.string());
+          auto entries = parse_ld_cache(std::as_bytes(std::span(*bytes)), cache.string());
           if (entries) m_host_cache = std::move(*entries);
         }
       }
@@ -403,17 +454,18 @@ class Resolver {
     return {};
   }
 
-  // Puts this machine's `path` at the same path in the image, with each symlink met on the way
+  // Puts the target root's `path` at the same path in the image, with each symlink met on the way
   // (lib -> usr/lib, libstdc++.so.6 -> libstdc++.so.6.0.30), unless the base holds that path already.
   Status place_mirrored(const std::string& path, const std::string& origin) {
     Status added;  // a link the image cannot take ends the walk with add_entry's own message
     auto resolved = resolve_symlinks(path, [&](const std::string& prefix) -> Result<std::optional<std::string>> {
       struct stat st {};
-      if (::lstat(("/" + prefix).c_str(), &st) != 0) return fail_input("/" + prefix + ": " + fs::errno_text(errno));
+      const std::string host = system_file("/" + prefix);
+      if (::lstat(host.c_str(), &st) != 0) return fail_input(host + ": " + fs::errno_text(errno));
       if (!S_ISLNK(st.st_mode)) return std::nullopt;
       std::error_code ec;
-      std::string target = std::filesystem::read_symlink("/" + prefix, ec).string();
-      if (ec) return fail_input("/" + prefix + ": reading symlink: " + ec.message());
+      std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
       if (m_base == nullptr || m_base->lstat(prefix) == nullptr) {
         added = add_entry({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0}, origin);
         if (!added) return fail(added.error());
@@ -424,10 +476,10 @@ class Resolver {
     if (!resolved) return fail(std::move(resolved.error()).context(origin));
     const std::string& real = *resolved;
     struct stat st {};
-    if (::stat(("/" + real).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return fail_input(origin + ": " + path + " is not a regular file");
+    if (::stat(system_file("/" + real).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return fail_input(origin + ": " + system_file(path) + " is not a regular file");
     }
-    return add_entry({LayerEntry::Type::file, real, fs::Path("/" + real), {}, file_mode(st.st_mode), st.st_size}, origin);
+    return add_entry({LayerEntry::Type::file, real, fs::Path(system_file("/" + real)), {}, file_mode(st.st_mode), st.st_size}, origin);
   }
 
   // Puts the library found at `host_path` at `image_path`. When the name found is a link to a file
@@ -450,6 +502,7 @@ class Resolver {
   }
 
   const ClosureOptions& m_options;
+  std::string m_root;  // the target's root on this machine, without a trailing slash; empty: this machine
   const ImageFiles* m_base = nullptr;
   std::map<std::string, const LayerEntry*> m_recorded;
   std::vector<Object> m_objects;
@@ -527,9 +580,14 @@ LoaderDefaults loader_defaults(int elf_class, int machine) {
     triplet = "arm-linux-gnueabihf", platform = "v7l";
   } else if (elf_class == ELFCLASS64 && machine == EM_RISCV) {
     triplet = "riscv64-linux-gnu", platform = "riscv64";
+  } else if (elf_class == ELFCLASS64 && machine == EM_PPC64) {
+    triplet = "powerpc64le-linux-gnu", platform = "power8";
+  } else if (elf_class == ELFCLASS64 && machine == EM_S390) {
+    triplet = "s390x-linux-gnu", platform = "z196";
   }
   LoaderDefaults d;
   d.platform = platform;
+  d.triplet = triplet;
   if (!triplet.empty()) {
     d.dirs = {"/lib/" + triplet, "/usr/lib/" + triplet};
     d.lib = "lib/" + triplet;

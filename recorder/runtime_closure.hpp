@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@ struct LoaderDefaults {
   std::string lib;                // what $LIB means
   std::string platform;           // what $PLATFORM means
   std::string standard_dir;       // where a library of the build itself goes when no $ORIGIN entry says
+  std::string triplet;            // the multiarch name (aarch64-linux-gnu); empty for a machine arec does not know
 };
 LoaderDefaults loader_defaults(int elf_class, int machine);
 
@@ -44,6 +46,11 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view origi
 
 struct ClosureOptions {
   fs::Path ld_cache = "/etc/ld.so.cache";  // this machine's cache; missing or unreadable, an empty one
+  // The target's root: the loader, the cache (its etc/ld.so.cache) and the default directories are looked
+  // up in it, never on this machine, and a file at DIR/PATH goes to PATH in the image. Without it, files
+  // of this machine's platform are looked up on this machine, and another machine's in /usr/TRIPLET
+  // (where Debian's cross packages put them, e.g. /usr/aarch64-linux-gnu) when that exists.
+  std::optional<fs::Path> sysroot;
   // The base image's files, when recording on a base: read only when a recorded file is dynamic.
   std::function<Result<const ImageFiles*>()> base;
 };

@@ -1,10 +1,12 @@
 #include "recorder/runtime_closure.hpp"
 
 #include <elf.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "recorder/process.hpp"
 #include "support/temp_dir.hpp"
@@ -208,6 +210,69 @@ TEST(RuntimeClosureTest, AStaticProgramGetsNothing) {
   auto closure = runtime_closure(entries, {});
   ASSERT_TRUE(closure.has_value()) << closure.error().message;
   EXPECT_TRUE(closure->empty());
+}
+
+// A sysroot holding the same files as this machine: the closure comes from it, at the same image paths,
+// and nothing from this machine; a library the sysroot lacks is missing, not taken from this machine.
+TEST(RuntimeClosureTest, ASysrootGivesTheLoaderAndLibrariesAtTheSamePaths) {
+  TempDir dir;
+  write_file(dir / "d.cpp", "int main() { return 0; }\n");
+  compile({"-o", (dir / "d").string(), (dir / "d.cpp").string()});
+  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/d", dir / "d", {}, 0755, 0}};
+  auto host = runtime_closure(entries, {});
+  ASSERT_TRUE(host.has_value()) << host.error().message;
+  const fs::Path root = dir / "sysroot";
+  for (const auto& e : *host) {
+    std::filesystem::create_directories((root / e.path).parent_path());
+    if (e.type == LayerEntry::Type::symlink) std::filesystem::create_symlink(e.link_target, root / e.path);
+    if (e.type == LayerEntry::Type::file) std::filesystem::copy_file(e.source, root / e.path);
+  }
+  ClosureOptions options;
+  options.sysroot = root;
+  auto closure = runtime_closure(entries, options);
+  ASSERT_TRUE(closure.has_value()) << closure.error().message;
+  ASSERT_EQ(closure->size(), host->size());
+  for (std::size_t i = 0; i < closure->size(); ++i) {
+    const LayerEntry& e = (*closure)[i];
+    EXPECT_EQ(e.path, (*host)[i].path);
+    if (e.type == LayerEntry::Type::file) {
+      EXPECT_EQ(e.source, root / e.path) << e.path;
+    }
+  }
+  auto libc = std::find_if(host->begin(), host->end(), [](const LayerEntry& e) { return e.path.ends_with("/libc.so.6"); });
+  ASSERT_NE(libc, host->end());
+  std::filesystem::remove(root / libc->path);
+  auto missing = runtime_closure(entries, options);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message.find("needs libc.so.6, which was not found"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find(root.string() + "/etc/ld.so.cache"), std::string::npos) << missing.error().message;
+}
+
+// An arm64 program built with Debian's cross compiler: without --sysroot, its loader and libraries come
+// from /usr/aarch64-linux-gnu, at the paths the arm64 loader searches, never from this machine.
+TEST(RuntimeClosureTest, AForeignProgramTakesTheCrossPackagesRoot) {
+  if (::access("/usr/bin/aarch64-linux-gnu-g++", X_OK) != 0) GTEST_SKIP() << "no aarch64-linux-gnu-g++ (scripts/deps installs it)";
+  TempDir dir;
+  write_file(dir / "a.cpp", "#include <iostream>\nint main() { std::cout << 1; }\n");
+  auto run = run_process({"aarch64-linux-gnu-g++", "-o", (dir / "a").string(), (dir / "a.cpp").string()}, {},
+                         std::chrono::seconds(120), 1 << 16);
+  ASSERT_TRUE(run.has_value()) << run.error().message;
+  ASSERT_EQ(run->exit_code, 0) << run->out;
+  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/a", dir / "a", {}, 0755, 0}};
+  auto closure = runtime_closure(entries, {});
+  ASSERT_TRUE(closure.has_value()) << closure.error().message;
+  std::map<std::string, fs::Path> files;
+  for (const auto& e : *closure) {
+    if (e.type == LayerEntry::Type::file) files[e.path] = e.source;
+  }
+  EXPECT_EQ(files["lib/ld-linux-aarch64.so.1"], "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1");
+  EXPECT_EQ(files["lib/libc.so.6"], "/usr/aarch64-linux-gnu/lib/libc.so.6");
+  for (const auto& [path, source] : files) {
+    EXPECT_TRUE(source.string().starts_with("/usr/aarch64-linux-gnu/")) << path << " from " << source;
+    auto elf = read_elf(source);
+    ASSERT_TRUE(elf.has_value() && elf->has_value()) << source;
+    EXPECT_EQ((*elf)->machine, EM_AARCH64) << source;
+  }
 }
 
 }  // namespace
