@@ -33,9 +33,11 @@ Result<std::vector<Finding>> find_rebuilds(const Globals& globals, const NodeSet
     if (auto s = query.add_reference(ref, "--ref"); !s) return fail(s.error());
   }
   if (o.catalog) {
-    auto registry = registry_from_settings(settings, globals.ca_file);
+    auto registry = registry_from_settings(settings, globals.settings.client);
     if (!registry) return fail(registry.error());
-    auto catalog = read_catalog(*registry, TransferOptions{});
+    TransferOptions options = transfer_options(globals);
+    options.progress = ProgressDisplay::none;
+    auto catalog = read_catalog(*registry, options);
     if (!catalog) return fail(catalog.error());
     for (const auto& entry : *catalog) {
       if (entry.tags.empty()) query.add_catalog_entry(registry->host, entry.repository, "");
@@ -129,14 +131,15 @@ std::vector<std::string> templates_in(const std::vector<std::string>& paths) {
 }
 
 Result<int> run_move(const Globals& globals, MoveOptions o) {
-  if (globals.nodes.empty()) {
+  if (o.jobs < 1) return fail_input("--jobs must be at least 1");
+  if (globals.settings.nodes.empty()) {
     return fail_input("move rewrites the node settings: name the file with --nodes FILE (or AREC_NODES)");
   }
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
   auto records = read_store_records(globals, o.history ? History::all : History::latest);
   if (!records) return fail(records.error());
-  auto plan = plan_move(*settings, o.to, o.port, std::move(*records), globals.ca_file);
+  auto plan = plan_move(*settings, o.to, o.port, std::move(*records), globals.settings.client);
   if (!plan) return fail(plan.error());
 
   // The registry that moves is the one to ask what it holds.
@@ -155,7 +158,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   }
   std::cout << "\nrecords to copy (" << plan->records.size() << "):\n";
   for (const auto& r : plan->records) std::cout << "  " << r.identity() << '\n';
-  std::cout << "\nnode settings after the move (" << globals.nodes << "):\n" << plan->moved.to_json_text();
+  std::cout << "\nnode settings after the move (" << globals.settings.nodes << "):\n" << plan->moved.to_json_text();
   if (refused) {
     std::cout << "\nrefused: rebuild what is listed above through arec first, or move anyway with --force\n";
     return 1;
@@ -167,19 +170,18 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
 
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  TransferOptions options;
-  options.jobs = std::max(1U, o.jobs);
-  options.progress = progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
+  TransferOptions options = transfer_options(globals);
+  options.jobs = o.jobs;
   auto outcome = copy_to_new_registry(*store, *plan, options);
   if (!outcome) return fail(outcome.error());
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
             << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->verified << " manifests verified\n";
-  if (auto s = write_moved_settings(globals.nodes, plan->moved); !s) return fail(s.error());
-  std::cout << "node settings " << globals.nodes << " rewritten; the old ones are in " << globals.nodes << ".bak\n";
+  if (auto s = write_moved_settings(globals.settings.nodes, plan->moved); !s) return fail(s.error());
+  std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in " << globals.settings.nodes << ".bak\n";
   const auto templates = templates_in(o.query.paths);
   std::cout << "\ncompose again what was composed from them:\n";
-  if (templates.empty()) std::cout << "  arec --nodes " << globals.nodes << " compose TEMPLATE -o OUTPUT\n";
-  for (const auto& t : templates) std::cout << "  arec --nodes " << globals.nodes << " compose " << t << " -o OUTPUT\n";
+  if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";
+  for (const auto& t : templates) std::cout << "  arec --nodes " << globals.settings.nodes << " compose " << t << " -o OUTPUT\n";
   return 0;
 }
 
@@ -193,13 +195,16 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--catalog", o->catalog, "Also every repository and tag the registry itself lists");
   cmd->add_flag("--json", o->json,
                 "Print a JSON array of {reference, source, kind, action}, with file, line and column for declarations");
-  cmd->footer(
-      "Every full reference written in a declaration counts (values, arguments, Dockerfile FROM, .env lines,\n"
-      "Helm repository + tag), as do image requests and arec://endpoint/registry/PATH used as an image.\n"
-      "Kinds: genesis-pinned (a single-segment repository at the mesh's registry: no record can be behind it),\n"
-      "no-build (module/name with no record), hard-coded-address (a literal mesh address that a request should\n"
-      "replace). References to other registries are external, listed with -v. One row per occurrence.\n"
-      "Exit 0 when nothing would break on a move, 1 when something would.");
+  describe(*cmd,
+           "Every full reference written in a declaration counts (values, arguments, Dockerfile FROM, .env lines,\n"
+           "Helm repository + tag), as do image requests and arec://endpoint/registry/PATH used as an image.\n"
+           "Kinds: genesis-pinned (a single-segment repository at the mesh's registry: no record can be behind it),\n"
+           "no-build (module/name with no record), hard-coded-address (a literal mesh address that a request should\n"
+           "replace). References to other registries are external, listed with -v. One row per occurrence.",
+           {{"arec needs-rebuild deploy/", "The references in the declarations under deploy/ that a registry move would break."},
+            {"arec needs-rebuild --ref 127.0.0.1:5000/builder:1 --json", "How one reference is classified, as JSON."},
+            {"arec needs-rebuild deploy/ --catalog", "Also every repository and tag the registry lists."}},
+           "0 nothing would break, 1 something would, 2 bad input or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_needs_rebuild(globals, *o); }; });
 }
 
@@ -213,12 +218,15 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--force", o->force, "Move even though needs-rebuild finds references that will break");
   cmd->add_flag("--history", o->history, "Copy every recorded digest, not only the latest of each module/name");
   cmd->add_option("--jobs", o->jobs, "Blobs copied at once")->capture_default_str();
-  cmd->footer(
-      "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
-      "while anything is found, unless --force), the records to copy, and the node settings after the move.\n"
-      "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
-      "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
-      "interruption, it resumes. Nothing is deleted from the old registry.");
+  describe(*cmd,
+           "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
+           "while anything is found, unless --force), the records to copy, and the node settings after the move.\n"
+           "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
+           "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
+           "interruption, it resumes. Nothing is deleted from the old registry.",
+           {{"arec --nodes nodes.json move --to n2 deploy/", "The plan of moving the registry to node n2, checking deploy/."},
+            {"arec --nodes nodes.json move --to n2 --port 5001 --apply deploy/", "Carries it out, on port 5001 of n2."}},
+           "0 planned or moved, 1 refused (references would break), 2 bad input or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_move(globals, *o); }; });
 }
 

@@ -25,7 +25,7 @@ struct MovePlan {
 // Plans a move of the registry to `node`, on `port` (default: the port that node was given for the
 // registry). Unknown nodes, ports out of range and moving to where it already is are bad input.
 Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, std::optional<std::int64_t> port,
-                           std::vector<Record> records, std::string_view ca_file);
+                           std::vector<Record> records, const ClientSettings& client);
 
 struct MoveOutcome {
   int pulled = 0;        // records fetched from the old registry because the store lacked blobs
