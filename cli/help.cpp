@@ -82,7 +82,11 @@ CLI::Validator count_from_one() {
       "N");
 }
 
-std::string command_page(const CLI::App& cmd) { return cmd.help("arec"); }
+std::string command_page(const CLI::App& cmd) {
+  auto page = cmd.help("arec");
+  if (!page.ends_with('\n')) page += '\n';
+  return page;
+}
 
 std::string main_footer() {
   std::ostringstream out;
@@ -114,6 +118,10 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
     if (const auto at = what.find(": At Most "); at != std::string::npos) {
       const auto received = what.substr(what.rfind(' ') + 1);
       what = what.substr(0, at) + " was given " + received + " times; give it once";
+    } else if (const auto colon = what.find(": 1 required "); colon != std::string::npos && what.ends_with(" missing")) {
+      // "--store: 1 required DIR missing"
+      const auto value_type = what.substr(colon + 13, what.size() - colon - 13 - 8);
+      what = what.substr(0, colon) + " needs a value (" + value_type + ")";
     }
   } else if (type == "ExcludesError") {
     // "--quiet excludes --verbose"
@@ -125,7 +133,7 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
     if (what.starts_with("Could not convert: ")) {
       const auto rest = what.substr(19);
       const auto eq = rest.find(" = ");
-      if (eq != std::string::npos) what = rest.substr(0, eq) + ": \"" + rest.substr(eq + 3) + "\" is not a number";
+      if (eq != std::string::npos) what = rest.substr(0, eq) + ": \"" + rest.substr(eq + 3) + "\" is not a valid number";
     }
   }
   if (command.empty()) return what + " (see arec --help)";
@@ -140,7 +148,8 @@ std::optional<std::string> unknown_word(const CLI::App& app) {
     const auto& word = extra.front();
     if (word.starts_with("-")) {
       const auto suggestion = nearest(word.substr(0, word.find('=')), option_names(app));
-      return "unknown option \"" + word + "\"" + (suggestion.empty() ? " (see arec --help)" : "; did you mean \"" + suggestion + "\"?");
+      return "unknown option \"" + word + "\"" + (suggestion.empty() ? "" : "; did you mean \"" + suggestion + "\"?") +
+             " (see arec --help)";
     }
     const auto suggestion = nearest(word, command_names(app));
     return "unknown command \"" + word + "\"" + (suggestion.empty() ? " (see arec --help)" : "; did you mean \"" + suggestion + "\"?");

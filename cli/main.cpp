@@ -48,7 +48,8 @@ void add_help(CLI::App& app, Action& action) {
   cmd->callback([&app, &action, command] {
     action = [&app, command]() -> Result<int> {
       if (command->empty()) {
-        std::cout << app.help("", CLI::AppFormatMode::Normal);
+        // Not app.help(), which shows the page of the command being run: this one.
+        std::cout << app.get_formatter()->make_help(&app, "arec", CLI::AppFormatMode::Normal);
         return 0;
       }
       const auto names = command_names(app);

@@ -22,7 +22,8 @@ usage 'unknown command "recrod"; did you mean "record"?' recrod --module m --nam
 usage 'unknown command "recods"; did you mean "records"?' recods
 usage 'unknown command "frobnicate" (see arec --help)' frobnicate
 usage 'unknown command "recrod"; did you mean "record"?' help recrod
-usage 'unknown option "--stroe"; did you mean "--store"?' --stroe "$T/x" records
+usage 'unknown option "--stroe"; did you mean "--store"? (see arec --help)' --stroe "$T/x"
+usage 'records: unknown option "--stroe"; did you mean "--store"? (see arec records --help)' --stroe "$T/x" records
 usage 'records: unknown option "--jsn"; did you mean "--json"? (see arec records --help)' records --jsn
 usage 'records: unknown option "--hitsory"; did you mean "--history"? (see arec records --help)' records --hitsory
 usage 'push: unknown option "--tga"; did you mean "--tag"? (see arec push --help)' push --tga 1
@@ -36,14 +37,18 @@ note "a subcommand's usage errors point to its page"
 usage 'record: --module is required (see arec record --help)' record --name app --file "$T/app"
 usage 'ref: reference is required (see arec ref --help)' ref
 usage 'record: --module was given 2 times; give it once (see arec record --help)' record --module a --module b --name n --file "$T/app"
+usage 'records: --store was given 2 times; give it once (see arec records --help)' --store a records --store b
 usage 'gc: --keep: 0 is not a count (a whole number from 1) (see arec gc --help)' gc --keep 0
 usage 'gc: --keep: x is not a count (a whole number from 1) (see arec gc --help)' gc --keep x
-usage 'push: --jobs: "many" is not a number (see arec push --help)' push --jobs many
+usage 'push: --jobs: "many" is not a valid number (see arec push --help)' push --jobs many
+usage 'push: --jobs: "-1" is not a valid number (see arec push --help)' push --jobs -1
+usage 'records: --store needs a value (DIR) (see arec records --help)' records --store
+usage 'record: --module needs a value (TEXT) (see arec record --help)' record --module
 usage 'completion: shell "tcsh": expected bash, zsh or fish' completion tcsh
 
 note "-q and -v together are refused, naming both"
-usage 'records: --quiet and --verbose cannot be used together (see arec records --help)' -q -v records
-usage 'records: --quiet and --verbose cannot be used together (see arec records --help)' records -v -q
+usage 'records: --verbose and --quiet cannot be used together (see arec records --help)' -q -v records
+usage 'records: --verbose and --quiet cannot be used together (see arec records --help)' records -v -q
 
 note "--jobs 0 is refused by push and move alike"
 usage '--jobs must be at least 1' push --jobs 0

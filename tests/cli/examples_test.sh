@@ -12,7 +12,7 @@ echo app >build/app && echo server >build/server && echo '<p>hi</p>' >public/ind
 printf 'image: arec://image/mesh/app\nregistry: arec://endpoint/registry\n' >deploy.yaml.in
 printf 'image: 127.0.0.1:5000/builder:1\n' >deploy/values.yaml
 cat >nodes.json <<'JSON'
-{"self": "n1", "nodes": {"n1": {"ports": {"registry": 5000}}, "n2": {"address": "127.0.0.1", "ports": {"registry": 5001}}},
+{"self": "n1", "nodes": {"n1": {"address": "127.0.0.1", "ports": {"registry": 5000}}, "n2": {"address": "127.0.0.1", "ports": {"registry": 5001}}},
  "services": {"registry": "n1"}}
 JSON
 
