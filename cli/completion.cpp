@@ -292,6 +292,8 @@ std::string roff(std::string_view text) {
 void man_options(std::ostringstream& out, const CLI::App& cmd) {
   for (const auto* o : cmd.get_options()) {
     if (o->get_lnames().empty() && o->get_snames().empty() && !o->get_positional()) continue;
+    // Every command takes --help; the page says so once, among the global options.
+    if (cmd.get_parent() != nullptr && o->get_lnames() == std::vector<std::string>{"help"}) continue;
     out << ".TP\n";
     if (o->nonpositional()) {
       std::string names;

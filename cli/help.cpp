@@ -25,6 +25,27 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[a.size()][b.size()];
 }
 
+// `text` broken at spaces into lines of at most `columns`, each after the first indented by `indent`.
+std::string wrapped(std::string_view text, std::size_t indent, std::size_t columns) {
+  std::string out;
+  std::size_t column = indent;
+  while (!text.empty()) {
+    const auto space = text.find(' ');
+    const auto word = text.substr(0, space);
+    if (column > indent && column + 1 + word.size() > columns) {
+      out += '\n' + std::string(indent, ' ');
+      column = indent;
+    } else if (column > indent) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
@@ -99,9 +120,9 @@ std::string main_footer() {
   std::size_t width = 0;
   for (const auto& v : variables()) width = std::max(width, v.name.size());
   for (const auto& v : variables()) {
-    out << "  " << v.name << std::string(width + 2 - v.name.size(), ' ') << v.does;
-    if (!v.kind.empty()) out << " Accepts " << v.accepts << ".";
-    out << '\n';
+    std::string text(v.does);
+    if (!v.kind.empty()) text.append(" Accepts ").append(v.accepts).append(".");
+    out << "  " << v.name << std::string(width + 2 - v.name.size(), ' ') << wrapped(text, width + 4, 100) << '\n';
   }
   out << "libcurl's proxy variables (https_proxy, no_proxy, ...) apply to registry connections.";
   return out.str();

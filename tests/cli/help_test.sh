@@ -21,7 +21,10 @@ for v in AREC_STORE AREC_NODES AREC_SELF AREC_CA_FILE AREC_THREADS AREC_SYNC ARE
   AREC_RETRY_BUDGET AREC_STALL_TIMEOUT SOURCE_DATE_EPOCH XDG_DATA_HOME HOME DOCKER_CONFIG REGISTRY_AUTH_FILE XDG_RUNTIME_DIR; do
   grep -qE "^  $v +[A-Za-z]" <<<"$main" || fail "arec --help does not list $v"
 done
-expect_contains "$main" "  AREC_THREADS        Compression threads of record, unless --threads. Default: all cores. Accepts a whole number from 1 to 256."
+expect_contains "$main" "  AREC_THREADS        Compression threads of record, unless --threads. Default: all cores. Accepts a
+                      whole number from 1 to 256."
+long=$(sed -n '/^Environment/,$p' <<<"$main" | awk 'length > 100')
+expect_eq "" "$long" "lines of the environment list longer than 100 columns"
 
 note "each command's page: the same from help and --help, with a description, examples and exit codes"
 for c in $commands; do
