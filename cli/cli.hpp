@@ -2,24 +2,28 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "addressing/nodes.hpp"
+#include "cli/settings.hpp"
 #include "recorder/error.hpp"
 #include "recorder/store.hpp"
 #include "registry-client/registry.hpp"
+#include "registry-client/transfer.hpp"
 
 namespace arec::cli {
 
-// Options accepted before or after any command name.
+// What every command sees: the settings (flags over environment), read once by main after the command
+// line is parsed and before any command runs, and the verbosity.
 struct Globals {
-  std::string store;  // --store / AREC_STORE
-  std::string nodes;  // --nodes / AREC_NODES
-  std::string self;   // --self / AREC_SELF
-  std::string ca_file;  // --ca-file / AREC_CA_FILE: a CA bundle to trust for registry TLS
+  Settings settings;
   int verbose = 0;    // -v, repeatable
   bool quiet = false;
 };
@@ -34,8 +38,50 @@ using Action = std::function<Result<int>()>;
 // Adds one command to `app`; its callback stores the work to do in `action`.
 using AddCommand = void (*)(CLI::App& app, Globals& globals, Action& action);
 
+// An example on a command's page: a command line that works as written, and what it does.
+struct Example {
+  std::string_view line;
+  std::string_view does;
+};
+
+// Exit codes as a command's page states them.
+inline constexpr std::string_view k_exit_local = "0 done, 2 bad input or usage";
+inline constexpr std::string_view k_exit_registry = "0 done, 2 bad input or usage, 3 registry or network failure";
+
+// Sets what a command's page says after its options: notes, one to three examples, the exit codes.
+// Each add_* function calls it, so a command's page lives beside the command.
+void describe(CLI::App& cmd, std::string_view notes, std::initializer_list<Example> examples, std::string_view exit_codes);
+
+// The page `arec help COMMAND` and `arec COMMAND --help` print.
+std::string command_page(const CLI::App& cmd);
+// The end of `arec --help`: exit codes, where the store and node settings come from, the environment.
+std::string main_footer();
+
+// The visible commands of `app`, and the options a command takes (its own, then the global ones).
+std::vector<std::string> command_names(const CLI::App& app);
+std::vector<std::string> option_names(const CLI::App& cmd);
+// The candidate at most two edits from `word`, nearest first; empty when none is.
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
+
+// A check of a whole number from 1, refused as "0 is not a count (a whole number from 1)".
+CLI::Validator count_from_one();
+
+// A usage error as one line naming the command and pointing to its page.
+std::string usage_message(const CLI::App& app, const CLI::ParseError& e);
+// After parsing: an unknown command, option or argument, with the nearest known one; nothing when all
+// words were known.
+std::optional<std::string> unknown_word(const CLI::App& app);
+
+// `arec completion bash|zsh|fish` and the manual page, both from the command table.
+std::string completion_script(const CLI::App& app, std::string_view shell);
+std::string manual_page(const CLI::App& app);
+
 // The store directory from --store, AREC_STORE, or the default.
 fs::Path store_dir(const Globals& globals);
+
+// How a registry command transfers: the chunk size and retry budget of the settings, 4 jobs, and the
+// progress display on a terminal unless --quiet.
+TransferOptions transfer_options(const Globals& globals);
 
 // The store's records; none when nobody has recorded into it yet (the directory is missing or empty).
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history);

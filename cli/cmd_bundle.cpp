@@ -107,11 +107,12 @@ void add_export(CLI::App& app, Globals& globals, Action& action) {
       ->check(CLI::IsMember({"oci", "docker"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print a JSON summary");
-  cmd->footer("Examples:\n"
-              "  arec export mesh -o mesh.tar --history\n"
-              "  arec export mesh/controlplane --format docker -o cp.tar && docker load -i cp.tar\n"
-              "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).\n"
-              "Exit codes: 0 written, 2 bad input (a record not in the store, an unwritable output).");
+  describe(*cmd,
+           "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).\n"
+           "Carried where no network reaches, `arec import` adds them to another store, and `arec push` sends them on.",
+           {{"arec export mesh -o mesh.tar --history", "Every record of module mesh, with its SBOMs, as an OCI layout tarball."},
+            {"arec export mesh/app --format docker -o app.tar", "The latest mesh/app as an archive `docker load -i app.tar` reads."}},
+           "0 written, 2 bad input (a record not in the store, an unwritable output)");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_export(globals, *o); }; });
 }
 
@@ -120,11 +121,11 @@ void add_import(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("import", "Add the records of a bundle (from arec export) to the store, with their history");
   cmd->add_option("bundle", o->bundle, "The tarball")->required()->type_name("FILE");
   cmd->add_flag("--json", o->json, "Print a JSON summary");
-  cmd->footer("Examples:\n"
-              "  arec import mesh.tar && arec push mesh\n"
-              "Every blob is verified; a bundle with an absolute path, \"..\", a link or a blob that does not match\n"
-              "its digest is refused before the store is touched.\n"
-              "Exit codes: 0 imported, 2 a bundle refused or bad input.");
+  describe(*cmd,
+           "Every blob is verified; a bundle with an absolute path, \"..\", a link or a blob that does not match\n"
+           "its digest is refused before the store is touched. Records already in the store are skipped.",
+           {{"arec import mesh.tar", "Adds the records of mesh.tar, with their history and SBOMs; then `arec push mesh` sends them."}},
+           "0 imported, 2 a bundle refused or bad input");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_import(globals, *o); }; });
 }
 

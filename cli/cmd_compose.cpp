@@ -133,7 +133,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   if (!args.depfile.empty()) {
     std::string rule = make_escaped(out) + ":";
     if (!from_stdin(args)) rule += " " + make_escaped(args.template_path);
-    if (!globals.nodes.empty()) rule += " " + make_escaped(globals.nodes);
+    if (!globals.settings.nodes.empty()) rule += " " + make_escaped(globals.settings.nodes);
     if (composed->reads_records) rule += " " + make_escaped(store / "index.json");
     const fs::Path depfile(args.depfile);
     if (auto s = fs::write_file_atomic(fs::directory_of(depfile), depfile, rule + "\n"); !s) return fail(s.error());
@@ -180,8 +180,12 @@ void add_resolve(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("resolve", "Where a service is: node, address and port, and how each was decided");
   cmd->add_option("service", *service, "The service, e.g. registry, store, bus")->required();
   cmd->add_flag("--json", *json, "Print service, node, address, address_from, port, port_from, endpoint as JSON");
-  cmd->footer("A holder with no address resolves to 127.0.0.1 only when it is this node (--self); a port the\n"
-              "holder was not given resolves to none, and no other value is guessed.");
+  describe(*cmd,
+           "A holder with no address resolves to 127.0.0.1 only when it is this node (--self); a port the\n"
+           "holder was not given resolves to none, and no other value is guessed.",
+           {{"arec resolve registry", "Where the registry is, by the node settings (built in: 127.0.0.1:5000)."},
+            {"arec --nodes nodes.json --self n2 resolve registry --json", "The same as node n2 of nodes.json sees it, as JSON."}},
+           k_exit_local);
   cmd->callback([&action, &globals, service, json] {
     action = [&globals, service, json] { return run_resolve(globals, *service, *json ? Output::json : Output::text); };
   });
@@ -199,9 +203,14 @@ void add_compose(CLI::App& app, Globals& globals, Action& action) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--depfile", args->depfile, "Also write a Makefile rule naming what OUT was composed from")
       ->type_name("FILE");
-  cmd->footer("Requests: arec://image/M/N[:TAG][@sha256:HEX], arec://endpoint/S, arec://address/S, arec://port/S.\n"
-              "A request ends where its grammar ends, so it can sit inside a connection string.\n"
-              "On any error nothing is written.");
+  describe(*cmd,
+           "Requests: arec://image/M/N[:TAG][@sha256:HEX], arec://endpoint/S, arec://address/S, arec://port/S.\n"
+           "A request ends where its grammar ends, so it can sit inside a connection string.\n"
+           "On any error nothing is written.",
+           {{"arec compose deploy.yaml.in -o deploy.yaml", "Fills the requests of deploy.yaml.in into deploy.yaml."},
+            {"arec --nodes nodes.json compose deploy.yaml.in -o deploy.yaml --depfile deploy.yaml.d",
+             "With the node settings of nodes.json, and a depfile for the build that runs it."}},
+           k_exit_local);
   cmd->callback([&action, &globals, args] { action = [&globals, args] { return run_compose(globals, *args); }; });
 }
 
@@ -215,8 +224,13 @@ void add_read_port(CLI::App& app, Globals&, Action& action) {
                             ->check(CLI::Range(1, 65535))
                             ->type_name("N");
   cmd->add_flag("--json", *json, "Print port, said (port, empty, unfilled request) and the request as JSON");
-  cmd->footer("Prints the port: the value's, or the sealed one when the value is empty or an unfilled arec://\n"
-              "request (with a warning naming it). Anything else is an error, \"not a port\" (exit 2).");
+  describe(*cmd,
+           "Prints the port: the value's, or the sealed one when the value is empty or an unfilled arec://\n"
+           "request (with a warning naming it). Anything else is an error, \"not a port\" (exit 2).",
+           {{"arec read-port 5432", "Prints 5432."},
+            {"arec read-port '' --sealed 5432", "Nothing said: the sealed 5432 stands."},
+            {"arec read-port arec://port/db --sealed 5432 --json", "An unfilled request: a warning, and the sealed port as JSON."}},
+           k_exit_local);
   cmd->callback([&action, value, sealed, sealed_option, json] {
     std::optional<std::uint16_t> given;
     if (sealed_option->count() > 0) given = static_cast<std::uint16_t>(*sealed);

@@ -168,12 +168,12 @@ void add_inspect(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("reference", o->reference, std::string(k_grammar))->required();
   cmd->add_flag("--files", o->files, "List each layer's files (read from the layer, never unpacked)");
   cmd->add_flag("--json", o->json, "Print as JSON");
-  cmd->footer("Examples:\n"
-              "  arec inspect mesh/controlplane\n"
-              "  arec inspect mesh/controlplane@sha256:3d8a… --files\n"
-              "  arec inspect 127.0.0.1:5000/mesh/controlplane:latest --json\n"
-              "A registry reference is read from the registry into a temporary layout; the store is not changed.\n"
-              "Exit codes: 0 shown, 2 bad input or no such record, 3 registry or network failure.");
+  describe(*cmd,
+           "MODULE/NAME[@DIGEST] is read from the store; a reference with a registry (HOST[:PORT]/PATH[:TAG|@DIGEST])\n"
+           "from that registry, into a temporary layout: the store is not changed.",
+           {{"arec inspect mesh/app", "The latest mesh/app: platform, entrypoint, environment, layers, SBOM."},
+            {"arec inspect mesh/app --files --json", "The same with the layer's files, as JSON."}},
+           "0 shown, 2 bad input or no such record, 3 registry or network failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_inspect(globals, *o); }; });
 }
 

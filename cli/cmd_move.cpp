@@ -46,9 +46,10 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
   }
   Rebuilds out;
   if (o.catalog) {
-    auto registry = registry_from_settings(settings, globals.ca_file);
+    auto registry = registry_from_settings(settings, globals.settings.client);
     if (!registry) return fail(registry.error());
-    TransferOptions options;
+    TransferOptions options = transfer_options(globals);
+    options.progress = ProgressDisplay::none;
     // A plan asks once: a registry that is down is reported, not waited for.
     if (unreachable == Unreachable::note) options.retry.max_attempts = 1;
     auto catalog = read_catalog(*registry, options);
@@ -157,14 +158,15 @@ nlohmann::ordered_json node_json(const std::string& node, const RegistryAddress&
 }
 
 Result<int> run_move(const Globals& globals, MoveOptions o) {
-  if (globals.nodes.empty()) {
+  if (o.jobs < 1) return fail_input("--jobs must be at least 1");
+  if (globals.settings.nodes.empty()) {
     return fail_input("move rewrites the node settings: name the file with --nodes FILE (or AREC_NODES)");
   }
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
   auto records = read_store_records(globals, o.history ? History::all : History::latest);
   if (!records) return fail(records.error());
-  auto plan = plan_move(*settings, o.to, o.port, std::move(*records), globals.ca_file);
+  auto plan = plan_move(*settings, o.to, o.port, std::move(*records), globals.settings.client);
   if (!plan) return fail(plan.error());
   // Ordered: the settings after the move keep the file's key order here too.
   nlohmann::ordered_json json = {{"from", node_json(plan->from_node, plan->from)},
@@ -186,7 +188,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (!rebuilds) return fail(rebuilds.error());
   const auto& findings = rebuilds->findings;
   const bool refused = anything_breaks(findings) && !o.force;
-  const std::string diff = settings_diff(*plan, globals.nodes);
+  const std::string diff = settings_diff(*plan, globals.settings.nodes);
 
   if (o.json) {
     json["nothing_to_move"] = false;
@@ -196,7 +198,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
                           : nlohmann::ordered_json{{"checked", false}, {"reason", rebuilds->catalog_not_checked}};
     json["records"] = nlohmann::ordered_json::array();
     for (const auto& r : plan->records) json["records"].push_back(r.identity());
-    json["settings"] = {{"file", globals.nodes},
+    json["settings"] = {{"file", globals.settings.nodes},
                         {"diff", diff},
                         {"after", read_json<nlohmann::ordered_json>(plan->settings_after).value_or(nullptr)}};
     json["refused"] = refused;
@@ -237,12 +239,11 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
 
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  TransferOptions options;
-  options.jobs = std::max(1U, o.jobs);
-  options.progress = progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
+  TransferOptions options = transfer_options(globals);
+  options.jobs = o.jobs;
   auto outcome = copy_to_new_registry(*store, *plan, options);
   if (!outcome) return fail(outcome.error());
-  if (auto s = write_moved_settings(globals.nodes, *plan); !s) return fail(s.error());
+  if (auto s = write_moved_settings(globals.settings.nodes, *plan); !s) return fail(s.error());
   const auto templates = templates_in(o.query.paths);
   if (o.json) {
     json["applied"] = true;
@@ -257,10 +258,10 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   }
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
             << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->verified << " manifests verified\n";
-  std::cout << "node settings " << globals.nodes << " rewritten; the old ones are in " << globals.nodes << ".bak\n";
+  std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in " << globals.settings.nodes << ".bak\n";
   std::cout << "\ncompose again what was composed from them:\n";
-  if (templates.empty()) std::cout << "  arec --nodes " << globals.nodes << " compose TEMPLATE -o OUTPUT\n";
-  for (const auto& t : templates) std::cout << "  arec --nodes " << globals.nodes << " compose " << t << " -o OUTPUT\n";
+  if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";
+  for (const auto& t : templates) std::cout << "  arec --nodes " << globals.settings.nodes << " compose " << t << " -o OUTPUT\n";
   return 0;
 }
 
@@ -274,13 +275,16 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--catalog", o->catalog, "Also every repository and tag the registry itself lists");
   cmd->add_flag("--json", o->json,
                 "Print a JSON array of {reference, source, kind, action}, with file, line and column for declarations");
-  cmd->footer(
-      "Every full reference written in a declaration counts (values, arguments, Dockerfile FROM, .env lines,\n"
-      "Helm repository + tag), as do image requests and arec://endpoint/registry/PATH used as an image.\n"
-      "Kinds: genesis-pinned (a single-segment repository at the mesh's registry: no record can be behind it),\n"
-      "no-build (module/name with no record), hard-coded-address (a literal mesh address that a request should\n"
-      "replace). References to other registries are external, listed with -v. One row per occurrence.\n"
-      "Exit 0 when nothing would break on a move, 1 when something would.");
+  describe(*cmd,
+           "Every full reference written in a declaration counts (values, arguments, Dockerfile FROM, .env lines,\n"
+           "Helm repository + tag), as do image requests and arec://endpoint/registry/PATH used as an image.\n"
+           "Kinds: genesis-pinned (a single-segment repository at the mesh's registry: no record can be behind it),\n"
+           "no-build (module/name with no record), hard-coded-address (a literal mesh address that a request should\n"
+           "replace). References to other registries are external, listed with -v. One row per occurrence.",
+           {{"arec needs-rebuild deploy/", "The references in the declarations under deploy/ that a registry move would break."},
+            {"arec needs-rebuild --ref 127.0.0.1:5000/builder:1 --json", "How one reference is classified, as JSON."},
+            {"arec needs-rebuild deploy/ --catalog", "Also every repository and tag the registry lists."}},
+           "0 nothing would break, 1 something would, 2 bad input or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_needs_rebuild(globals, *o); }; });
 }
 
@@ -297,15 +301,18 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--json", o->json,
                 "Print the plan (and with --apply what was copied) as JSON: from, to, findings, catalog, records, "
                 "settings {file, diff, after}, refused, applied");
-  cmd->footer(
-      "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
-      "while anything is found, unless --force), the records to copy, and the change of the node settings as\n"
-      "a diff, in the file's order. It needs no registry: one that does not answer leaves the catalog not\n"
-      "checked, which --apply then requires (exit 3). --to the node that holds the registry at that port\n"
-      "already: nothing to move, exit 0.\n"
-      "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
-      "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
-      "interruption, it resumes. Nothing is deleted from the old registry.");
+  describe(*cmd,
+           "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
+           "while anything is found, unless --force), the records to copy, and the change of the node settings as\n"
+           "a diff, in the file's order. It needs no registry: one that does not answer leaves the catalog not\n"
+           "checked, which --apply then requires (exit 3). --to the node that holds the registry at that port\n"
+           "already: nothing to move, exit 0.\n"
+           "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
+           "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
+           "interruption, it resumes. Nothing is deleted from the old registry.",
+           {{"arec --nodes nodes.json move --to n2 deploy/", "The plan of moving the registry to node n2, checking deploy/."},
+            {"arec --nodes nodes.json move --to n2 --port 5001 --apply deploy/", "Carries it out, on port 5001 of n2."}},
+           "0 planned or moved, 1 refused (references would break), 2 bad input or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_move(globals, *o); }; });
 }
 

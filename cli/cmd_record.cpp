@@ -38,7 +38,7 @@ struct RecordOptions {
   bool json = false;
 };
 
-Result<RecordRequest> make_request(const RecordOptions& o) {
+Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o) {
   RecordRequest request;
   if (auto s = validate_record_part(o.module, "module"); !s) return fail(s.error());
   if (auto s = validate_record_part(o.name, "name"); !s) return fail(s.error());
@@ -61,8 +61,6 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
   request.sbom = o.sbom == "none" ? SbomFormat::none : SbomFormat::spdx;
   auto compression = parse_compression(o.compression);
   if (!compression) return fail(compression.error());
-  auto mtime = source_date_epoch();
-  if (!mtime) return fail(mtime.error());
   auto runtime = parse_runtime(o.runtime);
   if (!runtime) return fail(runtime.error());
   request.runtime = *runtime;
@@ -87,8 +85,8 @@ Result<RecordRequest> make_request(const RecordOptions& o) {
   request.entrypoint = o.entrypoint;
   request.env = o.env;
   request.compression = *compression;
-  request.threads = o.threads == 0 ? default_threads() : o.threads;
-  request.mtime = *mtime;
+  request.threads = o.threads != 0 ? o.threads : settings.threads.value_or(default_threads());
+  request.mtime = settings.source_date_epoch;
   request.target = o.target;
   request.config = o.config;
   request.revision = o.revision;
@@ -139,14 +137,13 @@ nlohmann::json record_json(const Record& record, std::optional<std::int64_t> siz
 }
 
 Result<int> run_record(const Globals& globals, const RecordOptions& o) {
-  auto request = make_request(o);
+  auto request = make_request(globals.settings, o);
   if (!request) return fail(request.error());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
   if (!o.base.empty() && !request->base) {
-    TransferOptions options;
-    options.progress = progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
-    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); }, options);
+    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); },
+                          transfer_options(globals));
     if (!base) return fail(base.error());
     request->base = std::move(*base);
   }
@@ -298,7 +295,8 @@ void add_sbom(CLI::App& app, Globals& globals, Action& action) {
   auto spec = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("sbom", "Print the SBOM (SPDX 2.3 JSON) kept for a record: the latest, or the one of DIGEST");
   cmd->add_option("record", *spec, "The record")->type_name("MODULE/NAME[@sha256:...]")->required();
-  cmd->footer("Prints the stored document byte for byte: its SHA-256 is the digest of the SBOM's blob.");
+  describe(*cmd, "Prints the stored document byte for byte: its SHA-256 is the digest of the SBOM's blob.",
+           {{"arec sbom mesh/app > app.spdx.json", "The SBOM of the latest record of mesh/app, into a file."}}, k_exit_local);
   cmd->callback([&action, &globals, spec] { action = [&globals, spec] { return run_sbom(globals, *spec); }; });
 }
 
@@ -337,8 +335,16 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)");
   cmd->add_flag("--json", o->json, "Print the whole record as JSON");
-  cmd->footer("Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"
-              "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.");
+  describe(*cmd,
+           "Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"
+           "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.",
+           {{"arec record --module mesh --name app --file build/app",
+             "Records build/app as /usr/local/bin/app in an image of mesh/app; prints mesh/app@sha256:..."},
+            {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint /usr/local/bin/server",
+             "A program and a directory tree in one image, started as /usr/local/bin/server."},
+            {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --json",
+             "Every mtime at that second; the whole record printed as JSON."}},
+           k_exit_registry);
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_record(globals, *o); }; });
 }
 
@@ -350,8 +356,13 @@ void add_records(CLI::App& app, Globals& globals, Action& action) {
   auto* json = cmd->add_flag("--json", o->json, "Print a JSON array of records, every field");
   cmd->add_flag("--wide", o->wide, "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
       ->excludes(json);
-  cmd->footer("Columns: REPOSITORY, DIGEST, RECORDED, CONFIG, TARGET, REVISION (- when not recorded).\n"
-              "A store that does not exist yet or is empty has no records: nothing is listed, exit 0.");
+  describe(*cmd,
+           "Columns: REPOSITORY, DIGEST, RECORDED, CONFIG, TARGET, REVISION (- when not recorded).\n"
+           "A store that does not exist yet or is empty has no records: nothing is listed, exit 0.",
+           {{"arec records", "The latest record of each module/name."},
+            {"arec records mesh --history", "Every record of module mesh, oldest first."},
+            {"arec records mesh/app --json", "The latest record of mesh/app, as JSON."}},
+           k_exit_local);
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_records(globals, *o); }; });
 }
 

@@ -20,13 +20,15 @@ struct TransferFlags {
 };
 
 Result<TransferOptions> transfer_options(const Globals& globals, const TransferFlags& flags) {
-  TransferOptions options;
+  TransferOptions options = transfer_options(globals);
   if (flags.jobs < 1) return fail_input("--jobs must be at least 1");
   options.jobs = flags.jobs;
-  auto chunk = flags.chunk_size.empty() ? default_chunk_size() : parse_size(flags.chunk_size);
-  if (!chunk) return fail(std::move(chunk.error()).context("--chunk-size"));
-  options.chunk_size = *chunk;
-  options.progress = flags.json ? ProgressDisplay::none : progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
+  if (!flags.chunk_size.empty()) {
+    auto chunk = parse_size(flags.chunk_size);
+    if (!chunk) return fail(std::move(chunk.error()).context("--chunk-size"));
+    options.chunk_size = *chunk;
+  }
+  if (flags.json) options.progress = ProgressDisplay::none;
   return options;
 }
 
@@ -132,7 +134,9 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   if (!registry) return fail(registry.error());
   // The store's referrers of each record are checked too; there is none when there is no store yet.
   auto store = Store::open_existing(store_dir(globals));
-  auto items = verify_records(*records, *registry, TransferOptions{}, store ? &*store : nullptr);
+  TransferOptions options = transfer_options(globals);
+  options.progress = ProgressDisplay::none;
+  auto items = verify_records(*records, *registry, options, store ? &*store : nullptr);
   if (!items) return fail(items.error());
   std::size_t bad = 0;
   nlohmann::json out = nlohmann::json::array();
@@ -165,7 +169,7 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
 Result<RegistryAddress> registry_for(const Globals& globals, std::string_view domain) {
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
-  return registry_for_domain(domain, *settings, globals.ca_file);
+  return registry_for_domain(domain, *settings, globals.settings.client);
 }
 
 void add_push(CLI::App& app, Globals& globals, Action& action) {
@@ -181,12 +185,17 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--chunk-size", flags->chunk_size, "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE or 64M)")
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
-  cmd->footer("Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
-              "registry clean-up of untagged manifests keeps it. Blobs the repository holds are skipped; blobs\n"
-              "another repository of the registry holds are mounted.\n"
-              "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
-              "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
-              "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.");
+  describe(*cmd,
+           "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
+           "registry clean-up of untagged manifests keeps it. Blobs the repository holds are skipped; blobs\n"
+           "another repository of the registry holds are mounted.\n"
+           "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
+           "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+           "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",
+           {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
+            {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
+            {"arec --nodes nodes.json push mesh --json", "Every module/name of module mesh, to the registry nodes.json names; a JSON summary."}},
+           k_exit_registry);
   cmd->callback([&action, &globals, selectors, tags, no_latest, flags] {
     action = [&globals, selectors, tags, no_latest, flags] {
       return run_push(globals, *selectors, *tags, *no_latest ? LatestTag::no : LatestTag::yes, *flags);
@@ -201,8 +210,12 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("reference", *reference, "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]; without HOST, the node settings' registry")
       ->required();
   add_transfer_flags(*cmd, *flags);
-  cmd->footer("The image is kept in the store by digest only: no name, no address. An index is resolved to this\n"
-              "machine's platform. Use it with `arec record --base REFERENCE`.");
+  describe(*cmd,
+           "The image is kept in the store by digest only: no name, no address. An index is resolved to this\n"
+           "machine's platform. Use it with `arec record --base REFERENCE`.",
+           {{"arec pull 127.0.0.1:5000/mesh/app:latest", "Fetches the image into the store; prints its digest."},
+            {"arec pull mesh/app --json", "From the registry of the node settings (tag latest); a JSON summary."}},
+           k_exit_registry);
   cmd->callback([&action, &globals, reference, flags] {
     action = [&globals, reference, flags] { return run_pull(globals, *reference, *flags); };
   });
@@ -215,7 +228,11 @@ void add_verify(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("records", *selectors, "Records to check (default: the latest of every module/name)")
       ->type_name("M[/N[@DIGEST]]");
   cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, state}");
-  cmd->footer("Exit 1 when a record is missing or different at the registry.");
+  describe(*cmd,
+           "",
+           {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
+            {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
+           "0 every record is there, 1 one is missing or different, 2 bad input or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, selectors, json] {
     action = [&globals, selectors, json] { return run_verify(globals, *selectors, *json ? Output::json : Output::text); };
   });

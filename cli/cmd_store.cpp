@@ -96,8 +96,12 @@ void add_check(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("check", "Verify the store: layout, index, every reachable blob's digest, records");
   cmd->add_flag("--repair", o->repair, "Remove temporaries left by killed writers (nothing else is changed)");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
-  cmd->footer("Exit 0 when the store is sound (or does not exist yet: nothing recorded), 1 when a problem was found\n"
-              "(an unreadable or malformed index.json or oci-layout among them), 2 for bad usage.");
+  describe(*cmd,
+           "A store that does not exist yet has nothing to check: it is sound. Problems (an unreadable or\n"
+           "malformed index.json or oci-layout among them) are findings, exit 1.",
+           {{"arec check", "Verifies the store and prints a summary."},
+            {"arec check --repair --json", "Also removes what killed writers left; the report as JSON."}},
+           "0 the store is sound, 1 a problem was found, 2 bad input or usage");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_check(globals, *o); }; });
 }
 
@@ -105,10 +109,13 @@ void add_gc(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<GcOptions>();
   auto* cmd = app.add_subcommand("gc", "Remove blobs no record needs");
   cmd->add_option("--keep", o->keep, "Keep only the newest N records of each module/name (default: all)")
-      ->check(CLI::PositiveNumber);
+      ->check(count_from_one());
   cmd->add_flag("--dry-run", o->dry_run, "Say what would be removed, remove nothing");
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
-  cmd->footer("Waits for running recorders to finish, then works under the store lock.");
+  describe(*cmd, "Waits for running recorders to finish, then works under the store lock.",
+           {{"arec gc --dry-run", "Says what would be removed."},
+            {"arec gc --keep 3", "Keeps the newest 3 records of each module/name and the blobs they need."}},
+           k_exit_local);
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_gc(globals, *o); }; });
 }
 

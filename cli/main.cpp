@@ -1,4 +1,7 @@
 // arec: records build outputs as OCI images by module, name and digest; composes addresses late.
+#include <archive.h>
+#include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -11,7 +14,8 @@ namespace arec::cli {
 
 namespace {
 
-// Every command, in the order `arec --help` lists them.
+// Every command, in the order `arec --help` lists them. A command's page (description, examples, exit
+// codes) is set in its add_* function.
 constexpr std::array<AddCommand, 17> k_commands = {add_record,  add_records, add_sbom, add_ref,  add_check, add_gc,
                                                    add_resolve, add_compose, add_push, add_pull,  add_verify,
                                                    add_read_port, add_needs_rebuild, add_move,
@@ -29,9 +33,81 @@ void setup_logging(const Globals& globals) {
   spdlog::set_default_logger(logger);
 }
 
+std::string version_text() {
+  const auto* curl = curl_version_info(CURLVERSION_NOW);
+  return "arec " AREC_VERSION "\ncommit " AREC_COMMIT "\n" + std::string(archive_version_string()) + "\n" +
+         OpenSSL_version(OPENSSL_VERSION) + "\nlibcurl " + curl->version + "\n";
+}
+
+// `arec help [COMMAND]`: the same page as `arec COMMAND --help`.
+void add_help(CLI::App& app, Action& action) {
+  auto command = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("help", "Show the help of arec, or the page of a command");
+  cmd->add_option("command", *command, "The command")->type_name("COMMAND");
+  describe(*cmd, "", {{"arec help record", "The page of record: what it does, its options, examples, exit codes."}},
+           k_exit_local);
+  cmd->callback([&app, &action, command] {
+    action = [&app, command]() -> Result<int> {
+      if (command->empty()) {
+        // Not app.help(), which shows the page of the command being run: this one.
+        std::cout << app.get_formatter()->make_help(&app, "arec", CLI::AppFormatMode::Normal);
+        return 0;
+      }
+      const auto names = command_names(app);
+      if (std::find(names.begin(), names.end(), *command) == names.end()) {
+        const auto suggestion = nearest(*command, names);
+        return fail_input("unknown command \"" + *command + "\"" +
+                          (suggestion.empty() ? " (see arec --help)" : "; did you mean \"" + suggestion + "\"?"));
+      }
+      std::cout << command_page(*app.get_subcommand(*command));
+      return 0;
+    };
+  });
+}
+
+// `arec completion SHELL` and the hidden `arec __man`, which the build runs to make arec.1.
+void add_generators(CLI::App& app, Action& action) {
+  auto shell = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("completion", "Print a shell completion script: commands, options, and module/names from the store");
+  cmd->add_option("shell", *shell, "bash, zsh or fish")->required()->type_name("bash|zsh|fish");
+  describe(*cmd, "Names of records are completed from `arec records`, read when you press Tab.",
+           {{"source <(arec completion bash)", "Completion in this bash session (or put the output in\n"
+                                                "      /etc/bash_completion.d/arec or ~/.local/share/bash-completion/completions/arec)."},
+            {"arec completion zsh > \"${fpath[1]}/_arec\"", "Completion for zsh, loaded by compinit."},
+            {"arec completion fish > ~/.config/fish/completions/arec.fish", "Completion for fish."}},
+           k_exit_local);
+  cmd->callback([&app, &action, shell] {
+    action = [&app, shell]() -> Result<int> {
+      if (*shell != "bash" && *shell != "zsh" && *shell != "fish") {
+        return fail_input("completion: shell \"" + *shell + "\": expected bash, zsh or fish");
+      }
+      std::cout << completion_script(app, *shell);
+      return 0;
+    };
+  });
+  auto out = std::make_shared<std::string>();
+  auto* man = app.add_subcommand("__man", "Write the manual page arec.1")->group("");
+  man->add_option("output", *out)->required();
+  man->callback([&app, &action, out] {
+    action = [&app, out]() -> Result<int> {
+      const fs::Path path(*out);
+      if (auto s = fs::write_file_atomic(fs::directory_of(path), path, manual_page(app)); !s) return fail(s.error());
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
-fs::Path store_dir(const Globals& globals) { return globals.store.empty() ? default_store_dir() : fs::Path(globals.store); }
+fs::Path store_dir(const Globals& globals) { return globals.settings.store; }
+
+TransferOptions transfer_options(const Globals& globals) {
+  TransferOptions options;
+  options.chunk_size = globals.settings.chunk_size;
+  options.retry = globals.settings.retry;
+  options.progress = progress_display_for_stderr(globals.quiet ? ProgressDisplay::none : ProgressDisplay::terminal);
+  return options;
+}
 
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history) {
   const auto dir = store_dir(globals);
@@ -44,7 +120,9 @@ Result<std::vector<Record>> read_store_records(const Globals& globals, History h
   return store->records(history);
 }
 
-Result<NodeSettings> load_settings(const Globals& globals) { return NodeSettings::load(globals.nodes, globals.self); }
+Result<NodeSettings> load_settings(const Globals& globals) {
+  return NodeSettings::load(globals.settings.nodes, globals.settings.self);
+}
 
 void print_json(const nlohmann::json& json) { std::cout << json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'; }
 
@@ -52,38 +130,57 @@ int run(int argc, char** argv) {
   CLI::App app{"arec records CMake build outputs as reproducible OCI images, by module, name and digest,\n"
                "and composes registry addresses where they are used, never where they are built.",
                "arec"};
-  app.set_version_flag("--version", std::string(AREC_VERSION));
-  app.require_subcommand(1);
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print the version, the commit and the versions of the libraries");
+  // At most one command; a missing or unknown one is reported by unknown_word, naming it.
+  app.require_subcommand(0, 1);
+  app.allow_extras();
   // Global options may come before or after the command name (`arec -v push`, `arec push -v`).
   app.fallthrough();
   Globals globals;
-  app.add_option("--store", globals.store, "Store directory (an OCI image layout)")
-      ->envname("AREC_STORE")
-      ->type_name("DIR");
-  app.add_option("--nodes", globals.nodes, "Node settings file (JSON)")->envname("AREC_NODES")->type_name("FILE");
-  app.add_option("--self", globals.self, "The node this machine is")->envname("AREC_SELF")->type_name("NODE");
-  app.add_option("--ca-file", globals.ca_file, "CA bundle to trust for registries over HTTPS")
-      ->envname("AREC_CA_FILE")
-      ->type_name("FILE");
-  app.add_flag("-v,--verbose", globals.verbose, "More output (repeat for more)");
-  app.add_flag("-q,--quiet", globals.quiet, "Only errors");
-  app.footer("Exit codes: 0 ok, 1 the query found something, 2 bad input or usage, 3 registry or network failure.\n"
-             "Run `arec COMMAND --help` for a command's options.");
+  Flags flags;
+  app.add_option("--store", flags.store, "Store directory (an OCI image layout)")->type_name("DIR");
+  app.add_option("--nodes", flags.nodes, "Node settings file (JSON)")->type_name("FILE");
+  app.add_option("--self", flags.self, "The node this machine is")->type_name("NODE");
+  app.add_option("--ca-file", flags.ca_file, "CA bundle to trust for registries over HTTPS")->type_name("FILE");
+  auto* verbose = app.add_flag("-v,--verbose", globals.verbose, "More output (repeat for more)");
+  app.add_flag("-q,--quiet", globals.quiet, "Only errors")->excludes(verbose);
+  app.footer(main_footer());
 
   Action action;
   for (const AddCommand add : k_commands) add(app, globals, action);
+  add_help(app, action);
+  add_generators(app, action);
+  for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->allow_extras();
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForHelp&) {
+    const auto selected = app.get_subcommands();
+    std::cout << (selected.empty() ? app.help() : command_page(*selected.front()));
+    return 0;
   } catch (const CLI::ParseError& e) {
     // Usage errors are bad input: exit 2, one line naming what was wrong.
-    std::cerr << "arec: error: " << e.what() << " (see arec --help)\n";
+    std::cerr << "arec: error: " << usage_message(app, e) << '\n';
+    return 2;
+  }
+  if (show_version) {
+    std::cout << version_text();
+    return 0;
+  }
+  if (const auto unknown = unknown_word(app)) {
+    std::cerr << "arec: error: " << *unknown << '\n';
     return 2;
   }
   setup_logging(globals);
-  // Exactly one command was given (require_subcommand), and every command's callback sets `action`.
+  auto settings = read_settings(flags, process_environment());
+  if (!settings) {
+    spdlog::error("{}", settings.error().message);
+    return 2;
+  }
+  globals.settings = std::move(*settings);
+  apply_process_settings(globals.settings);
+  // Exactly one command was given (unknown_word), and every command's callback sets `action`.
   auto result = action();
   if (!result) {
     spdlog::error("{}", result.error().message);

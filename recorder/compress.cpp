@@ -39,10 +39,6 @@ std::string_view layer_media_type(Compression compression) {
 }
 
 unsigned default_threads() {
-  if (const char* env = std::getenv("AREC_THREADS"); env != nullptr && *env != '\0') {
-    const long n = std::strtol(env, nullptr, 10);
-    if (n >= 1 && n <= 256) return static_cast<unsigned>(n);
-  }
   const unsigned cores = std::thread::hardware_concurrency();
   return cores == 0 ? 1 : cores;
 }

@@ -49,7 +49,7 @@ std::unique_ptr<ByteSink> make_compressor(Compression compression, const Compres
 // (hashing, compressing) while `next` waits for the disk. At most `max_buffered` bytes wait in between.
 std::unique_ptr<ByteSink> make_background_sink(ByteSink& next, std::size_t max_buffered = std::size_t{8} << 20);
 
-// Threads to use when the user did not say: AREC_THREADS, else the machine's cores.
+// Threads to use when the user did not say (neither --threads nor AREC_THREADS): the machine's cores.
 unsigned default_threads();
 
 }  // namespace arec

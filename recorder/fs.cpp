@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -34,13 +35,13 @@ std::string random_suffix() {
 
 std::string errno_text(int error) { return std::strerror(error); }
 
-bool syncing() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("AREC_SYNC");
-    return env != nullptr && (std::string_view(env) == "on" || std::string_view(env) == "1");
-  }();
-  return enabled;
-}
+namespace {
+std::atomic<Sync> g_sync{Sync::off};
+}  // namespace
+
+void set_sync(Sync sync) { g_sync.store(sync, std::memory_order_relaxed); }
+
+bool syncing() { return g_sync.load(std::memory_order_relaxed) == Sync::on; }
 
 Fd::~Fd() {
   if (m_fd >= 0) ::close(m_fd);

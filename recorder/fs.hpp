@@ -54,10 +54,14 @@ Result<std::string> read_file(const Path& path);
 
 Status make_directories(const Path& path);
 
-// Whether each file is synced to the disk before it is renamed into place: only with AREC_SYNC=on.
-// By default arec leaves writeback to the kernel, as the compiler, the linker, ninja and ccache around
-// it do. A killed process never leaves a torn store either way (renames are atomic); a power loss may
-// leave a blob cut short, which `arec check` reports and the next recording of it replaces.
+// Whether each file is synced to the disk before it is renamed into place: off unless the command line
+// turns it on (AREC_SYNC=on). By default arec leaves writeback to the kernel, as the compiler, the
+// linker, ninja and ccache around it do. A killed process never leaves a torn store either way (renames
+// are atomic); a power loss may leave a blob cut short, which `arec check` reports and the next
+// recording of it replaces. Set once, before any file is written: every AtomicFile of the process
+// consults it, and passing it through every writer would touch every signature that writes a file.
+enum class Sync { off, on };
+void set_sync(Sync sync);
 bool syncing();
 Status fsync_directory(const Path& path);
 

@@ -355,16 +355,4 @@ Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& optio
   return out.finish();
 }
 
-Result<std::int64_t> source_date_epoch() {
-  const char* env = std::getenv("SOURCE_DATE_EPOCH");
-  if (env == nullptr || *env == '\0') return 0;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(env, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 0) {
-    return fail_input("SOURCE_DATE_EPOCH \"" + std::string(env) + "\": not a non-negative integer of seconds");
-  }
-  return static_cast<std::int64_t>(value);
-}
-
 }  // namespace arec

@@ -59,7 +59,4 @@ struct TarOptions {
 // a file that changed size since collection is an error. Its DiffID comes from a HashingSink on the way.
 Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out);
 
-// SOURCE_DATE_EPOCH when set (an error when it is not a non-negative integer), else 0.
-Result<std::int64_t> source_date_epoch();
-
 }  // namespace arec

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
@@ -160,22 +161,13 @@ Result<Descriptor> BlobWriter::commit(std::string_view media_type, std::optional
 
 // ---- Store -----------------------------------------------------------------------------------------
 
-fs::Path default_store_dir() {
-  if (const char* env = std::getenv("AREC_STORE"); env != nullptr && *env != '\0') return env;
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && *xdg != '\0') {
-    return fs::Path(xdg) / "arec" / "store";
-  }
-  const char* home = std::getenv("HOME");
-  return fs::Path(home != nullptr ? home : ".") / ".local" / "share" / "arec" / "store";
-}
+namespace {
+std::atomic<std::int64_t> g_lock_timeout_ms{k_default_lock_timeout.count()};
+}  // namespace
 
-std::chrono::milliseconds Store::lock_timeout() {
-  if (const char* env = std::getenv("AREC_LOCK_TIMEOUT"); env != nullptr && *env != '\0') {
-    const double seconds = std::strtod(env, nullptr);
-    if (seconds > 0) return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-  }
-  return std::chrono::seconds(120);
-}
+std::chrono::milliseconds Store::lock_timeout() { return std::chrono::milliseconds(g_lock_timeout_ms.load(std::memory_order_relaxed)); }
+
+void Store::set_lock_timeout(std::chrono::milliseconds timeout) { g_lock_timeout_ms.store(timeout.count(), std::memory_order_relaxed); }
 
 Result<Store> Store::open_existing(const fs::Path& dir) {
   auto layout = Layout::open(dir);

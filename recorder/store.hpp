@@ -23,6 +23,9 @@
 
 namespace arec {
 
+// How long a writer waits for the store's lock unless told otherwise (Store::set_lock_timeout).
+inline constexpr std::chrono::milliseconds k_default_lock_timeout{120'000};
+
 // Any OCI image layout, read side: the store itself, or a base image's layout.
 class Layout {
  public:
@@ -117,8 +120,11 @@ class Store : public Layout {
   // blob that a record about to be committed needs.
   fs::Path writers_lock_path() const { return m_dir / "arec" / "writers.lock"; }
 
-  // How long a writer waits for the lock: AREC_LOCK_TIMEOUT seconds, default 120.
+  // How long a writer waits for a lock of any store of the process: 120 s unless the command line
+  // sets it (AREC_LOCK_TIMEOUT) before opening one. Set once rather than passed, because every opening
+  // of a store and gc take the lock.
   static std::chrono::milliseconds lock_timeout();
+  static void set_lock_timeout(std::chrono::milliseconds timeout);
 
   // Removes temporaries that killed writers left behind (see fs::is_abandoned_temporary).
   // Returns how many it removed.
@@ -134,8 +140,5 @@ class Store : public Layout {
 
 // A descriptor kept as a JSON file, or nothing when it is missing or unreadable.
 std::optional<Descriptor> read_descriptor_file(const fs::Path& path);
-
-// The store directory when none is given: AREC_STORE, else ${XDG_DATA_HOME:-~/.local/share}/arec/store.
-fs::Path default_store_dir();
 
 }  // namespace arec

@@ -85,11 +85,6 @@ class ChallengeReader {
   std::size_t m_pos = 0;
 };
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 std::string json_string(const json& object, const char* key) {
   return object.contains(key) && object[key].is_string() ? object[key].get<std::string>() : std::string();
 }
@@ -206,17 +201,15 @@ Result<ConfigAnswer> lookup_config(std::string_view text, std::string_view path,
   return answer;
 }
 
-std::vector<fs::Path> credential_files() {
+std::vector<fs::Path> credential_files(const CredentialPlaces& places) {
   std::vector<fs::Path> files;
-  if (const auto dir = env("DOCKER_CONFIG"); !dir.empty()) {
-    files.push_back(fs::Path(dir) / "config.json");
-  } else if (const auto home = env("HOME"); !home.empty()) {
-    files.push_back(fs::Path(home) / ".docker" / "config.json");
+  if (!places.docker_config.empty()) {
+    files.push_back(fs::Path(places.docker_config) / "config.json");
+  } else if (!places.home.empty()) {
+    files.push_back(fs::Path(places.home) / ".docker" / "config.json");
   }
-  if (const auto file = env("REGISTRY_AUTH_FILE"); !file.empty()) files.emplace_back(file);
-  if (const auto runtime = env("XDG_RUNTIME_DIR"); !runtime.empty()) {
-    files.push_back(fs::Path(runtime) / "containers" / "auth.json");
-  }
+  if (!places.registry_auth_file.empty()) files.emplace_back(places.registry_auth_file);
+  if (!places.xdg_runtime_dir.empty()) files.push_back(fs::Path(places.xdg_runtime_dir) / "containers" / "auth.json");
   return files;
 }
 
@@ -251,9 +244,9 @@ Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
   return std::optional<Credential>(std::move(c));
 }
 
-Result<std::optional<Credential>> find_credential(std::string_view registry) {
+Result<std::optional<Credential>> find_credential(std::string_view registry, const std::vector<fs::Path>& files) {
   const std::string key = credential_key(registry);
-  for (const auto& path : credential_files()) {
+  for (const auto& path : files) {
     auto text = fs::read_file(path);
     if (!text) continue;  // an absent file is simply not a source
     auto answer = lookup_config(*text, path.string(), key);
@@ -334,8 +327,8 @@ std::optional<std::string> base64_decode(std::string_view text) {
 
 // ---- Authenticator ---------------------------------------------------------------------------------
 
-Authenticator::Authenticator(std::string registry, std::string origin)
-    : m_registry(std::move(registry)), m_origin(std::move(origin)) {}
+Authenticator::Authenticator(std::string registry, std::string origin, std::vector<fs::Path> credential_files)
+    : m_registry(std::move(registry)), m_origin(std::move(origin)), m_credential_files(std::move(credential_files)) {}
 
 std::string Authenticator::header() const {
   std::lock_guard lock(m_mutex);
@@ -359,7 +352,7 @@ RegistryError Authenticator::refused(std::string_view what) const {
 
 RegistryResult<void> Authenticator::load_credential() {
   if (m_credential_loaded) return {};
-  auto found = find_credential(m_registry);
+  auto found = find_credential(m_registry, m_credential_files);
   if (!found) return std::unexpected(RegistryError::local(found.error()));
   m_credential = std::move(*found);
   m_credential_loaded = true;

@@ -57,16 +57,24 @@ struct ConfigAnswer {
 // else auths[host] (auth = base64(user:password), or username/password, or identitytoken).
 Result<ConfigAnswer> lookup_config(std::string_view text, std::string_view path, std::string_view registry);
 
+// The environment variables that say where credentials are (read by the command line; empty: unset).
+struct CredentialPlaces {
+  std::string docker_config;       // DOCKER_CONFIG
+  std::string home;                // HOME
+  std::string registry_auth_file;  // REGISTRY_AUTH_FILE
+  std::string xdg_runtime_dir;     // XDG_RUNTIME_DIR
+};
+
 // The files looked in, in order: $DOCKER_CONFIG/config.json or ~/.docker/config.json, then
 // $REGISTRY_AUTH_FILE, then $XDG_RUNTIME_DIR/containers/auth.json.
-std::vector<fs::Path> credential_files();
+std::vector<fs::Path> credential_files(const CredentialPlaces& places);
 
 // Runs `docker-credential-<helper> get` with the server URL on its standard input (never on its
 // command line) and reads {"ServerURL","Username","Secret"}; nothing when it knows no credential.
 Result<std::optional<Credential>> run_credential_helper(std::string_view helper, std::string_view server);
 
-// The credential for a registry host[:port] from the first file that has one; nothing: anonymous.
-Result<std::optional<Credential>> find_credential(std::string_view registry);
+// The credential for a registry host[:port] from the first of `files` that has one; nothing: anonymous.
+Result<std::optional<Credential>> find_credential(std::string_view registry, const std::vector<fs::Path>& files);
 
 // A token endpoint's answer: {"token"|"access_token", "expires_in" (default 60)}.
 struct Token {
@@ -85,8 +93,8 @@ std::optional<std::string> base64_decode(std::string_view text);
 class Authenticator {
  public:
   // `registry` is host[:port] (for finding credentials and in messages); `origin` is scheme://host:port,
-  // the only place Authorization is sent.
-  Authenticator(std::string registry, std::string origin);
+  // the only place Authorization is sent; credentials are looked for in `credential_files`.
+  Authenticator(std::string registry, std::string origin, std::vector<fs::Path> credential_files = {});
 
   // The Authorization header value for the registry, or empty while anonymous.
   std::string header() const;
@@ -111,6 +119,7 @@ class Authenticator {
 
   std::string m_registry;
   std::string m_origin;
+  std::vector<fs::Path> m_credential_files;
   mutable std::mutex m_mutex;
   std::string m_header;
   bool m_credential_loaded = false;

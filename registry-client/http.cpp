@@ -18,9 +18,8 @@ namespace arec::http {
 namespace {
 
 constexpr long k_connect_timeout_ms = 10'000;
-// A transfer that moves less than this many bytes per second for stall_seconds() is abandoned.
+// A transfer that moves less than this many bytes per second for ClientOptions::stall_timeout is abandoned.
 constexpr long k_stall_bytes = 1;
-constexpr long k_stall_seconds = 60;
 constexpr long k_download_buffer = 512L * 1024;
 constexpr long k_upload_buffer = 2L * 1024 * 1024;  // libcurl's maximum
 constexpr const char* k_system_ca_directory = "/etc/ssl/certs";
@@ -35,20 +34,6 @@ std::string_view trim(std::string_view text) {
     text.remove_suffix(1);
   }
   return text;
-}
-
-// How long a registry may send or take nothing before the attempt is abandoned (and perhaps retried):
-// AREC_STALL_TIMEOUT seconds, else k_stall_seconds. A server that accepts and then says nothing holds
-// each attempt this long, whatever the retry budget.
-long stall_seconds() {
-  static const long seconds = [] {
-    const char* env = std::getenv("AREC_STALL_TIMEOUT");
-    if (env == nullptr || *env == '\0') return k_stall_seconds;
-    char* end = nullptr;
-    const long value = std::strtol(env, &end, 10);
-    return end != env && *end == '\0' && value > 0 ? value : k_stall_seconds;
-  }();
-  return seconds;
 }
 
 void global_init() {
@@ -240,14 +225,14 @@ std::vector<std::string> Headers::get_all(std::string_view name) const {
 
 struct Client::Impl {
   CURL* curl = nullptr;
-  TlsOptions tls;
+  ClientOptions options;
   std::array<char, CURL_ERROR_SIZE> error{};
 };
 
-Client::Client(TlsOptions tls) : m_impl(std::make_unique<Impl>()) {
+Client::Client(ClientOptions options) : m_impl(std::make_unique<Impl>()) {
   global_init();
   m_impl->curl = curl_easy_init();
-  m_impl->tls = std::move(tls);
+  m_impl->options = std::move(options);
 }
 
 Client::~Client() {
@@ -274,7 +259,7 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "arec");
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, k_connect_timeout_ms);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, k_stall_bytes);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, stall_seconds());
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_impl->options.stall_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
   curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
@@ -282,9 +267,9 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, on_debug);
     curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
   }
-  if (!m_impl->tls.ca_file.empty()) {
+  if (!m_impl->options.ca_file.empty()) {
     // The given bundle replaces libcurl's default one; the system's directory keeps its CAs trusted too.
-    curl_easy_setopt(curl, CURLOPT_CAINFO, m_impl->tls.ca_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_CAINFO, m_impl->options.ca_file.c_str());
     curl_easy_setopt(curl, CURLOPT_CAPATH, k_system_ca_directory);
   }
   if (request.redirects == Redirects::follow) {

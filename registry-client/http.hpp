@@ -3,6 +3,7 @@
 // kept (capped) in memory; response headers captured. Nothing here knows the distribution API.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -81,14 +82,19 @@ struct Failure {
   Error local;  // for Cause::local: the sink's error
 };
 
-struct TlsOptions {
+// An attempt that moves less than a few bytes a second for this long is abandoned (and perhaps retried).
+inline constexpr std::chrono::seconds k_default_stall_timeout{60};
+
+struct ClientOptions {
   std::string ca_file;  // extra CA bundle to trust; empty: the system's
+  // A server that accepts and then says nothing holds each attempt this long, whatever the retry budget.
+  std::chrono::seconds stall_timeout = k_default_stall_timeout;
 };
 
 // One connection context, for one thread at a time. Requests on it reuse open connections.
 class Client {
  public:
-  explicit Client(TlsOptions tls = {});
+  explicit Client(ClientOptions options = {});
   ~Client();
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;

@@ -107,7 +107,7 @@ std::string settings_diff(const MovePlan& plan, std::string_view name) {
 }
 
 Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, std::optional<std::int64_t> port,
-                           std::vector<Record> records, std::string_view ca_file) {
+                           std::vector<Record> records, const ClientSettings& client) {
   const auto target = settings.nodes.find(std::string(node));
   if (target == settings.nodes.end()) {
     std::string known;
@@ -126,13 +126,13 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
   MovePlan plan;
   plan.to_node = std::string(node);
   plan.from_node = settings.services.contains("registry") ? settings.services.at("registry") : "";
-  auto from = registry_from_settings(settings, ca_file);
+  auto from = registry_from_settings(settings, client);
   if (!from) return fail(std::move(from.error()).context("finding the registry to move"));
   plan.from = *from;
   plan.moved = settings;
   plan.moved.services["registry"] = plan.to_node;
   plan.moved.nodes[plan.to_node].ports["registry"] = new_port;
-  auto to = registry_from_settings(plan.moved, ca_file);
+  auto to = registry_from_settings(plan.moved, client);
   if (!to) return fail(std::move(to.error()).context("finding the registry's new place"));
   plan.to = *to;
   if (plan.to.host == plan.from.host) {

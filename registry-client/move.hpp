@@ -32,7 +32,7 @@ struct MovePlan {
 // of range and another node at the registry's very address are bad input; the node that holds the
 // registry at that port already gives a plan with already_there set.
 Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, std::optional<std::int64_t> port,
-                           std::vector<Record> records, std::string_view ca_file);
+                           std::vector<Record> records, const ClientSettings& client);
 
 struct MoveOutcome {
   int pulled = 0;        // records fetched from the old registry because the store lacked blobs

@@ -107,7 +107,7 @@ std::string RegistryAddress::base_url() const {
   return (scheme == Scheme::http ? "http://" : "https://") + api_host;
 }
 
-Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, std::string_view ca_file) {
+Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, const ClientSettings& client) {
   auto resolution = resolve(settings, "registry");
   if (!resolution) return fail(resolution.error());
   auto endpoint = resolution->endpoint();
@@ -115,25 +115,25 @@ Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, std
   RegistryAddress address;
   address.host = *endpoint;
   address.plain_http = plain_http_for(*endpoint, resolution->insecure_registry ? InsecureRegistry::yes : InsecureRegistry::no);
-  address.ca_file = std::string(ca_file);
+  address.client = client;
   return address;
 }
 
-Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, std::string_view ca_file) {
-  if (domain.empty()) return registry_from_settings(settings, ca_file);
+Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, const ClientSettings& client) {
+  if (domain.empty()) return registry_from_settings(settings, client);
   InsecureRegistry insecure = InsecureRegistry::no;
   for (const auto& [name, node] : settings.nodes) {
     const auto port = node.ports.find("registry");
     if (!node.insecure_registry || node.address.empty() || port == node.ports.end()) continue;
     if (host_for_port(node.address) + ":" + std::to_string(port->second) == domain) insecure = InsecureRegistry::yes;
   }
-  return RegistryAddress{std::string(domain), Scheme::https, std::string(ca_file), plain_http_for(domain, insecure)};
+  return RegistryAddress{std::string(domain), Scheme::https, client, plain_http_for(domain, insecure)};
 }
 
 // ---- Registry --------------------------------------------------------------------------------------
 
 Registry::Registry(RegistryAddress address, Access access)
-    : m_address(std::move(address)), m_access(access), m_auth(m_address.host, http::origin_of(m_address.base_url() + "/")) {}
+    : m_address(std::move(address)), m_access(access), m_auth(m_address.host, http::origin_of(m_address.base_url() + "/"), m_address.client.credential_files) {}
 
 std::string Registry::scope(std::string_view repository) const {
   return "repository:" + std::string(repository) + (m_access == Access::push ? ":pull,push" : ":pull");
@@ -185,7 +185,7 @@ Descriptor FetchedManifest::descriptor() const {
 
 // ---- Session ---------------------------------------------------------------------------------------
 
-Session::Session(Registry& registry) : m_registry(registry), m_client(http::TlsOptions{registry.address().ca_file}) {}
+Session::Session(Registry& registry) : m_registry(registry), m_client(http::ClientOptions{registry.address().client.ca_file, registry.address().client.stall_timeout}) {}
 
 RegistryResult<http::Response> Session::send(const http::Request& request, const std::vector<std::string>& scopes) {
   Authenticator& auth = m_registry.authenticator();

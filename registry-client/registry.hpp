@@ -4,6 +4,7 @@
 // so callers decide about retries from is_temporary(); nothing here retries.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -31,11 +32,19 @@ enum class PlainHttp { refused, fallback };
 // and skopeo do. A certificate that fails verification never falls back.
 PlainHttp plain_http_for(std::string_view host, InsecureRegistry insecure);
 
+// How this run speaks to every registry: the command line's settings, since the libraries read no
+// environment.
+struct ClientSettings {
+  std::string ca_file;  // a CA bundle to trust besides the system's (--ca-file, AREC_CA_FILE)
+  std::chrono::seconds stall_timeout = http::k_default_stall_timeout;  // AREC_STALL_TIMEOUT
+  std::vector<fs::Path> credential_files;  // where credentials are looked for, in order (credential_files())
+};
+
 // Where a registry is, as read for this run (never kept across runs).
 struct RegistryAddress {
   std::string host;  // host[:port] as references write it: "127.0.0.1:5000", "[::1]:5000"
   Scheme scheme = Scheme::https;
-  std::string ca_file;  // a CA bundle to trust besides the system's
+  ClientSettings client;
   PlainHttp plain_http = PlainHttp::refused;
 
   // scheme://host, with Docker Hub's API host for docker.io.
@@ -43,10 +52,10 @@ struct RegistryAddress {
 };
 
 // The registry the node settings give at this moment (service "registry").
-Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, std::string_view ca_file);
+Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, const ClientSettings& client);
 // The registry of a reference's domain; an empty domain means the node settings' registry. A domain
 // that is a node's registry endpoint gets that node's insecure_registry.
-Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, std::string_view ca_file);
+Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, const ClientSettings& client);
 
 // What a run asks of repositories, which is what a Bearer token is requested for.
 enum class Access { pull, push };

@@ -9,16 +9,6 @@
 
 namespace arec {
 
-RetryPolicy RetryPolicy::from_environment() {
-  RetryPolicy policy;
-  if (const char* env = std::getenv("AREC_RETRY_BUDGET"); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const double seconds = std::strtod(env, &end);
-    if (end != env && seconds >= 0) policy.budget = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-  }
-  return policy;
-}
-
 std::optional<std::chrono::milliseconds> RetryPolicy::next_delay(const RegistryError& error, int attempt,
                                                                  std::chrono::milliseconds elapsed, double jitter) const {
   if (!error.is_temporary() || attempt >= max_attempts) return std::nullopt;

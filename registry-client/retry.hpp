@@ -15,10 +15,8 @@ struct RetryPolicy {
   int max_attempts = 5;
   std::chrono::milliseconds initial{200};  // the first wait; each next one doubles
   std::chrono::milliseconds cap{5000};     // no computed wait is longer (a Retry-After may be)
-  std::chrono::milliseconds budget{60000};  // a step gives up when waiting would end past this
+  std::chrono::milliseconds budget{60000};  // a step gives up when waiting would end past this (AREC_RETRY_BUDGET)
 
-  // The defaults, with the budget from AREC_RETRY_BUDGET (seconds) when set.
-  static RetryPolicy from_environment();
 
   // How long to wait before trying again after `error` ended attempt number `attempt` (from 1),
   // `elapsed` after the first attempt began; nothing when the step should give up. `jitter` in

@@ -389,14 +389,6 @@ Result<std::int64_t> parse_size(std::string_view text) {
   return value << shift;
 }
 
-Result<std::int64_t> default_chunk_size() {
-  const char* env = std::getenv("AREC_CHUNK_SIZE");
-  if (env == nullptr || *env == '\0') return k_default_chunk_size;
-  auto size = parse_size(env);
-  if (!size) return fail(std::move(size.error()).context("AREC_CHUNK_SIZE"));
-  return size;
-}
-
 // ---- push ------------------------------------------------------------------------------------------
 
 BlobPlan plan_blobs(const std::vector<ImageToPush>& images) {

@@ -28,14 +28,11 @@ struct TransferOptions {
   unsigned jobs = 4;                                // blobs moved at once, each on its own connection
   std::int64_t chunk_size = k_default_chunk_size;  // blobs larger than this go up in PATCH chunks
   ProgressDisplay progress = ProgressDisplay::none;
-  RetryPolicy retry = RetryPolicy::from_environment();
+  RetryPolicy retry{};
 };
 
 // A byte count as "67108864", "64M", "64MiB", "512k" (binary units); at least 1.
 Result<std::int64_t> parse_size(std::string_view text);
-// The chunk size from AREC_CHUNK_SIZE, else k_default_chunk_size.
-Result<std::int64_t> default_chunk_size();
-
 struct PushedImage {
   std::string repository;
   Digest digest;

@@ -14,8 +14,6 @@ using arec::fuzz::require;
 
 const arec::Store& store() {
   static const arec::Store opened = [] {
-    // A throwaway store: nothing needs to survive a power loss.
-    ::setenv("AREC_SYNC", "off", 1);
     // In memory where there is a tmpfs: on a disk, renaming index.json costs more than reading it.
     std::error_code ec;
     const auto parent = std::filesystem::is_directory("/dev/shm", ec) ? std::filesystem::path("/dev/shm")

@@ -26,8 +26,10 @@ expect_contains "$OUT" "records to copy (2)"
 expect_exit 0 "$AREC" move --to n2 --port "${NEW##*:}" --history
 expect_contains "$OUT" "records to copy (3)"
 
-expect_exit 0 "$AREC" move --to n2 --port "${NEW##*:}" --history --apply
+note "--apply copies with the settings of a push: AREC_CHUNK_SIZE sends each blob larger than 1k in chunks"
+AREC_CHUNK_SIZE=1k expect_exit 0 "$AREC" -v move --to n2 --port "${NEW##*:}" --history --apply
 expect_contains "$OUT" "3 manifests verified"
+expect_contains "$ERR" "PATCH http://$NEW/v2/"
 expect_contains "$ERR" "mesh/builder@$builder: the store lacks some of its blobs; fetching it from $OLD"
 expect_eq "n2 ${NEW##*:}" "$(jq -r '"\(.services.registry) \(.nodes.n2.ports.registry)"' "$T/nodes.json")" "moved settings"
 curl -fsS "http://$NEW/v2/mesh/builder/blobs/$layer" | cmp - "$T/layer" || fail "the layer differs at the new registry"

@@ -46,7 +46,7 @@ bad "/sub/escape is a directory for --file $T/in/app and the symlink -> ../../ou
 rm "$T/in/tree/sub/escape"
 
 note "SOURCE_DATE_EPOCH that is not a number"
-SOURCE_DATE_EPOCH=yesterday bad "SOURCE_DATE_EPOCH \"yesterday\"" --module mesh --name app --file "$T/in/app"
+SOURCE_DATE_EPOCH=yesterday bad "SOURCE_DATE_EPOCH=yesterday: not a time" --module mesh --name app --file "$T/in/app"
 
 note "a store that is something else is not written into"
 mkdir -p "$T/notes" && echo keep >"$T/notes/todo.txt"

@@ -250,16 +250,5 @@ TEST(Layer, BadInputsAreNamed) {
   EXPECT_FALSE(collect_entries({}));
 }
 
-TEST(Layer, SourceDateEpoch) {
-  ::setenv("SOURCE_DATE_EPOCH", "1234", 1);
-  EXPECT_EQ(*source_date_epoch(), 1234);
-  ::setenv("SOURCE_DATE_EPOCH", "12x", 1);
-  auto bad = source_date_epoch();
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("SOURCE_DATE_EPOCH \"12x\""), std::string::npos);
-  ::unsetenv("SOURCE_DATE_EPOCH");
-  EXPECT_EQ(*source_date_epoch(), 0);
-}
-
 }  // namespace
 }  // namespace arec

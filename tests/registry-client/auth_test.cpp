@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "support/temp_dir.hpp"
 
 namespace arec {
@@ -11,35 +9,6 @@ namespace {
 
 using test::TempDir;
 using test::write_file;
-
-// Sets environment variables for one test and puts the old values back.
-class ScopedEnv {
- public:
-  void set(const char* name, const std::string& value) {
-    remember(name);
-    ::setenv(name, value.c_str(), 1);
-  }
-  void unset(const char* name) {
-    remember(name);
-    ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : m_saved) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-
- private:
-  void remember(const char* name) {
-    const char* old = std::getenv(name);
-    m_saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> m_saved;
-};
 
 TEST(Challenges, BearerWithAScopeHoldingCommas) {
   auto c = parse_challenges(R"(Bearer realm="https://auth.example/token",service="registry.example",scope="repository:mesh/app:pull,push")");
@@ -131,32 +100,23 @@ TEST(Credentials, NothingForOtherHostsAndErrorsNameTheFile) {
 }
 
 TEST(Credentials, FilesInDockerThenContainersOrder) {
-  ScopedEnv env;
-  env.set("DOCKER_CONFIG", "/d");
-  env.set("REGISTRY_AUTH_FILE", "/r/auth.json");
-  env.set("XDG_RUNTIME_DIR", "/run/user/7");
-  EXPECT_EQ(credential_files(), (std::vector<fs::Path>{"/d/config.json", "/r/auth.json", "/run/user/7/containers/auth.json"}));
-  env.unset("DOCKER_CONFIG");
-  env.set("HOME", "/home/u");
-  env.unset("REGISTRY_AUTH_FILE");
-  env.unset("XDG_RUNTIME_DIR");
-  EXPECT_EQ(credential_files(), (std::vector<fs::Path>{"/home/u/.docker/config.json"}));
+  EXPECT_EQ(credential_files(CredentialPlaces{"/d", "/home/u", "/r/auth.json", "/run/user/7"}),
+            (std::vector<fs::Path>{"/d/config.json", "/r/auth.json", "/run/user/7/containers/auth.json"}));
+  EXPECT_EQ(credential_files(CredentialPlaces{"", "/home/u", "", ""}), (std::vector<fs::Path>{"/home/u/.docker/config.json"}));
+  EXPECT_TRUE(credential_files(CredentialPlaces{}).empty());
 }
 
 TEST(Credentials, FirstFileWithAnEntryWins) {
   TempDir tmp;
-  ScopedEnv env;
-  env.set("DOCKER_CONFIG", (tmp / "docker").string());
-  env.set("REGISTRY_AUTH_FILE", (tmp / "auth.json").string());
-  env.unset("XDG_RUNTIME_DIR");
   write_file(tmp / "docker/config.json", R"({"auths": {"other:1": {"auth": "dTpw"}}})");
   write_file(tmp / "auth.json", R"({"auths": {"r:1": {"auth": ")" + base64_encode("x:y") + R"("}}})");
-  auto found = find_credential("r:1");
+  const auto files = credential_files(CredentialPlaces{(tmp / "docker").string(), "", (tmp / "auth.json").string(), ""});
+  auto found = find_credential("r:1", files);
   ASSERT_TRUE(found) << found.error().message;
   ASSERT_TRUE(*found);
   EXPECT_EQ((*found)->username, "x");
   EXPECT_EQ((*found)->source, (tmp / "auth.json").string());
-  auto anonymous = find_credential("r:9");
+  auto anonymous = find_credential("r:9", files);
   ASSERT_TRUE(anonymous);
   EXPECT_FALSE(*anonymous);
 }

@@ -35,16 +35,16 @@ TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryMayFallBackToPlainHttp) {
       "services": {"registry": "n2"}})",
                                       "nodes.json");
   ASSERT_TRUE(settings) << settings.error().message;
-  auto resolved = registry_for_domain("", *settings, "/ca.pem");
+  auto resolved = registry_for_domain("", *settings, ClientSettings{"/ca.pem", http::k_default_stall_timeout, {}});
   ASSERT_TRUE(resolved);
   EXPECT_EQ(resolved->host, "10.0.0.2:5001");
   // HTTPS is tried first, also there.
   EXPECT_EQ(resolved->base_url(), "https://10.0.0.2:5001");
   EXPECT_EQ(resolved->plain_http, PlainHttp::fallback);
-  EXPECT_EQ(resolved->ca_file, "/ca.pem");
-  EXPECT_EQ(registry_for_domain("10.0.0.2:5001", *settings, "")->plain_http, PlainHttp::fallback);
-  EXPECT_EQ(registry_for_domain("10.0.0.1:5000", *settings, "")->plain_http, PlainHttp::refused);
-  EXPECT_EQ(registry_for_domain("docker.io", *settings, "")->base_url(), "https://registry-1.docker.io");
+  EXPECT_EQ(resolved->client.ca_file, "/ca.pem");
+  EXPECT_EQ(registry_for_domain("10.0.0.2:5001", *settings, {})->plain_http, PlainHttp::fallback);
+  EXPECT_EQ(registry_for_domain("10.0.0.1:5000", *settings, {})->plain_http, PlainHttp::refused);
+  EXPECT_EQ(registry_for_domain("docker.io", *settings, {})->base_url(), "https://registry-1.docker.io");
 }
 
 TEST(Lists, NamesFromAPageOfTagsOrCatalog) {
@@ -64,7 +64,7 @@ class LiveRegistry : public ::testing::Test {
   void SetUp() override {
     const char* address = std::getenv("AREC_TEST_REGISTRY");
     if (address == nullptr || *address == '\0') GTEST_SKIP() << "AREC_TEST_REGISTRY is not set: run through scripts/test";
-    m_registry.emplace(RegistryAddress{address, Scheme::http, ""}, Access::push);
+    m_registry.emplace(RegistryAddress{address, Scheme::http, {}}, Access::push);
     std::random_device random;
     m_repository = "unit/live" + std::to_string(random());
   }

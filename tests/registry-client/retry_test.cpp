@@ -63,13 +63,6 @@ TEST(Retry, SaysWhyItGaveUpBeforeTheAttemptsRanOut) {
                      "budget of 10 s (AREC_RETRY_BUDGET))");
 }
 
-TEST(Retry, BudgetFromTheEnvironment) {
-  ::setenv("AREC_RETRY_BUDGET", "2.5", 1);
-  EXPECT_EQ(RetryPolicy::from_environment().budget, milliseconds(2500));
-  ::unsetenv("AREC_RETRY_BUDGET");
-  EXPECT_EQ(RetryPolicy::from_environment().budget, milliseconds(60000));
-}
-
 TEST(Retry, TriesUntilSuccessAndCountsAttemptsWhenGivingUp) {
   const RetryPolicy policy{4, milliseconds(1), milliseconds(2), milliseconds(1000)};
   int calls = 0;

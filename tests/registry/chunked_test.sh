@@ -17,6 +17,11 @@ note "AREC_CHUNK_SIZE sets the default; a bad size is bad input"
 record other 300000 >/dev/null
 AREC_CHUNK_SIZE=100k expect_exit 0 "$AREC" -v push "$M/other"
 expect_contains "$ERR" "PATCH http://$REG/v2/$M/other/blobs/uploads/"
+note "--chunk-size takes the place of AREC_CHUNK_SIZE"
+record third 300000 >/dev/null
+AREC_CHUNK_SIZE=100k expect_exit 0 "$AREC" -v push --chunk-size 64M "$M/third"
+expect_contains "$ERR" "POST http://$REG/v2/$M/third/blobs/uploads/"
+expect_not_contains "$ERR" "PATCH http://$REG/v2/$M/third/blobs/uploads/"
 expect_exit 2 "$AREC" push --chunk-size 12X
 expect_contains "$ERR" "unknown unit"
 echo PASS

@@ -1,0 +1,141 @@
+#include "cli/settings.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "registry-client/auth.hpp"
+
+namespace arec::cli {
+
+namespace {
+
+constexpr std::array k_variables = {
+    Variable{"AREC_STORE", "", "a directory", "The store (an OCI image layout), as --store. Default: $XDG_DATA_HOME/arec/store, else ~/.local/share/arec/store."},
+    Variable{"AREC_NODES", "", "a file", "The node settings (JSON), as --nodes. Default: built in, one node \"local\" (this machine) holding the registry on port 5000."},
+    Variable{"AREC_SELF", "", "a node name", "The node this machine is, as --self. Default: the settings' own \"self\"."},
+    Variable{"AREC_CA_FILE", "", "a file", "A CA bundle to trust for registries over HTTPS, as --ca-file, besides the system's."},
+    Variable{"AREC_THREADS", "count", "a whole number from 1 to 256", "Compression threads of record, unless --threads. Default: all cores."},
+    Variable{"AREC_SYNC", "switch", "on or off", "on: every file is synced to the disk before it is renamed into the store. Default: off."},
+    Variable{"AREC_LOCK_TIMEOUT", "duration", "seconds, more than 0 and at most 86400, e.g. 2.5", "How long a writer waits for the store's lock. Default: 120."},
+    Variable{"AREC_CHUNK_SIZE", "size", "bytes, or a whole number with k, M or G, e.g. 64M", "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: 64M."},
+    Variable{"AREC_RETRY_BUDGET", "duration", "seconds from 0 to 86400, e.g. 2.5", "How long a registry step is retried before it gives up. Default: 60."},
+    Variable{"AREC_STALL_TIMEOUT", "duration", "whole seconds from 1 to 86400", "A registry transfer that moves nothing this long is abandoned (and retried). Default: 60."},
+    Variable{"SOURCE_DATE_EPOCH", "time", "whole seconds since 1970-01-01 UTC, 0 or more", "The mtime of every entry of a recorded layer, for reproducible digests. Default: 0."},
+    Variable{"XDG_DATA_HOME", "", "a directory", "Where the default store is: $XDG_DATA_HOME/arec/store."},
+    Variable{"HOME", "", "a directory", "Where the default store is without XDG_DATA_HOME, and ~/.docker/config.json."},
+    Variable{"DOCKER_CONFIG", "", "a directory", "Registry credentials: $DOCKER_CONFIG/config.json instead of ~/.docker/config.json."},
+    Variable{"REGISTRY_AUTH_FILE", "", "a file", "Registry credentials in containers' auth.json format, looked in after docker's."},
+    Variable{"XDG_RUNTIME_DIR", "", "a directory", "Registry credentials in $XDG_RUNTIME_DIR/containers/auth.json, looked in last."},
+};
+
+const Variable& variable(std::string_view name) {
+  for (const auto& v : k_variables) {
+    if (v.name == name) return v;
+  }
+  std::abort();  // a name missing from the table is a programming error
+}
+
+// "AREC_THREADS=abc: not a count (a whole number from 1 to 256)": the same for every variable.
+Error bad_value(const Variable& v, std::string_view value) {
+  return Error::input(std::string(v.name) + "=" + std::string(value) + ": not a " + std::string(v.kind) + " (" +
+                      std::string(v.accepts) + ")");
+}
+
+// A whole number in [low, high], written as digits only.
+std::optional<std::int64_t> whole_number(std::string_view text, std::int64_t low, std::int64_t high) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.front() == '-' || value < low || value > high) return {};
+  return value;
+}
+
+// A decimal number of seconds in [low, high] (low excluded when `above_low`), as milliseconds.
+std::optional<std::chrono::milliseconds> seconds(std::string_view text, double low, double high, bool above_low) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return {};
+  if (value < low || (above_low && value == low) || value > high) return {};
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000)));
+}
+
+}  // namespace
+
+std::span<const Variable> variables() { return k_variables; }
+
+Environment process_environment() {
+  return [](std::string_view name) {
+    const char* value = std::getenv(std::string(name).c_str());
+    return std::string(value != nullptr ? value : "");
+  };
+}
+
+Result<Settings> read_settings(const Flags& flags, const Environment& env) {
+  Settings s;
+  // A set variable must be valid even where a flag takes its place, so that a mistake in the
+  // environment shows at the first command rather than at the one that happens to need it.
+  const Environment& get = env;
+
+  const auto store = get("AREC_STORE");
+  const auto data_home = get("XDG_DATA_HOME");
+  const auto home = get("HOME");
+  if (!flags.store.empty()) {
+    s.store = flags.store;
+  } else if (!store.empty()) {
+    s.store = store;
+  } else if (!data_home.empty()) {
+    s.store = fs::Path(data_home) / "arec" / "store";
+  } else {
+    s.store = fs::Path(home.empty() ? "." : home) / ".local" / "share" / "arec" / "store";
+  }
+  s.nodes = flags.nodes.empty() ? get("AREC_NODES") : flags.nodes;
+  s.self = flags.self.empty() ? get("AREC_SELF") : flags.self;
+  s.client.ca_file = flags.ca_file.empty() ? get("AREC_CA_FILE") : flags.ca_file;
+
+  if (const auto text = get("AREC_THREADS"); !text.empty()) {
+    const auto n = whole_number(text, 1, 256);
+    if (!n) return fail(bad_value(variable("AREC_THREADS"), text));
+    s.threads = static_cast<unsigned>(*n);
+  }
+  if (const auto text = get("AREC_SYNC"); !text.empty()) {
+    if (text != "on" && text != "off") return fail(bad_value(variable("AREC_SYNC"), text));
+    s.sync = text == "on" ? fs::Sync::on : fs::Sync::off;
+  }
+  if (const auto text = get("AREC_LOCK_TIMEOUT"); !text.empty()) {
+    const auto timeout = seconds(text, 0, 86400, true);
+    if (!timeout) return fail(bad_value(variable("AREC_LOCK_TIMEOUT"), text));
+    s.lock_timeout = *timeout;
+  }
+  if (const auto text = get("AREC_CHUNK_SIZE"); !text.empty()) {
+    const auto size = parse_size(text);
+    if (!size) return fail(bad_value(variable("AREC_CHUNK_SIZE"), text));
+    s.chunk_size = *size;
+  }
+  if (const auto text = get("AREC_RETRY_BUDGET"); !text.empty()) {
+    const auto budget = seconds(text, 0, 86400, false);
+    if (!budget) return fail(bad_value(variable("AREC_RETRY_BUDGET"), text));
+    s.retry.budget = *budget;
+  }
+  if (const auto text = get("AREC_STALL_TIMEOUT"); !text.empty()) {
+    const auto stall = whole_number(text, 1, 86400);
+    if (!stall) return fail(bad_value(variable("AREC_STALL_TIMEOUT"), text));
+    s.client.stall_timeout = std::chrono::seconds(*stall);
+  }
+  if (const auto text = get("SOURCE_DATE_EPOCH"); !text.empty()) {
+    const auto epoch = whole_number(text, 0, std::numeric_limits<std::int64_t>::max());
+    if (!epoch) return fail(bad_value(variable("SOURCE_DATE_EPOCH"), text));
+    s.source_date_epoch = *epoch;
+  }
+  s.client.credential_files =
+      credential_files(CredentialPlaces{get("DOCKER_CONFIG"), home, get("REGISTRY_AUTH_FILE"), get("XDG_RUNTIME_DIR")});
+  return s;
+}
+
+void apply_process_settings(const Settings& settings) {
+  fs::set_sync(settings.sync);
+  Store::set_lock_timeout(settings.lock_timeout);
+}
+
+}  // namespace arec::cli

@@ -1,0 +1,140 @@
+#include "cli/settings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+namespace arec::cli {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+Environment env_of(std::map<std::string, std::string> values) {
+  return [values = std::move(values)](std::string_view name) {
+    const auto it = values.find(std::string(name));
+    return it == values.end() ? std::string() : it->second;
+  };
+}
+
+std::string error_of(std::map<std::string, std::string> values) {
+  auto s = read_settings(Flags{}, env_of(std::move(values)));
+  return s ? std::string("(no error)") : s.error().message;
+}
+
+TEST(Settings, DefaultsWhenNothingIsSet) {
+  auto s = read_settings(Flags{}, env_of({{"HOME", "/home/u"}}));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->store, "/home/u/.local/share/arec/store");
+  EXPECT_EQ(s->nodes, "");
+  EXPECT_EQ(s->threads, std::nullopt);
+  EXPECT_EQ(s->sync, fs::Sync::off);
+  EXPECT_EQ(s->lock_timeout, seconds(120));
+  EXPECT_EQ(s->chunk_size, std::int64_t{64} << 20);
+  EXPECT_EQ(s->retry.budget, seconds(60));
+  EXPECT_EQ(s->client.stall_timeout, seconds(60));
+  EXPECT_EQ(s->source_date_epoch, 0);
+  EXPECT_EQ(s->client.credential_files, std::vector<fs::Path>{"/home/u/.docker/config.json"});
+}
+
+TEST(Settings, EveryVariableIsRead) {
+  auto s = read_settings(Flags{}, env_of({{"AREC_STORE", "/s"},
+                                          {"AREC_NODES", "/n.json"},
+                                          {"AREC_SELF", "n2"},
+                                          {"AREC_CA_FILE", "/ca.pem"},
+                                          {"AREC_THREADS", "3"},
+                                          {"AREC_SYNC", "on"},
+                                          {"AREC_LOCK_TIMEOUT", "2.5"},
+                                          {"AREC_CHUNK_SIZE", "100k"},
+                                          {"AREC_RETRY_BUDGET", "0"},
+                                          {"AREC_STALL_TIMEOUT", "7"},
+                                          {"SOURCE_DATE_EPOCH", "1700000000"},
+                                          {"DOCKER_CONFIG", "/d"},
+                                          {"REGISTRY_AUTH_FILE", "/r.json"},
+                                          {"XDG_RUNTIME_DIR", "/run/user/7"}}));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->store, "/s");
+  EXPECT_EQ(s->nodes, "/n.json");
+  EXPECT_EQ(s->self, "n2");
+  EXPECT_EQ(s->client.ca_file, "/ca.pem");
+  EXPECT_EQ(s->threads, 3u);
+  EXPECT_EQ(s->sync, fs::Sync::on);
+  EXPECT_EQ(s->lock_timeout, milliseconds(2500));
+  EXPECT_EQ(s->chunk_size, 100 * 1024);
+  EXPECT_EQ(s->retry.budget, milliseconds(0));
+  EXPECT_EQ(s->client.stall_timeout, seconds(7));
+  EXPECT_EQ(s->source_date_epoch, 1700000000);
+  EXPECT_EQ(s->client.credential_files,
+            (std::vector<fs::Path>{"/d/config.json", "/r.json", "/run/user/7/containers/auth.json"}));
+}
+
+TEST(Settings, TheDefaultStoreFollowsXdgDataHome) {
+  auto s = read_settings(Flags{}, env_of({{"HOME", "/home/u"}, {"XDG_DATA_HOME", "/data"}}));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->store, "/data/arec/store");
+}
+
+TEST(Settings, FlagsTakeThePlaceOfTheirVariables) {
+  auto s = read_settings(Flags{"/flag-store", "/flag-nodes.json", "n3", "/flag-ca.pem"},
+                         env_of({{"AREC_STORE", "/s"}, {"AREC_NODES", "/n.json"}, {"AREC_SELF", "n2"}, {"AREC_CA_FILE", "/ca.pem"}}));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->store, "/flag-store");
+  EXPECT_EQ(s->nodes, "/flag-nodes.json");
+  EXPECT_EQ(s->self, "n3");
+  EXPECT_EQ(s->client.ca_file, "/flag-ca.pem");
+}
+
+TEST(Settings, AnEmptyVariableIsUnset) {
+  auto s = read_settings(Flags{}, env_of({{"AREC_THREADS", ""}, {"SOURCE_DATE_EPOCH", ""}, {"AREC_SYNC", ""}}));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->threads, std::nullopt);
+  EXPECT_EQ(s->source_date_epoch, 0);
+}
+
+TEST(Settings, ABadValueIsOneMessageNamingTheVariableTheValueAndWhatItAccepts) {
+  EXPECT_EQ(error_of({{"AREC_THREADS", "abc"}}), "AREC_THREADS=abc: not a count (a whole number from 1 to 256)");
+  EXPECT_EQ(error_of({{"AREC_THREADS", "0"}}), "AREC_THREADS=0: not a count (a whole number from 1 to 256)");
+  EXPECT_EQ(error_of({{"AREC_THREADS", "257"}}), "AREC_THREADS=257: not a count (a whole number from 1 to 256)");
+  EXPECT_EQ(error_of({{"AREC_THREADS", "4 "}}), "AREC_THREADS=4 : not a count (a whole number from 1 to 256)");
+  EXPECT_EQ(error_of({{"AREC_SYNC", "yes"}}), "AREC_SYNC=yes: not a switch (on or off)");
+  EXPECT_EQ(error_of({{"AREC_SYNC", "1"}}), "AREC_SYNC=1: not a switch (on or off)");
+  EXPECT_EQ(error_of({{"AREC_LOCK_TIMEOUT", "3junk"}}),
+            "AREC_LOCK_TIMEOUT=3junk: not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_LOCK_TIMEOUT", "0"}}),
+            "AREC_LOCK_TIMEOUT=0: not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_LOCK_TIMEOUT", "1e400"}}),
+            "AREC_LOCK_TIMEOUT=1e400: not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "5x"}}), "AREC_RETRY_BUDGET=5x: not a duration (seconds from 0 to 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "-1"}}), "AREC_RETRY_BUDGET=-1: not a duration (seconds from 0 to 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "nan"}}), "AREC_RETRY_BUDGET=nan: not a duration (seconds from 0 to 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_STALL_TIMEOUT", "1.5"}}), "AREC_STALL_TIMEOUT=1.5: not a duration (whole seconds from 1 to 86400)");
+  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "5x"}}),
+            "AREC_CHUNK_SIZE=5x: not a size (bytes, or a whole number with k, M or G, e.g. 64M)");
+  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "17179869185G"}}),
+            "AREC_CHUNK_SIZE=17179869185G: not a size (bytes, or a whole number with k, M or G, e.g. 64M)");
+  EXPECT_EQ(error_of({{"SOURCE_DATE_EPOCH", "12x"}}),
+            "SOURCE_DATE_EPOCH=12x: not a time (whole seconds since 1970-01-01 UTC, 0 or more)");
+  EXPECT_EQ(error_of({{"SOURCE_DATE_EPOCH", "-5"}}),
+            "SOURCE_DATE_EPOCH=-5: not a time (whole seconds since 1970-01-01 UTC, 0 or more)");
+  EXPECT_EQ(error_of({{"SOURCE_DATE_EPOCH", "99999999999999999999"}}),
+            "SOURCE_DATE_EPOCH=99999999999999999999: not a time (whole seconds since 1970-01-01 UTC, 0 or more)");
+}
+
+TEST(Settings, TheTableNamesEveryVariableOnceWithWhatItDoes) {
+  std::set<std::string_view> names;
+  for (const auto& v : variables()) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name;
+    EXPECT_FALSE(v.does.empty()) << v.name;
+    EXPECT_FALSE(v.accepts.empty()) << v.name;
+  }
+  for (const auto* name : {"AREC_STORE", "AREC_NODES", "AREC_SELF", "AREC_CA_FILE", "AREC_THREADS", "AREC_SYNC",
+                           "AREC_LOCK_TIMEOUT", "AREC_CHUNK_SIZE", "AREC_RETRY_BUDGET", "AREC_STALL_TIMEOUT",
+                           "SOURCE_DATE_EPOCH", "XDG_DATA_HOME", "HOME", "DOCKER_CONFIG", "REGISTRY_AUTH_FILE",
+                           "XDG_RUNTIME_DIR"}) {
+    EXPECT_TRUE(names.contains(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace arec::cli
