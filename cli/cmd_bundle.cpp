@@ -56,14 +56,12 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
 
 Result<int> run_export(const Globals& globals, const ExportOptions& o) {
   const BundleFormat format = o.format == "docker" ? BundleFormat::docker : BundleFormat::oci;
-  auto mtime = source_date_epoch();
-  if (!mtime) return fail(mtime.error());
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
   auto records = select_for_export(*store, o.selectors, o.history ? History::all : History::latest);
   if (!records) return fail(records.error());
   if (records->empty()) return fail_input("the store " + store->dir().string() + " holds no records to export");
-  auto summary = export_bundle(*store, *records, o.output, format, *mtime);
+  auto summary = export_bundle(*store, *records, o.output, format, globals.settings.source_date_epoch);
   if (!summary) return fail(summary.error());
   if (o.json) {
     auto json = to_json(*summary);

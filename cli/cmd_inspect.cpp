@@ -26,8 +26,9 @@ constexpr std::string_view k_grammar = "MODULE/NAME[@DIGEST], or HOST[:PORT]/MOD
 class TemporaryDirectory {
  public:
   static Result<TemporaryDirectory> create() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/arec-inspect.XXXXXX";
+    std::error_code ec;  // temp_directory_path follows TMPDIR
+    const auto tmp = std::filesystem::temp_directory_path(ec);
+    std::string pattern = (ec ? std::string("/tmp") : tmp.string()) + "/arec-inspect.XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) return fail_input("creating a directory in " + pattern + ": " + fs::errno_text(errno));
     return TemporaryDirectory(pattern);
   }

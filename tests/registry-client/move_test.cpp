@@ -41,7 +41,7 @@ TEST(MovePlan, KeepsTheFilesKeyOrderAndChangesOnlyTheRegistry) {
  "nodes": {"n2": {"ports": {"bus": 5679}, "address": "10.0.0.2"}, "n1": {"address": "10.0.0.1", "ports": {"registry": 5000}}}})");
   auto settings = NodeSettings::load(path, "");
   ASSERT_TRUE(settings) << settings.error().message;
-  auto plan = plan_move(*settings, "n2", 5001, {}, "");
+  auto plan = plan_move(*settings, "n2", 5001, {}, ClientSettings{});
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_FALSE(plan->already_there);
   EXPECT_EQ(plan->from.host, "10.0.0.1:5000");
@@ -51,10 +51,10 @@ TEST(MovePlan, KeepsTheFilesKeyOrderAndChangesOnlyTheRegistry) {
   EXPECT_EQ(nlohmann::ordered_json::parse(plan->settings_before).dump(),
             R"({"services":{"registry":"n1","bus":"n1"},"nodes":{"n2":{"ports":{"bus":5679},"address":"10.0.0.2"},"n1":{"address":"10.0.0.1","ports":{"registry":5000}}}})");
 
-  auto same = plan_move(*settings, "n1", 5000, {}, "");
+  auto same = plan_move(*settings, "n1", 5000, {}, ClientSettings{});
   ASSERT_TRUE(same) << same.error().message;
   EXPECT_TRUE(same->already_there);
-  auto other_port = plan_move(*settings, "n1", 5002, {}, "");
+  auto other_port = plan_move(*settings, "n1", 5002, {}, ClientSettings{});
   ASSERT_TRUE(other_port) << other_port.error().message;
   EXPECT_FALSE(other_port->already_there);
   EXPECT_EQ(other_port->to.host, "10.0.0.1:5002");
