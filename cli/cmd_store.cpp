@@ -19,13 +19,17 @@ struct CheckOptions {
 Result<int> run_check(const Globals& globals, const CheckOptions& o) {
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
+  RepairReport repaired;
+  if (o.repair) {
+    auto r = repair_store(*store);
+    if (!r) return fail(r.error());
+    repaired = *r;
+    if (repaired.index_rewritten) store = Store::open_existing(store_dir(globals));  // now with the history
+    if (!store) return fail(store.error());
+  }
   auto report = check_store(*store);
   if (!report) return fail(report.error());
-  std::size_t removed = 0;
-  if (o.repair) {
-    removed = store->sweep_abandoned_temporaries();
-    report->stray_temporaries.clear();
-  }
+  const std::size_t removed = repaired.temporaries_removed;
   if (o.json) {
     nlohmann::json strays = nlohmann::json::array();
     for (const auto& p : report->stray_temporaries) strays.push_back(p.string());
@@ -34,13 +38,20 @@ Result<int> run_check(const Globals& globals, const CheckOptions& o) {
                 {"blobs_checked", report->blobs_checked},
                 {"problems", report->problems},
                 {"stray_temporaries", strays},
+                {"index_behind", report->index_behind},
+                {"index_rewritten", repaired.index_rewritten},
                 {"removed", removed}});
   } else {
     for (const auto& problem : report->problems) std::cout << "problem: " << problem << '\n';
     for (const auto& p : report->stray_temporaries) {
       std::cout << "stray temporary: " << p.string() << " (left by a killed writer, harmless; --repair removes it)\n";
     }
+    if (report->index_behind) {
+      std::cout << "index.json is behind the history (a writer was stopped before rewriting it); the next record or "
+                   "--repair brings it up to date\n";
+    }
     if (removed > 0) std::cout << "removed " << removed << " stray temporaries\n";
+    if (repaired.index_rewritten) std::cout << "rewrote index.json from the history\n";
     std::cout << "store " << store->dir().string() << ": " << report->records << " records, " << report->blobs_checked
               << " blobs verified, " << (report->ok() ? "ok" : "NOT ok") << '\n';
   }
@@ -77,7 +88,7 @@ Result<int> run_gc(const Globals& globals, const GcOptions& o) {
 void add_check(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "Verify the store: layout, index, every reachable blob's digest, records");
-  cmd->add_flag("--repair", o->repair, "Remove temporaries left by killed writers (nothing else is changed)");
+  cmd->add_flag("--repair", o->repair, "Remove temporaries left by killed writers and rewrite index.json from the history when it is missing or behind");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   cmd->footer("Exit 0 when the store is sound, 1 when a problem was found.");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_check(globals, *o); }; });
