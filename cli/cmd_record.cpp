@@ -111,14 +111,57 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   return 0;
 }
 
+// The records `filter` (MODULE or MODULE/NAME) names: a module/name's own through the history, so
+// that listing one does not read every record.
+Result<std::vector<Record>> read_filtered_records(const fs::Path& dir, const std::string& filter, History history) {
+  if (!std::filesystem::exists(dir)) return std::vector<Record>();
+  auto store = Store::open_existing(dir);
+  if (!store) return fail(store.error());
+  if (const auto slash = filter.find('/'); slash != std::string::npos) {
+    const auto module = std::string_view(filter).substr(0, slash);
+    const auto name = std::string_view(filter).substr(slash + 1);
+    if (history == History::all) return store->history_of(module, name);
+    auto latest = store->latest(module, name);
+    if (!latest) return fail(latest.error());
+    return *latest ? std::vector<Record>{**latest} : std::vector<Record>();
+  }
+  auto records = store->records(history);
+  if (!records) return fail(records.error());
+  std::erase_if(*records, [&](const Record& r) { return !filter.empty() && r.module != filter; });
+  return records;
+}
+
+// `records --history --json`: streamed, one record at a time, as print_json would print the array.
+Result<int> print_history_json(const fs::Path& dir) {
+  if (!std::filesystem::exists(dir)) {
+    print_json(nlohmann::json::array());
+    return 0;
+  }
+  auto store = Store::open_existing(dir);
+  if (!store) return fail(store.error());
+  std::string out = "[";
+  bool first = true;
+  auto s = store->for_each_record(History::all, [&](Record&& r) -> Status {
+    if (!first) out.push_back(',');
+    first = false;
+    out += to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (out.size() > (std::size_t{1} << 16)) {
+      std::cout << out;
+      out.clear();
+    }
+    return {};
+  });
+  if (!s) return fail(s.error());
+  std::cout << out << "]\n" << std::flush;
+  return 0;
+}
+
 Result<int> run_records(const Globals& globals, const std::string& filter, History history, Output output) {
   const auto dir = store_dir(globals);
-  auto all = read_store_records(globals, history);
+  if (output == Output::json && history == History::all && filter.empty()) return print_history_json(dir);
+  auto all = read_filtered_records(dir, filter, history);
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
-  std::erase_if(records, [&](const Record& r) {
-    return !filter.empty() && r.module != filter && r.repository() != filter;
-  });
   if (output == Output::json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : records) out.push_back(to_json(r));
@@ -161,7 +204,7 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec) {
   }
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
-  auto records = store->records(digest ? History::all : History::latest);
+  auto records = digest ? store->history_of(module, name) : store->records(History::latest);
   if (!records) return fail(records.error());
   const auto found = std::find_if(records->begin(), records->end(), [&](const Record& r) {
     return r.module == module && r.name == name && (!digest || r.manifest.digest == *digest);
