@@ -64,5 +64,7 @@ void add_read_port(CLI::App& app, Globals& globals, Action& action);
 void add_push(CLI::App& app, Globals& globals, Action& action);
 void add_pull(CLI::App& app, Globals& globals, Action& action);
 void add_verify(CLI::App& app, Globals& globals, Action& action);
+void add_tag(CLI::App& app, Globals& globals, Action& action);
+void add_rm(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace arec::cli

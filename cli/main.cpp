@@ -12,9 +12,9 @@ namespace arec::cli {
 namespace {
 
 // Every command, in the order `arec --help` lists them.
-constexpr std::array<AddCommand, 14> k_commands = {add_record,  add_records, add_sbom, add_ref,  add_check, add_gc,
+constexpr std::array<AddCommand, 16> k_commands = {add_record,  add_records, add_sbom, add_ref,  add_check, add_gc,
                                                    add_resolve, add_compose, add_push, add_pull,  add_verify,
-                                                   add_read_port, add_needs_rebuild, add_move};
+                                                   add_read_port, add_needs_rebuild, add_move, add_tag, add_rm};
 
 void setup_logging(const Globals& globals) {
   // Multi-threaded: push and pull log from their transfer workers.
