@@ -303,9 +303,20 @@ Result<std::optional<Record>> HistoryDb::latest(std::string_view module, std::st
 }
 
 Result<std::vector<Descriptor>> HistoryDb::others(std::optional<std::string_view> subject) const {
+  return others_where(subject ? "WHERE subject = ?" : "", subject);
+}
+
+Result<std::vector<Descriptor>> HistoryDb::others_in_view() const {
+  // Pulled images, and referrers of a latest record or of a pulled image: not those of older records.
+  return others_where(
+      "WHERE subject = '' OR subject IN (SELECT r.digest FROM latest l JOIN records r ON r.seq = l.seq) "
+      "OR subject IN (SELECT digest FROM others WHERE subject = '')",
+      std::nullopt);
+}
+
+Result<std::vector<Descriptor>> HistoryDb::others_where(std::string_view where, std::optional<std::string_view> subject) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, subject ? "SELECT descriptor FROM others WHERE subject = ? ORDER BY seq"
-                            : "SELECT descriptor FROM others ORDER BY seq");
+  Statement q(m_db, "SELECT descriptor FROM others " + std::string(where) + " ORDER BY seq");
   if (subject) q.bind(*subject);
   std::vector<Descriptor> out;
   while (q.step()) {

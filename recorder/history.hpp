@@ -53,6 +53,8 @@ class HistoryDb {
   // Index entries that are not records (pulled images, referrers), oldest first; with a subject, only
   // the referrers of that manifest.
   Result<std::vector<Descriptor>> others(std::optional<std::string_view> subject = std::nullopt) const;
+  // Those index.json lists: pulled images and the referrers of what it lists.
+  Result<std::vector<Descriptor>> others_in_view() const;
   // Bumped by every change; index.json carries the generation it was derived from.
   Result<std::int64_t> generation() const;
   // The generation index.json was last written from, noted after writing it, so that a writer can tell
@@ -82,6 +84,7 @@ class HistoryDb {
  private:
   HistoryDb(sqlite3* db, fs::Path path) : m_db(db), m_path(std::move(path)) {}
   Status exec(const char* sql) const;
+  Result<std::vector<Descriptor>> others_where(std::string_view where, std::optional<std::string_view> subject) const;
 
   sqlite3* m_db;
   fs::Path m_path;

@@ -332,7 +332,7 @@ Result<Index> Store::view() const {
     return {};
   });
   if (!latest) return fail(latest.error());
-  auto others = m_history->others();
+  auto others = m_history->others_in_view();
   if (!others) return fail(others.error());
   // Pulled images, and the referrers of what the view lists; those of older records stay in the history.
   for (auto& d : *others) {
@@ -348,11 +348,39 @@ Result<Index> Store::view() const {
 }
 
 Status Store::write_view() const {
-  auto index = view();
-  if (!index) return fail(index.error());
-  if (auto s = write_index(*index); !s) return s;
-  const auto it = index->annotations.find(std::string(k_generation));
-  return m_history->set_view_generation(it == index->annotations.end() ? 0 : std::strtoll(it->second.c_str(), nullptr, 10));
+  // Written entry by entry, in the bytes canonical_json(to_json(view())) would give (keys sorted),
+  // so that a writer's memory does not grow with the number of module/names.
+  auto generation = m_history->generation();
+  if (!generation) return fail(generation.error());
+  std::string text = "{";
+  if (*generation > 0) text += R"("annotations":{")" + std::string(k_generation) + R"(":")" + std::to_string(*generation) + R"("},)";
+  text += R"("manifests":[)";
+  bool first = true;
+  const auto add = [&](const Descriptor& d) -> Status {
+    auto entry = canonical_json(to_json(d));
+    if (!entry) return fail(std::move(entry.error()).context("writing " + in_store(m_dir, "index.json")));
+    if (!first) text.push_back(',');
+    first = false;
+    text += *entry;
+    return {};
+  };
+  std::set<std::string> listed;
+  auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
+    listed.insert(r.manifest.digest.str());
+    return add(to_descriptor(r, Latest::yes));
+  });
+  if (!latest) return fail(latest.error());
+  auto others = m_history->others_in_view();
+  if (!others) return fail(others.error());
+  for (const auto& d : *others) {
+    const auto subject = d.annotation(annotation::k_subject);
+    if (!subject.empty() && !listed.contains(subject)) continue;
+    listed.insert(d.digest.str());
+    if (auto s = add(d); !s) return s;
+  }
+  text += R"(],"mediaType":")" + std::string(media_type::k_index) + R"(","schemaVersion":2})";
+  if (auto s = fs::write_file_atomic(temp_dir(), m_dir / "index.json", text); !s) return s;
+  return m_history->set_view_generation(*generation);
 }
 
 Status Store::catch_up_view() const {
