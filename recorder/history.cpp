@@ -15,7 +15,8 @@ CREATE TABLE records (
   module TEXT NOT NULL, name TEXT NOT NULL, digest TEXT NOT NULL, size INTEGER NOT NULL,
   media_type TEXT NOT NULL, recorded TEXT NOT NULL, target TEXT NOT NULL, config TEXT NOT NULL,
   revision TEXT NOT NULL, base TEXT NOT NULL,
-  extra TEXT  -- the manifest descriptor as JSON when it has more than digest, size and media type
+  architecture TEXT, os TEXT, variant TEXT,  -- the manifest's platform, when it has one
+  extra TEXT  -- the manifest descriptor as JSON when it has urls or an artifact type too
 );
 CREATE INDEX records_by_name ON records (module, name, seq);
 CREATE INDEX records_by_time ON records (recorded);
@@ -32,7 +33,8 @@ INSERT INTO meta VALUES ('generation', 0), ('view', 0);
 )";
 
 constexpr const char* k_record_columns =
-    "r.module, r.name, r.digest, r.size, r.media_type, r.recorded, r.target, r.config, r.revision, r.base, r.extra";
+    "r.module, r.name, r.digest, r.size, r.media_type, r.recorded, r.target, r.config, r.revision, r.base, r.extra, "
+    "r.architecture, r.os, r.variant";
 
 // One prepared statement; finalized when it goes out of scope.
 class Statement {
@@ -93,6 +95,7 @@ Result<Record> record_of(const Statement& row, const std::string& where) {
     r.manifest.digest = *digest;
     r.manifest.size = row.integer(3);
     r.manifest.media_type = row.text(4);
+    if (!row.is_null(11)) r.manifest.platform = Platform{row.text(11), row.text(12), row.text(13)};
   } else {
     auto json = parse_json(row.text(10), where);
     if (!json) return fail(json.error());
@@ -108,7 +111,7 @@ Result<Record> record_of(const Statement& row, const std::string& where) {
   return r;
 }
 
-bool has_extra(const Descriptor& d) { return d.platform.has_value() || !d.urls.empty() || !d.artifact_type.empty(); }
+bool has_extra(const Descriptor& d) { return !d.urls.empty() || !d.artifact_type.empty(); }
 
 }  // namespace
 
@@ -211,10 +214,15 @@ Status HistoryDb::transaction(const std::function<Result<Outcome>()>& work) {
 
 Status HistoryDb::append(const Record& r) {
   Statement insert(m_db,
-                   "INSERT INTO records (module, name, digest, size, media_type, recorded, target, config, revision, base, extra) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                   "INSERT INTO records (module, name, digest, size, media_type, recorded, target, config, revision, base, "
+                   "architecture, os, variant, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(r.module).bind(r.name).bind(r.manifest.digest.str()).bind(r.manifest.size).bind(r.manifest.media_type);
   insert.bind(r.recorded).bind(r.target).bind(r.config).bind(r.revision).bind(r.base_digest);
+  if (const auto& p = r.manifest.platform) {
+    insert.bind(p->architecture).bind(p->os).bind(p->variant);
+  } else {
+    insert.bind_null().bind_null().bind_null();
+  }
   if (has_extra(r.manifest)) {
     auto text = canonical_json(to_json(r.manifest));
     if (!text) return fail(text.error());
