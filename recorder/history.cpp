@@ -153,6 +153,8 @@ Result<std::shared_ptr<HistoryDb>> HistoryDb::open(const fs::Path& path, DbAcces
   if (format != k_store_format) return fail_input(path.string() + ": format " + std::to_string(format) + " is not one this arec wrote");
   // Without AREC_SYNC nothing is synced, as for every other file of the store (fs::syncing).
   if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s) return fail(s.error());
+  // The latest of each module/name lies on pages spread over the file: mapped, they cost no read call each.
+  if (auto s = db->exec("PRAGMA mmap_size=1073741824"); !s) return fail(s.error());
   return db;
 }
 
