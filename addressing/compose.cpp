@@ -151,24 +151,25 @@ std::string quoted(const Request& r, std::string_view text) {
 }
 
 // The records compose fills image requests from, read once.
+// The histories of the module/names the requests name, each read once.
 class RecordBook {
  public:
-  explicit RecordBook(std::vector<Record> history) {
-    // History is oldest first, so the last record of a module/name is its latest.
-    for (auto& record : history) {
-      m_pinned.insert(record.repository() + "@" + record.manifest.digest.str());
-      m_latest.insert_or_assign(record.repository(), std::move(record));
+  explicit RecordBook(const HistoryReader& read) : m_read(read) {}
+  const Result<std::vector<Record>>& history(std::string_view module, std::string_view name) {
+    const std::string repository = std::string(module) + "/" + std::string(name);
+    auto found = m_histories.find(repository);
+    if (found == m_histories.end()) {
+      auto history = m_read(module, name);
+      if (!history) history = fail(std::move(history.error()).context("reading the records"));
+      found = m_histories.emplace(repository, std::move(history)).first;
     }
+    return found->second;
   }
-  const Record* latest(const std::string& repository) const {
-    const auto found = m_latest.find(repository);
-    return found == m_latest.end() ? nullptr : &found->second;
-  }
-  bool holds(const std::string& repository, const std::string& digest) const { return m_pinned.contains(repository + "@" + digest); }
+  bool read_any() const { return !m_histories.empty(); }
 
  private:
-  std::unordered_map<std::string, Record> m_latest;
-  std::unordered_set<std::string> m_pinned;
+  const HistoryReader& m_read;
+  std::unordered_map<std::string, Result<std::vector<Record>>> m_histories;
 };
 
 // What a request composes to.
@@ -181,8 +182,8 @@ struct Filled {
 // warning with the line it was found on.
 class Filler {
  public:
-  Filler(const ComposeOptions& options, const NodeSettings& settings, const RecordReader& read_records)
-      : m_options(options), m_settings(settings), m_read_records(read_records) {}
+  Filler(const ComposeOptions& options, const NodeSettings& settings, const HistoryReader& read_history)
+      : m_options(options), m_settings(settings), m_book(read_history) {}
 
   // The request's value, or nothing when it is left as it is (unknown kinds) or cannot be filled
   // (the problem is kept). `text` is what the request was found in; `line` 0 when not known.
@@ -244,7 +245,7 @@ class Filler {
     return out;
   }
 
-  bool reads_records() const { return m_book.has_value(); }
+  bool reads_records() const { return m_book.read_any(); }
   std::size_t filled() const { return m_filled; }
   std::vector<std::string> take_warnings() { return std::move(m_warnings); }
 
@@ -279,32 +280,20 @@ class Filler {
     return found->second;
   }
 
-  const Result<RecordBook>& book() {
-    if (!m_book) {
-      auto history = m_read_records();
-      if (history) {
-        m_book.emplace(RecordBook(std::move(*history)));
-      } else {
-        m_book.emplace(fail(std::move(history.error()).context("reading the records")));
-      }
-    }
-    return *m_book;
-  }
-
   std::optional<Filled> fill_image(const Request& r, std::string_view text, std::size_t line) {
-    const auto& book_read = book();
-    if (!book_read) return problem(line, quoted(r, text) + ": " + book_read.error().message);
+    const auto& history = m_book.history(r.module, r.name);
+    if (!history) return problem(line, quoted(r, text) + ": " + history.error().message);
     const std::string repository = std::string(r.module) + "/" + std::string(r.name);
     const std::string in_store = m_options.store.empty() ? "the store" : "store " + m_options.store;
     std::string digest(r.digest);
     if (digest.empty()) {
-      const Record* latest = book_read->latest(repository);
+      const Record* latest = history->empty() ? nullptr : &history->back();
       if (!latest) {
         return problem(line, quoted(r, text) + ": no record of " + repository + " in " + in_store +
                                  " (record it with arec record --module " + std::string(r.module) + " --name " + std::string(r.name) + ")");
       }
       digest = latest->manifest.digest.str();
-    } else if (!book_read->holds(repository, digest)) {
+    } else if (std::ranges::none_of(*history, [&](const Record& h) { return h.manifest.digest.str() == digest; })) {
       return problem(line, quoted(r, text) + ": no record of " + repository + "@" + digest + " in " + in_store);
     }
     const auto& registry = resolution_of("registry");
@@ -319,10 +308,9 @@ class Filler {
 
   const ComposeOptions& m_options;
   const NodeSettings& m_settings;
-  const RecordReader& m_read_records;
   std::map<std::string, Result<Resolution>, std::less<>> m_resolutions;
   std::map<std::string, Result<std::optional<std::uint16_t>>, std::less<>> m_ports;
-  std::optional<Result<RecordBook>> m_book;
+  RecordBook m_book;
   std::size_t m_filled = 0;
   std::vector<std::string> m_problems;
   std::vector<std::string> m_warnings;
@@ -436,7 +424,22 @@ TemplateFormat format_of(std::string_view file_name) {
 
 Result<Composed> compose(std::string_view text, const ComposeOptions& options, const NodeSettings& settings,
                          const RecordReader& read_records) {
-  Filler filler(options, settings, read_records);
+  std::optional<Result<std::vector<Record>>> all;
+  const HistoryReader read_history = [&](std::string_view module, std::string_view name) -> Result<std::vector<Record>> {
+    if (!all) all.emplace(read_records());
+    if (!*all) return fail(all->error());
+    std::vector<Record> out;
+    for (const auto& record : **all) {
+      if (record.module == module && record.name == name) out.push_back(record);
+    }
+    return out;
+  };
+  return compose(text, options, settings, read_history);
+}
+
+Result<Composed> compose(std::string_view text, const ComposeOptions& options, const NodeSettings& settings,
+                         const HistoryReader& read_history) {
+  Filler filler(options, settings, read_history);
   Composed composed;
   if (options.format == TemplateFormat::json) {
     auto json = compose_json(text, options, filler);

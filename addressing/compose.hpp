@@ -100,10 +100,15 @@ struct Composed {
 // Reads every record of the store (History::all, oldest first). Called at most once per compose,
 // and only when the template has an image request.
 using RecordReader = std::function<Result<std::vector<Record>>()>;
+// Reads the history of one module/name (oldest first, the last its latest). Called at most once per
+// module/name an image request names, so a compose reads what it needs, not the whole history.
+using HistoryReader = std::function<Result<std::vector<Record>>(std::string_view module, std::string_view name)>;
 
 // Fills every request in `text`. Each service is resolved once per call and the store is read once.
 // On any error nothing is returned but the error, which names the source and line.
 Result<Composed> compose(std::string_view text, const ComposeOptions& options, const NodeSettings& settings,
                          const RecordReader& read_records);
+Result<Composed> compose(std::string_view text, const ComposeOptions& options, const NodeSettings& settings,
+                         const HistoryReader& read_history);
 
 }  // namespace arec

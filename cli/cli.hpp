@@ -113,5 +113,7 @@ void add_verify(CLI::App& app, Globals& globals, Action& action);
 void add_inspect(CLI::App& app, Globals& globals, Action& action);
 void add_export(CLI::App& app, Globals& globals, Action& action);
 void add_import(CLI::App& app, Globals& globals, Action& action);
+void add_tag(CLI::App& app, Globals& globals, Action& action);
+void add_rm(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace arec::cli

@@ -118,9 +118,16 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   options.strictness = args.strict ? Strictness::strict : Strictness::lenient;
   const auto store = store_dir(globals);
   options.store = store.string();
-  const RecordReader read_records = [&globals] { return read_store_records(globals, History::all); };
+  // Each module/name a request names, read through the store's history.
+  std::optional<Result<Store>> opened;
+  const HistoryReader read_history = [&](std::string_view module, std::string_view name) -> Result<std::vector<Record>> {
+    if (!std::filesystem::exists(store)) return std::vector<Record>();
+    if (!opened) opened.emplace(Store::open_existing(store));
+    if (!*opened) return fail(opened->error());
+    return (*opened)->history_of(module, name);
+  };
 
-  auto composed = compose(*text, options, *settings, read_records);
+  auto composed = compose(*text, options, *settings, read_history);
   if (!composed) return fail(composed.error());
   for (const auto& warning : composed->warnings) spdlog::warn("{}", warning);
 

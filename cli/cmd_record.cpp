@@ -113,11 +113,7 @@ class ImageSizes {
 
  private:
   Result<std::int64_t> read_size(const Descriptor& manifest) const {
-    auto bytes = m_store.read_blob(manifest);
-    if (!bytes) return fail(bytes.error());
-    auto json = parse_json(*bytes, m_store.blob_path(manifest.digest).string());
-    if (!json) return fail(json.error());
-    auto parsed = manifest_from_json(*json, m_store.blob_path(manifest.digest).string());
+    auto parsed = m_store.read_manifest(manifest);
     if (!parsed) return fail(parsed.error());
     std::int64_t size = parsed->config.size;
     for (const auto& layer : parsed->layers) size += layer.size;
@@ -190,6 +186,41 @@ Result<RecordsFilter> parse_records_filter(const std::string& text) {
   return filter;
 }
 
+// The records `filter` names: one module/name's own through the history, so that listing one does not
+// read every record.
+Result<std::vector<Record>> read_filtered_records(const Store& store, const RecordsFilter& filter, History history) {
+  if (!filter.name.empty()) {
+    if (history == History::all) return store.history_of(filter.module, filter.name);
+    auto latest = store.latest(filter.module, filter.name);
+    if (!latest) return fail(latest.error());
+    return *latest ? std::vector<Record>{**latest} : std::vector<Record>();
+  }
+  auto records = store.records(history);
+  if (!records) return fail(records.error());
+  std::erase_if(*records, [&](const Record& r) { return !filter.module.empty() && r.module != filter.module; });
+  return records;
+}
+
+// `records --history --json` of the whole store: streamed, one record at a time, as print_json would
+// print the array.
+Status print_history_json(const Store& store, ImageSizes& sizes) {
+  std::string out = "[";
+  bool first = true;
+  auto s = store.for_each_record(History::all, [&](Record&& r) -> Status {
+    if (!first) out.push_back(',');
+    first = false;
+    out += record_json(r, sizes.of(r.manifest)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (out.size() > (std::size_t{1} << 16)) {
+      std::cout << out;
+      out.clear();
+    }
+    return {};
+  });
+  if (!s) return s;
+  std::cout << out << "]\n" << std::flush;
+  return {};
+}
+
 Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   auto filter = parse_records_filter(o.filter);
   if (!filter) return fail(filter.error());
@@ -207,14 +238,15 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   }
   auto store = Store::open_existing(dir);
   if (!store) return fail(store.error());
-  auto all = store->records(o.history ? History::all : History::latest);
+  ImageSizes sizes(*store);
+  if (o.json && o.history && o.filter.empty()) {
+    if (auto s = print_history_json(*store, sizes); !s) return fail(s.error());
+    return 0;
+  }
+  auto all = read_filtered_records(*store, *filter, o.history ? History::all : History::latest);
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
-  std::erase_if(records, [&](const Record& r) {
-    return (!filter->module.empty() && r.module != filter->module) || (!filter->name.empty() && r.name != filter->name);
-  });
   if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
-  ImageSizes sizes(*store);
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : records) out.push_back(record_json(r, sizes.of(r.manifest)));
@@ -274,12 +306,13 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec) {
   }
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
-  auto records = store->records(digest ? History::all : History::latest);
+  auto records = store->history_of(module, name);
   if (!records) return fail(records.error());
-  const auto found = std::find_if(records->begin(), records->end(), [&](const Record& r) {
-    return r.module == module && r.name == name && (!digest || r.manifest.digest == *digest);
+  // The latest is the last of the history; an older one is named by its digest.
+  const auto found = std::find_if(records->rbegin(), records->rend(), [&](const Record& r) {
+    return !digest || r.manifest.digest == *digest;
   });
-  if (found == records->end()) return fail_input("\"" + spec + "\": no such record in " + store->dir().string());
+  if (found == records->rend()) return fail_input("\"" + spec + "\": no such record in " + store->dir().string());
   auto document = read_sbom(*store, found->manifest.digest);
   if (!document) return fail(document.error());
   if (!*document) return fail_input(found->identity() + ": no SBOM was recorded for it (recorded with --sbom none)");

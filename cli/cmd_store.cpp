@@ -17,7 +17,7 @@ struct CheckOptions {
   bool json = false;
 };
 
-void print_check(const fs::Path& dir, const CheckReport& report, std::size_t removed, const CheckOptions& o) {
+void print_check(const fs::Path& dir, const CheckReport& report, const RepairReport& repaired, const CheckOptions& o) {
   if (o.json) {
     nlohmann::json strays = nlohmann::json::array();
     for (const auto& p : report.stray_temporaries) strays.push_back(p.string());
@@ -26,41 +26,60 @@ void print_check(const fs::Path& dir, const CheckReport& report, std::size_t rem
                 {"blobs_checked", report.blobs_checked},
                 {"problems", report.problems},
                 {"stray_temporaries", strays},
-                {"removed", removed}});
+                {"index_behind", report.index_behind},
+                {"index_rewritten", repaired.index_rewritten},
+                {"removed", repaired.temporaries_removed}});
     return;
   }
   for (const auto& problem : report.problems) std::cout << "problem: " << problem << '\n';
   for (const auto& p : report.stray_temporaries) {
     std::cout << "stray temporary: " << p.string() << " (left by a killed writer, harmless; --repair removes it)\n";
   }
-  if (removed > 0) std::cout << "removed " << removed << " stray temporaries\n";
+  if (report.index_behind) {
+    std::cout << "index.json is behind the history (a writer was stopped before rewriting it); the next record or "
+                 "--repair brings it up to date\n";
+  }
+  if (repaired.temporaries_removed > 0) std::cout << "removed " << repaired.temporaries_removed << " stray temporaries\n";
+  if (repaired.index_rewritten) std::cout << "rewrote index.json from the history\n";
   std::cout << "store " << dir.string() << ": " << report.records << " records, " << report.blobs_checked
             << " blobs verified, " << (report.ok() ? "ok" : "NOT ok") << '\n';
+}
+
+// The report on the store at `dir`, repaired first with --repair.
+Result<CheckReport> check_existing(const fs::Path& dir, const CheckOptions& o, RepairReport& repaired) {
+  auto store = Store::open_existing(dir);
+  CheckReport report;
+  if (!store) {
+    // Checking is asked what is wrong with a store; a directory that is not one is the first finding.
+    report.problems.push_back(store.error().message);
+    return report;
+  }
+  if (o.repair) {
+    auto r = repair_store(*store);
+    if (!r) return fail(r.error());
+    repaired = *r;
+    if (repaired.index_rewritten) store = Store::open_existing(dir);  // now with the history
+    if (!store) return fail(store.error());
+  }
+  return check_store(*store);
 }
 
 Result<int> run_check(const Globals& globals, const CheckOptions& o) {
   const auto dir = store_dir(globals);
   CheckReport report;
-  std::size_t removed = 0;
+  RepairReport repaired;
   // As for `records`: a store nobody has recorded into yet holds nothing, and nothing is wrong with it.
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) {
     spdlog::info("the store {} does not exist yet: nothing to check", dir.string());
   } else if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) {
     spdlog::info("the store {} is empty: nothing to check", dir.string());
-  } else if (auto store = Store::open_existing(dir); !store) {
-    // Checking is asked what is wrong with a store; a directory that is not one is the first finding.
-    report.problems.push_back(store.error().message);
   } else {
-    auto checked = check_store(*store);
+    auto checked = check_existing(dir, o, repaired);
     if (!checked) return fail(checked.error());
     report = std::move(*checked);
-    if (o.repair) {
-      removed = store->sweep_abandoned_temporaries();
-      report.stray_temporaries.clear();
-    }
   }
-  print_check(dir, report, removed, o);
+  print_check(dir, report, repaired, o);
   return report.ok() ? 0 : 1;
 }
 
@@ -94,7 +113,7 @@ Result<int> run_gc(const Globals& globals, const GcOptions& o) {
 void add_check(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "Verify the store: layout, index, every reachable blob's digest, records");
-  cmd->add_flag("--repair", o->repair, "Remove temporaries left by killed writers (nothing else is changed)");
+  cmd->add_flag("--repair", o->repair, "Remove temporaries left by killed writers and rewrite index.json from the history when it is missing or behind");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   describe(*cmd,
            "A store that does not exist yet has nothing to check: it is sound. Problems (an unreadable or\n"

@@ -92,16 +92,43 @@ void check_records(const Index& index, CheckReport& report, const std::string& w
 
 }  // namespace
 
+namespace {
+
+// What the store holds, to reach blobs from: every history entry and every other entry (with the
+// database), or index.json's entries (a store not converted yet).
+Result<std::vector<Descriptor>> held_entries(const Store& store) {
+  if (!store.history()) {
+    auto index = store.read_index();
+    if (!index) return fail(index.error());
+    return std::move(index->manifests);
+  }
+  std::vector<Descriptor> out;
+  std::set<Digest> seen;
+  auto s = store.history()->for_each_record([&](Record&& r) -> Status {
+    if (seen.insert(r.manifest.digest).second) out.push_back(to_descriptor(r, Latest::no));
+    return {};
+  });
+  if (!s) return fail(s.error());
+  auto others = store.history()->others();
+  if (!others) return fail(others.error());
+  for (auto& d : *others) out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace
+
 Result<CheckReport> check_store(const Store& store) {
   CheckReport report;
-  auto index = store.read_index();
-  if (!index) {
+  const auto index_path = (store.dir() / "index.json").string();
+  auto entries = held_entries(store);
+  if (!entries && !store.history()) {
     // A missing or malformed index.json is what check is for: a finding, and nothing more can be reached.
-    report.problems.push_back(index.error().message);
+    report.problems.push_back(entries.error().message);
     return report;
   }
+  if (!entries) return fail(entries.error());
   std::set<Digest> reached;
-  for (const auto& d : index->manifests) reach(store, d, reached, report.problems);
+  for (const auto& d : *entries) reach(store, d, reached, report.problems);
   // Sizes were checked on the way; now every reached blob's content, which is the expensive part.
   for (const auto& digest : reached) {
     const auto path = store.blob_path(digest);
@@ -109,7 +136,35 @@ Result<CheckReport> check_store(const Store& store) {
     ++report.blobs_checked;
     if (auto problem = verify_blob_file(path, digest)) report.problems.push_back(*problem);
   }
-  check_records(*index, report, (store.dir() / "index.json").string());
+  if (!store.history()) {
+    auto index = store.read_index();
+    if (!index) return fail(index.error());
+    check_records(*index, report, index_path);
+  } else {
+    auto count = store.history()->for_each_record([&](Record&&) -> Status {
+      ++report.records;
+      return {};
+    });
+    if (!count) return fail(count.error());
+    auto problems = store.history()->integrity_problems();
+    if (!problems) return fail(problems.error());
+    for (auto& p : *problems) report.problems.push_back(std::move(p));
+    auto state = store.view_state();
+    if (!state) return fail(state.error());
+    switch (*state) {
+      case Store::ViewState::current:
+        break;
+      case Store::ViewState::behind:
+        report.index_behind = true;
+        break;
+      case Store::ViewState::missing:
+        report.problems.push_back(index_path + ": missing (--repair writes it from the history)");
+        break;
+      case Store::ViewState::differs:
+        report.problems.push_back(index_path + ": does not match the history (--repair rewrites it)");
+        break;
+    }
+  }
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(store.temp_dir(), ec)) {
     if (fs::is_abandoned_temporary(entry.path())) report.stray_temporaries.push_back(entry.path());
@@ -117,45 +172,55 @@ Result<CheckReport> check_store(const Store& store) {
   return report;
 }
 
+Result<RepairReport> repair_store(const Store& store) {
+  RepairReport report;
+  report.temporaries_removed = store.sweep_abandoned_temporaries();
+  Store writable = store;
+  if (auto s = writable.open_history(); !s) return fail(s.error());
+  auto lock = fs::FileLock::acquire(store.lock_path(), Store::lock_timeout());
+  if (!lock) return fail(lock.error());
+  auto state = writable.view_state();
+  if (!state) return fail(state.error());
+  if (*state != Store::ViewState::current) {
+    if (auto s = writable.write_view(); !s) return fail(s.error());
+    report.index_rewritten = true;
+  }
+  return report;
+}
+
 Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dry_run) {
   auto writers = fs::FileLock::acquire(store.writers_lock_path(), Store::lock_timeout(), fs::LockMode::exclusive);
   if (!writers) return fail(std::move(writers.error()).context("waiting for recorders to finish"));
+  Store writable = store;
+  if (auto s = writable.open_history(); !s) return fail(s.error());
   auto lock = fs::FileLock::acquire(store.lock_path(), Store::lock_timeout());
   if (!lock) return fail(lock.error());
-  auto index = store.read_index();
-  if (!index) return fail(index.error());
+  auto& db = *writable.history();
 
   GcReport report;
-  if (keep > 0) {
-    std::map<std::string, std::size_t> remaining;
-    for (const auto& d : index->manifests) {
-      if (auto r = record_from_descriptor(d)) ++remaining[r->repository()];
-    }
-    std::vector<Descriptor> kept;
-    for (const auto& d : index->manifests) {
-      auto r = record_from_descriptor(d);
-      if (r && remaining[r->repository()]-- > keep) {
-        ++report.records_dropped;
-        continue;
-      }
-      kept.push_back(d);
-    }
-    // A referrer (an SBOM) goes with its subject.
-    std::set<std::string> subjects;
-    for (const auto& d : kept) subjects.insert(d.digest.str());
-    std::erase_if(kept, [&](const Descriptor& d) {
-      const auto subject = d.annotation(annotation::k_subject);
-      return !subject.empty() && !subjects.contains(subject);
-    });
-    index->manifests = std::move(kept);
-  }
   std::set<Digest> reached;
-  std::vector<std::string> problems;
-  for (const auto& d : index->manifests) reach(store, d, reached, problems);
-  if (!problems.empty()) {
-    return fail_input("collecting garbage in " + store.dir().string() + ": the store has problems (run arec check): " +
-                      problems.front());
-  }
+  // Trimmed inside the transaction, so that a dry run sees what would be left, then rolls it back.
+  auto s = db.transaction([&]() -> Result<HistoryDb::Outcome> {
+    if (keep > 0) {
+      auto dropped = db.trim(keep);
+      if (!dropped) return fail(dropped.error());
+      report.records_dropped = *dropped;
+      // A referrer (an SBOM) goes with its subject.
+      if (auto r = db.drop_orphan_referrers(); !r) return fail(r.error());
+      if (auto b = db.bump_generation(); !b) return fail(b.error());
+    }
+    auto entries = held_entries(writable);
+    if (!entries) return fail(entries.error());
+    std::vector<std::string> problems;
+    for (const auto& d : *entries) reach(store, d, reached, problems);
+    if (!problems.empty()) {
+      return fail_input("collecting garbage in " + store.dir().string() + ": the store has problems (run arec check): " +
+                        problems.front());
+    }
+    return dry_run == DryRun::yes || report.records_dropped == 0 ? HistoryDb::Outcome::roll_back
+                                                                 : HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
   std::vector<fs::Path> doomed;
   std::error_code ec;
   for (const auto& algorithm : std::filesystem::directory_iterator(store.dir() / "blobs", ec)) {
@@ -169,9 +234,10 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
     }
   }
   if (dry_run == DryRun::yes) return report;
-  // The index first: a crash after it leaves only unreferenced blobs, never a dangling reference.
+  // The history and the view first: a crash after them leaves only unreferenced blobs, never a
+  // dangling reference.
   if (report.records_dropped > 0) {
-    if (auto s = store.write_index(*index); !s) return fail(s.error());
+    if (auto v = writable.write_view(); !v) return fail(v.error());
   }
   for (const auto& path : doomed) ::unlink(path.c_str());
   // Remembered layers whose blob is gone are useless; drop them too.

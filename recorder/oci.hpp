@@ -121,17 +121,37 @@ struct JsonProblem {
 };
 
 // Parses `bytes` into `Json` (nlohmann::json or ordered_json) without throwing.
+// The deepest nesting of arrays and objects in `bytes` (strings skipped), measured before parsing:
+// nlohmann's parser with a callback scans a parent array at the end of each of its objects, which
+// makes a large index.json quadratic to read.
+inline int json_depth(std::string_view bytes) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 template <typename Json>
 std::expected<Json, JsonProblem> read_json(std::string_view bytes) {
-  bool too_deep = false;
-  const auto measure = [&too_deep](int depth, typename Json::parse_event_t, Json&) {
-    too_deep = too_deep || depth > k_max_json_depth;
-    return true;
-  };
   try {
-    auto json = Json::parse(bytes, measure);
-    if (too_deep) return std::unexpected(JsonProblem{"nested deeper than " + std::to_string(k_max_json_depth) + " levels", {}});
-    return json;
+    // nlohmann counts the top-level value as depth 0.
+    if (json_depth(bytes) - 1 > k_max_json_depth) {
+      return std::unexpected(JsonProblem{"nested deeper than " + std::to_string(k_max_json_depth) + " levels", {}});
+    }
+    return Json::parse(bytes);
   } catch (const typename Json::parse_error& e) {
     return std::unexpected(JsonProblem{"malformed JSON", e.byte});
   } catch (const typename Json::out_of_range&) {

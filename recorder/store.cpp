@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 
 namespace arec {
 
@@ -172,7 +173,14 @@ void Store::set_lock_timeout(std::chrono::milliseconds timeout) { g_lock_timeout
 Result<Store> Store::open_existing(const fs::Path& dir) {
   auto layout = Layout::open(dir);
   if (!layout) return fail(layout.error());
-  return Store(dir);
+  Store store(dir);
+  // Without the database (a store of format 1), readers read index.json as it is.
+  if (path_exists(store.history_path())) {
+    auto db = HistoryDb::open(store.history_path(), DbAccess::read);
+    if (!db) return fail(db.error());
+    store.m_history = std::move(*db);
+  }
+  return store;
 }
 
 Result<Store> Store::open(const fs::Path& dir) {
@@ -195,13 +203,9 @@ Result<Store> Store::open(const fs::Path& dir) {
       return fail(std::move(s.error()).context(what));
     }
   }
-  if (!path_exists(dir / "index.json")) {
-    auto lock = fs::FileLock::acquire(store.lock_path(), lock_timeout());
-    if (!lock) return fail(lock.error());
-    if (!path_exists(dir / "index.json")) {
-      if (auto s = store.write_index(Index{}); !s) return fail(std::move(s.error()).context(what));
-    }
-  }
+  if (auto s = store.open_history(); !s) return fail(std::move(s.error()));
+  // A writer killed between its commit and rewriting index.json left the view behind.
+  if (auto s = store.catch_up_view(); !s) return fail(std::move(s.error()).context(what));
   return store;
 }
 
@@ -282,11 +286,14 @@ fs::Path Store::layer_cache_path(const Digest& diff_id, Compression compression)
   return layer_cache_dir() / (diff_id.hex() + "." + std::string(compression_name(compression)));
 }
 
-Result<std::vector<Record>> Store::records(History history) const {
-  auto index = read_index();
-  if (!index) return fail(index.error());
+namespace {
+
+constexpr std::string_view k_generation = "dev.arec.generation";
+
+// The records of a format-1 index.json (the whole history, the latest carrying ref.name).
+std::vector<Record> legacy_records(const Index& index, History history) {
   std::vector<Record> out;
-  for (const auto& d : index->manifests) {
+  for (const auto& d : index.manifests) {
     if (history == History::latest && d.annotation(annotation::k_ref_name).empty()) continue;
     auto record = record_from_descriptor(d);
     if (!record) continue;
@@ -296,7 +303,177 @@ Result<std::vector<Record>> Store::records(History history) const {
   return out;
 }
 
+}  // namespace
+
+Status Store::open_history() {
+  if (m_history) return {};
+  const auto path = history_path();
+  if (!path_exists(path)) {
+    auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+    if (!lock) return fail(lock.error());
+    if (!path_exists(path)) {
+      // Format 1, or a new store: the database is built beside, then renamed into place, so a killed
+      // conversion leaves the store as it was and the next writer starts again.
+      Index legacy;
+      if (path_exists(m_dir / "index.json")) {
+        auto index = read_index();
+        if (!index) return fail(std::move(index.error()).context("converting store " + m_dir.string()));
+        legacy = std::move(*index);
+      }
+      const auto building = m_dir / "arec" / "history.db.new";
+      if (auto s = HistoryDb::create(building, legacy); !s) {
+        return fail(std::move(s.error()).context("converting store " + m_dir.string()));
+      }
+      if (::rename(building.c_str(), path.c_str()) != 0) {
+        return fail_input("converting store " + m_dir.string() + ": renaming " + building.string() + ": " + fs::errno_text(errno));
+      }
+      if (fs::syncing()) {
+        if (auto s = fs::fsync_directory(path.parent_path()); !s) return s;
+      }
+      auto db = HistoryDb::open(path, DbAccess::write);
+      if (!db) return fail(db.error());
+      m_history = std::move(*db);
+      return write_view();
+    }
+  }
+  auto db = HistoryDb::open(path, DbAccess::write);
+  if (!db) return fail(db.error());
+  m_history = std::move(*db);
+  return {};
+}
+
+Result<HistoryDb*> Store::writable_history() const {
+  if (!m_history) return fail_input("store " + m_dir.string() + ": not opened for writing");
+  return m_history.get();
+}
+
+Result<Index> Store::view() const {
+  Index index;
+  if (!m_history) return read_index();
+  std::set<std::string> listed;
+  auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
+    listed.insert(r.manifest.digest.str());
+    index.manifests.push_back(to_descriptor(r, Latest::yes));
+    return {};
+  });
+  if (!latest) return fail(latest.error());
+  auto others = m_history->others_in_view();
+  if (!others) return fail(others.error());
+  // Pulled images, and the referrers of what the view lists; those of older records stay in the history.
+  for (auto& d : *others) {
+    const auto subject = d.annotation(annotation::k_subject);
+    if (!subject.empty() && !listed.contains(subject)) continue;
+    listed.insert(d.digest.str());
+    index.manifests.push_back(std::move(d));
+  }
+  auto generation = m_history->generation();
+  if (!generation) return fail(generation.error());
+  if (*generation > 0) index.annotations.emplace(k_generation, std::to_string(*generation));
+  return index;
+}
+
+Status Store::write_view() const {
+  // Written entry by entry, in the bytes canonical_json(to_json(view())) would give (keys sorted),
+  // so that a writer's memory does not grow with the number of module/names.
+  auto generation = m_history->generation();
+  if (!generation) return fail(generation.error());
+  std::string text = "{";
+  if (*generation > 0) text += R"("annotations":{")" + std::string(k_generation) + R"(":")" + std::to_string(*generation) + R"("},)";
+  text += R"("manifests":[)";
+  bool first = true;
+  const auto add = [&](const Descriptor& d) -> Status {
+    auto entry = canonical_json(to_json(d));
+    if (!entry) return fail(std::move(entry.error()).context("writing " + in_store(m_dir, "index.json")));
+    if (!first) text.push_back(',');
+    first = false;
+    text += *entry;
+    return {};
+  };
+  std::set<std::string> listed;
+  auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
+    listed.insert(r.manifest.digest.str());
+    return add(to_descriptor(r, Latest::yes));
+  });
+  if (!latest) return fail(latest.error());
+  auto others = m_history->others_in_view();
+  if (!others) return fail(others.error());
+  for (const auto& d : *others) {
+    const auto subject = d.annotation(annotation::k_subject);
+    if (!subject.empty() && !listed.contains(subject)) continue;
+    listed.insert(d.digest.str());
+    if (auto s = add(d); !s) return s;
+  }
+  text += R"(],"mediaType":")" + std::string(media_type::k_index) + R"(","schemaVersion":2})";
+  if (auto s = fs::write_file_atomic(temp_dir(), m_dir / "index.json", text); !s) return s;
+  return m_history->set_view_generation(*generation);
+}
+
+Status Store::catch_up_view() const {
+  auto generation = m_history->generation();
+  if (!generation) return fail(generation.error());
+  auto written = m_history->view_generation();
+  if (!written) return fail(written.error());
+  if (*written == *generation && path_exists(m_dir / "index.json")) return {};
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  return write_view();
+}
+
+Result<Store::ViewState> Store::view_state() const {
+  if (!path_exists(m_dir / "index.json")) return ViewState::missing;
+  auto on_disk = read_index();
+  if (!on_disk) return ViewState::differs;
+  if (!m_history) return ViewState::current;
+  auto derived = view();
+  if (!derived) return fail(derived.error());
+  const auto generation_of = [](const Index& index) {
+    const auto it = index.annotations.find(std::string(k_generation));
+    return it == index.annotations.end() ? std::int64_t{0} : std::strtoll(it->second.c_str(), nullptr, 10);
+  };
+  if (generation_of(*on_disk) < generation_of(*derived)) return ViewState::behind;
+  auto a = canonical_json(to_json(*on_disk));
+  auto b = canonical_json(to_json(*derived));
+  if (!a || !b || *a != *b) return ViewState::differs;
+  return ViewState::current;
+}
+
+Status Store::refresh_view_if_behind() const {
+  auto state = view_state();
+  if (!state) return fail(state.error());
+  if (*state == ViewState::current) return {};
+  return write_view();
+}
+
+Result<std::vector<Record>> Store::records(History history) const {
+  std::vector<Record> out;
+  auto s = for_each_record(history, [&](Record&& r) -> Status {
+    out.push_back(std::move(r));
+    return {};
+  });
+  if (!s) return fail(s.error());
+  return out;
+}
+
+Status Store::for_each_record(History history, const HistoryDb::RecordVisitor& visit) const {
+  if (m_history) return history == History::latest ? m_history->for_each_latest(visit) : m_history->for_each_record(visit);
+  auto index = read_index();
+  if (!index) return fail(index.error());
+  for (auto& r : legacy_records(*index, history)) {
+    if (auto s = visit(std::move(r)); !s) return s;
+  }
+  return {};
+}
+
+Result<std::vector<Record>> Store::history_of(std::string_view module, std::string_view name) const {
+  if (m_history) return m_history->history_of(module, name);
+  auto all = records(History::all);
+  if (!all) return fail(all.error());
+  std::erase_if(*all, [&](const Record& r) { return r.module != module || r.name != name; });
+  return all;
+}
+
 Result<std::optional<Record>> Store::latest(std::string_view module, std::string_view name) const {
+  if (m_history) return m_history->latest(module, name);
   auto all = records(History::latest);
   if (!all) return fail(all.error());
   for (auto& r : *all) {
@@ -306,10 +483,11 @@ Result<std::optional<Record>> Store::latest(std::string_view module, std::string
 }
 
 Result<std::vector<Descriptor>> Store::referrers(const Digest& subject) const {
+  const std::string digest = subject.str();
+  if (m_history) return m_history->others(digest);
   auto index = read_index();
   if (!index) return fail(index.error());
   std::vector<Descriptor> out;
-  const std::string digest = subject.str();
   for (const auto& d : index->manifests) {
     if (d.annotation(annotation::k_subject) == digest) out.push_back(d);
   }
@@ -317,46 +495,108 @@ Result<std::vector<Descriptor>> Store::referrers(const Digest& subject) const {
 }
 
 Result<Store::Commit> Store::commit(const Record& record, const std::vector<Descriptor>& referrers) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
   auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
   if (!lock) return fail(lock.error());
-  auto index = read_index();
-  if (!index) return fail(index.error());
-  const std::string ref = record.repository();
   std::optional<Record> existing;
-  for (const auto& d : index->manifests) {
-    if (d.annotation(annotation::k_ref_name) != ref) continue;
-    if (auto r = record_from_descriptor(d); r && r->manifest.digest == record.manifest.digest) existing = std::move(r);
-  }
-  if (!existing) {
-    for (auto& d : index->manifests) {
-      if (d.annotation(annotation::k_ref_name) == ref) d.annotations.erase(std::string(annotation::k_ref_name));
+  bool changed = false;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto latest = (*db)->latest(record.module, record.name);
+    if (!latest) return fail(latest.error());
+    if (*latest && (*latest)->manifest.digest == record.manifest.digest) {
+      existing = std::move(*latest);
+    } else {
+      if (auto a = (*db)->append(record); !a) return fail(a.error());
+      changed = true;
     }
-    index->manifests.push_back(to_descriptor(record, Latest::yes));
-  }
-  bool listed_referrer = false;
-  for (const auto& referrer : referrers) {
-    const bool listed = std::any_of(index->manifests.begin(), index->manifests.end(),
-                                    [&](const Descriptor& d) { return d.digest == referrer.digest; });
-    if (!listed) index->manifests.push_back(referrer);
-    listed_referrer = listed_referrer || !listed;
-  }
-  if (existing && !listed_referrer) return Commit{*existing, false};
-  if (auto s = write_index(*index); !s) return fail(s.error());
+    for (const auto& referrer : referrers) {
+      auto added = (*db)->add_other(referrer);
+      if (!added) return fail(added.error());
+      changed = changed || *added;
+    }
+    if (!changed) return HistoryDb::Outcome::roll_back;
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  // After the commit: a writer killed here leaves index.json behind, which the next one rewrites.
+  if (auto v = changed ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
   if (existing) return Commit{*existing, false};
   return Commit{record, true};
 }
 
 Result<bool> Store::keep(const Descriptor& image) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
   auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
   if (!lock) return fail(lock.error());
-  auto index = read_index();
-  if (!index) return fail(index.error());
-  for (const auto& d : index->manifests) {
-    if (d.digest == image.digest) return false;
-  }
-  index->manifests.push_back(image);
-  if (auto s = write_index(*index); !s) return fail(s.error());
-  return true;
+  bool added = false;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto is_record = (*db)->has_record_digest(image.digest);
+    if (!is_record) return fail(is_record.error());
+    if (*is_record) return HistoryDb::Outcome::roll_back;
+    auto other = (*db)->add_other(image);
+    if (!other) return fail(other.error());
+    if (!*other) return HistoryDb::Outcome::roll_back;
+    added = true;
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = added ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return added;
+}
+
+Result<Store::Commit> Store::tag(std::string_view module, std::string_view name, const Digest& digest) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  const std::string identity = std::string(module) + "/" + std::string(name) + "@" + digest.str();
+  std::optional<Commit> outcome;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto latest = (*db)->latest(module, name);
+    if (!latest) return fail(latest.error());
+    if (*latest && (*latest)->manifest.digest == digest) {
+      outcome = Commit{**latest, false};
+      return HistoryDb::Outcome::roll_back;
+    }
+    auto history = (*db)->history_of(module, name);
+    if (!history) return fail(history.error());
+    const auto found = std::ranges::find_if(history->rbegin(), history->rend(),
+                                            [&](const Record& r) { return r.manifest.digest == digest; });
+    if (found == history->rend()) return fail_input(identity + ": no such record in store " + m_dir.string());
+    Record again = *found;
+    again.recorded = now_rfc3339();
+    if (auto a = (*db)->append(again); !a) return fail(a.error());
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    outcome = Commit{std::move(again), true};
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = outcome->changed ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return *outcome;
+}
+
+Result<std::size_t> Store::remove(std::string_view module, std::string_view name, std::optional<Digest> digest) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  std::size_t removed = 0;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto n = (*db)->remove(module, name, digest);
+    if (!n) return fail(n.error());
+    removed = *n;
+    if (removed == 0) return HistoryDb::Outcome::roll_back;
+    if (auto o = (*db)->drop_orphan_referrers(); !o) return fail(o.error());
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = removed > 0 ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return removed;
 }
 
 Status Store::write_index(const Index& index) const {

@@ -1,13 +1,20 @@
 // The store: an OCI image layout directory (image-layout.md) that is also arec's record book.
 //
 //   oci-layout, index.json, blobs/<alg>/<hex>   the layout, readable by skopeo, umoci and any OCI tool
-//   arec/lock                                   serialises writers of index.json (flock)
+//   arec/history.db                             every record ever made (SQLite, see history.hpp)
+//   arec/lock                                   serialises writers of the history and index.json (flock)
 //   arec/tmp/                                   temporaries, renamed into place when complete
 //   arec/layers/<hex>.<compression>             compressed layer known for a DiffID, to skip recompression
 //
-// index.json holds every record ever made, oldest first: the latest of each module/name carries
-// org.opencontainers.image.ref.name, earlier ones are its history. One atomic rename commits a record,
-// so the latest view and the history can never disagree, whatever is killed when.
+// The history database is the source of truth. index.json is the OCI view derived from it: the latest
+// record of each module/name (carrying org.opencontainers.image.ref.name, which tools look images up
+// by), the pulled images and the referrers of those, so its size follows the number of module/names,
+// not of builds. A writer commits to the database in one transaction, then rewrites index.json
+// atomically; index.json names the database generation it was derived from, so a view left behind by a
+// killed writer is found and rewritten by the next writer (or `arec check --repair`).
+//
+// A store made before the database (format 1: index.json held the whole history) is converted by its
+// first writer, under the lock; readers read it as it is until then.
 #pragma once
 
 #include <chrono>
@@ -18,6 +25,7 @@
 
 #include "recorder/compress.hpp"
 #include "recorder/fs.hpp"
+#include "recorder/history.hpp"
 #include "recorder/oci.hpp"
 #include "recorder/record.hpp"
 
@@ -98,7 +106,11 @@ class Store : public Layout {
   void remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const;
 
   Result<std::vector<Record>> records(History history) const;
-  // The latest record of module/name, if any. Reads without the lock: index.json is replaced atomically.
+  // The same, one record at a time, without holding them all (History::all of a large store).
+  Status for_each_record(History history, const HistoryDb::RecordVisitor& visit) const;
+  // Every history entry of module/name, oldest first.
+  Result<std::vector<Record>> history_of(std::string_view module, std::string_view name) const;
+  // The latest record of module/name, if any. Reads without the lock (WAL readers never wait).
   Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
 
   struct Commit {
@@ -113,6 +125,25 @@ class Store : public Layout {
   // Lists an image that is not a record (a pulled base image) in index.json, once per digest, under
   // the store lock. Its blobs must be in the store already. False when it was listed before.
   Result<bool> keep(const Descriptor& image) const;
+  // Makes the record module/name@digest of the history the latest again, as a new history entry
+  // recorded now; nothing earlier is rewritten. `changed` is false when it is the latest already.
+  Result<Commit> tag(std::string_view module, std::string_view name, const Digest& digest) const;
+  // Drops the history entries of module/name (all, or those of `digest`) and the referrers only they
+  // had; their blobs stay until `arec gc`. Returns how many entries were dropped (0: none matched).
+  Result<std::size_t> remove(std::string_view module, std::string_view name, std::optional<Digest> digest) const;
+
+  // The history database, or null for a store not converted yet opened by a reader.
+  const std::shared_ptr<HistoryDb>& history() const { return m_history; }
+  fs::Path history_path() const { return m_dir / "arec" / "history.db"; }
+  // Converts a store of format 1 and opens the database for writing, under the lock. Store::open does
+  // this; maintenance (gc, check --repair) calls it on a store opened with open_existing.
+  Status open_history();
+  // The OCI view index.json should hold, derived from the database.
+  Result<Index> view() const;
+  enum class ViewState { current, behind, missing, differs };
+  // How index.json compares with the view (for check), and its rewriting (the caller holds the lock).
+  Result<ViewState> view_state() const;
+  Status write_view() const;
 
   fs::Path temp_dir() const { return m_dir / "arec" / "tmp"; }
   fs::Path lock_path() const { return m_dir / "arec" / "lock"; }
@@ -135,7 +166,12 @@ class Store : public Layout {
 
  private:
   using Layout::Layout;
+  Result<HistoryDb*> writable_history() const;
+  Status refresh_view_if_behind() const;
+  Status catch_up_view() const;
+
   std::shared_ptr<fs::FileLock> m_writers_lock;
+  std::shared_ptr<HistoryDb> m_history;
 };
 
 // A descriptor kept as a JSON file, or nothing when it is missing or unreadable.

@@ -44,7 +44,9 @@ expect_eq "$builder" "$(skopeo inspect --tls-verify=false --no-tags "docker://$N
 note "every record's SBOM moved with it: listed under its fallback tag at the new registry"
 for pair in "controlplane $old_cp" "controlplane $new_cp" "builder $builder"; do
   set -- $pair
-  sbom=$(jq -r --arg d "$2" '.manifests[] | select(.annotations["dev.arec.subject"] == $d) | .digest' "$AREC_STORE/index.json")
+  # Referrers of older records are in the store's history, not in index.json (the view of the latest).
+  sbom=$(python3 -c 'import sqlite3, sys; print(*sqlite3.connect(sys.argv[1]).execute(
+    "SELECT digest FROM others WHERE subject = ?", (sys.argv[2],)).fetchone() or [""])' "$AREC_STORE/arec/history.db" "$2")
   [[ -n $sbom ]] || fail "the store holds no SBOM of mesh/$1@$2"
   listed=$(curl -fsS -H "Accept: application/vnd.oci.image.index.v1+json" "http://$NEW/v2/mesh/$1/manifests/sha256-${2#sha256:}" |
     jq -r '.manifests[] | "\(.digest) \(.artifactType)"') || fail "no fallback tag of mesh/$1@$2 at $NEW"

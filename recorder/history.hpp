@@ -1,0 +1,94 @@
+// The store's history: every record ever made, and the index entries that are not records (pulled
+// images, referrers such as SBOMs), in an SQLite database at arec/history.db. It is the source of
+// truth; index.json is the OCI view derived from it (see Store).
+//
+// One row per history entry, numbered in the order they were made (seq); the latest of each
+// module/name is kept in a table of its own, so neither "the latest of each" nor "the history of one
+// module/name" reads the whole history. WAL mode: readers never wait for the writer, and a writer
+// killed mid-transaction leaves nothing behind.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recorder/fs.hpp"
+#include "recorder/oci.hpp"
+#include "recorder/record.hpp"
+
+struct sqlite3;
+
+namespace arec {
+
+// The store format this arec writes: 1 was index.json alone, 2 adds arec/history.db.
+inline constexpr int k_store_format = 2;
+
+enum class DbAccess { read, write };
+
+class HistoryDb {
+ public:
+  // Opens an existing database. A database of a newer format than k_store_format is refused for
+  // writing (Access::write) and reading alike: this arec cannot know what it holds.
+  static Result<std::shared_ptr<HistoryDb>> open(const fs::Path& path, DbAccess access);
+  // Creates the database at `path` (replacing a partial one) holding `legacy`'s entries in order: the
+  // records (the one carrying ref.name is the latest of its module/name) and the other entries.
+  // Closed when done, for the caller to rename into place.
+  static Status create(const fs::Path& path, const Index& legacy);
+
+  ~HistoryDb();
+  HistoryDb(const HistoryDb&) = delete;
+  HistoryDb& operator=(const HistoryDb&) = delete;
+
+  using RecordVisitor = std::function<Status(Record&&)>;
+  // The latest record of each module/name, in the order they became latest.
+  Status for_each_latest(const RecordVisitor& visit) const;
+  // Every history entry, oldest first.
+  Status for_each_record(const RecordVisitor& visit) const;
+  Result<std::vector<Record>> history_of(std::string_view module, std::string_view name) const;
+  Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
+  // Index entries that are not records (pulled images, referrers), oldest first; with a subject, only
+  // the referrers of that manifest.
+  Result<std::vector<Descriptor>> others(std::optional<std::string_view> subject = std::nullopt) const;
+  // Those index.json lists: pulled images and the referrers of what it lists.
+  Result<std::vector<Descriptor>> others_in_view() const;
+  // Bumped by every change; index.json carries the generation it was derived from.
+  Result<std::int64_t> generation() const;
+  // The generation index.json was last written from, noted after writing it, so that a writer can tell
+  // without reading index.json whether a killed writer left it behind.
+  Result<std::int64_t> view_generation() const;
+  Status set_view_generation(std::int64_t generation);
+
+  // Writing: the caller holds the store lock. `work` runs in one transaction, committed when it
+  // returns Outcome::commit, rolled back on failure or Outcome::roll_back (a dry run).
+  enum class Outcome { commit, roll_back };
+  Status transaction(const std::function<Result<Outcome>()>& work);
+  // Inside a transaction:
+  Status append(const Record& record);                   // a new history entry, now the latest
+  Result<bool> add_other(const Descriptor& descriptor);  // false when its digest is listed already
+  Result<bool> has_record_digest(const Digest& digest) const;
+  // Removes history entries of module/name (all, or those of `digest`); the latest becomes the newest
+  // entry left. Returns how many were removed.
+  Result<std::size_t> remove(std::string_view module, std::string_view name, std::optional<Digest> digest);
+  // Keeps the newest `keep` entries of each module/name; returns how many were removed.
+  Result<std::size_t> trim(std::size_t keep);
+  // Removes referrers whose subject is neither a record nor another entry; returns how many.
+  Result<std::size_t> drop_orphan_referrers();
+  Status bump_generation();
+  // Problems with the database's own invariants (each latest is the newest entry of its module/name).
+  Result<std::vector<std::string>> integrity_problems() const;
+
+ private:
+  HistoryDb(sqlite3* db, fs::Path path) : m_db(db), m_path(std::move(path)) {}
+  Status exec(const char* sql) const;
+  Result<std::vector<Descriptor>> others_where(std::string_view where, std::optional<std::string_view> subject) const;
+
+  sqlite3* m_db;
+  fs::Path m_path;
+  mutable std::recursive_mutex m_mutex;  // push reads from several threads
+};
+
+}  // namespace arec
