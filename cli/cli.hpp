@@ -83,6 +83,13 @@ fs::Path store_dir(const Globals& globals);
 // progress display on a terminal unless --quiet.
 TransferOptions transfer_options(const Globals& globals);
 
+// What names records on the command line: MODULE, MODULE/NAME or MODULE/NAME@DIGEST.
+struct Selector {
+  std::string repository;  // MODULE or MODULE/NAME
+  std::optional<Digest> digest;
+};
+Result<Selector> parse_selector(const std::string& text);
+
 // The store's records; none when nobody has recorded into it yet (the directory is missing or empty).
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history);
 

@@ -30,14 +30,10 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
   if (!latest) return fail(latest.error());
   std::set<std::string> chosen;  // identities
   for (const auto& selector : selectors.empty() ? std::vector<std::string>{""} : selectors) {
-    const auto at = selector.find('@');
-    const std::string repository = selector.substr(0, at);
-    std::optional<Digest> digest;
-    if (at != std::string::npos) {
-      auto parsed = Digest::parse(selector.substr(at + 1));
-      if (!parsed) return fail(std::move(parsed.error()).context("\"" + selector + "\""));
-      digest = *parsed;
-    }
+    auto parsed = parse_selector(selector);
+    if (!parsed) return fail(parsed.error());
+    const std::string& repository = parsed->repository;
+    const std::optional<Digest>& digest = parsed->digest;
     const auto names = [&](const Record& r) { return repository.empty() || r.repository() == repository || r.module == repository; };
     bool matched = false;
     for (const auto& r : digest || history == History::all ? *all : *latest) {

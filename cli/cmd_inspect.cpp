@@ -110,11 +110,12 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
   }
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
-  auto records = store->records(digest ? History::all : History::latest);
+  // The module/name's own history, newest last: the latest, or the newest record of the digest.
+  auto records = store->history_of(repository.substr(0, slash), repository.substr(slash + 1));
   if (!records) return fail(records.error());
   std::optional<Record> found;
   for (const auto& r : *records) {
-    if (r.repository() == repository && (!digest || r.manifest.digest == *digest)) found = r;
+    if (!digest || r.manifest.digest == *digest) found = r;
   }
   if (!found) return fail_input("\"" + text + "\": no such record in the store " + store->dir().string());
   auto description = describe_image(*store, found->manifest, listing);

@@ -35,7 +35,8 @@ struct Rebuilds {
 // Runs the query over declarations, --ref values and (with --catalog) the registry's own list.
 Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& settings, const QueryOptions& o,
                                Unreachable unreachable = Unreachable::fail) {
-  auto records = read_store_records(globals, History::all);
+  // Only which module/names have a record matters: every one that has any has a latest.
+  auto records = read_store_records(globals, History::latest);
   if (!records) return fail(records.error());
   RebuildQuery query(settings, *records);
   for (const auto& path : o.paths) {

@@ -42,21 +42,26 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
 Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors) {
   auto latest = read_store_records(globals, History::latest);
   if (!latest || selectors.empty()) return latest;
-  auto all = read_store_records(globals, History::all);
-  if (!all) return fail(all.error());
   std::vector<Record> out;
   std::set<std::string> seen;
   for (const auto& selector : selectors) {
-    const auto at = selector.find('@');
-    const std::string repository = selector.substr(0, at);
-    std::optional<Digest> digest;
-    if (at != std::string::npos) {
-      auto parsed = Digest::parse(selector.substr(at + 1));
-      if (!parsed) return fail(std::move(parsed.error()).context("\"" + selector + "\""));
-      digest = *parsed;
-    }
+    auto parsed = parse_selector(selector);
+    if (!parsed) return fail(parsed.error());
+    const std::string& repository = parsed->repository;
+    const std::optional<Digest>& digest = parsed->digest;
     bool matched = false;
-    for (const auto& r : digest ? *all : *latest) {
+    std::vector<Record> history;  // a digest is looked for in its module/name's own history
+    if (digest) {
+      const auto slash = repository.find('/');
+      if (slash != std::string::npos) {
+        auto store = Store::open_existing(store_dir(globals));
+        if (!store) return fail(store.error());
+        auto read = store->history_of(repository.substr(0, slash), repository.substr(slash + 1));
+        if (!read) return fail(read.error());
+        history = std::move(*read);
+      }
+    }
+    for (const auto& r : digest ? history : *latest) {
       const bool match = digest ? r.repository() == repository && r.manifest.digest == *digest
                                 : r.repository() == repository || r.module == repository;
       if (!match) continue;

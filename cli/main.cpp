@@ -109,6 +109,16 @@ TransferOptions transfer_options(const Globals& globals) {
   return options;
 }
 
+Result<Selector> parse_selector(const std::string& text) {
+  const auto at = text.find('@');
+  Selector out{text.substr(0, at), std::nullopt};
+  if (at == std::string::npos) return out;
+  auto digest = Digest::parse(text.substr(at + 1));
+  if (!digest) return fail(std::move(digest.error()).context("\"" + text + "\""));
+  out.digest = *digest;
+  return out;
+}
+
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history) {
   const auto dir = store_dir(globals);
   std::error_code ec;  // nothing recorded yet: no directory, or an empty one

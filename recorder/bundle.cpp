@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -413,6 +414,13 @@ Result<std::string> bundle_path(std::string_view name, const std::string& what) 
   return out;
 }
 
+// The digest a blob entry's path (blobs/ALGORITHM/HEX) names.
+Result<Digest> blob_digest(std::string_view path) {
+  const auto slash = path.find('/', 6);
+  if (!path.starts_with("blobs/") || slash == std::string_view::npos) return fail_input("not blobs/ALGORITHM/HEX");
+  return Digest::parse(std::string(path.substr(6, slash - 6)) + ":" + std::string(path.substr(slash + 1)));
+}
+
 // Whether a link at `path` to `target` resolves outside the bundle's root.
 bool points_out(const std::string& path, std::string_view target, LayerFile::Type type) {
   if (target.starts_with('/')) return true;
@@ -496,10 +504,7 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
     if (!seen.insert(*path).second) return fail_input(what + ": entry " + in_quotes(name) + ": appears twice");
     if (type == LayerFile::Type::directory) continue;
     if (path->starts_with("blobs/")) {
-      const auto slash = path->find('/', 6);
-      auto digest = slash == std::string::npos
-                        ? Result<Digest>(fail_input("not blobs/ALGORITHM/HEX"))
-                        : Digest::parse(path->substr(6, slash - 6) + ":" + path->substr(slash + 1));
+      auto digest = blob_digest(*path);
       if (!digest) return fail_input(what + ": entry " + in_quotes(name) + ": not a blob name (" + digest.error().message + ")");
       if (auto s = check_blob_data(a->get(), *digest, archive_entry_size(entry), buffer, what, name); !s) return fail(s.error());
       out.blobs.emplace(*digest, archive_entry_size(entry));
@@ -528,14 +533,12 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
   return out;
 }
 
-// The second pass: the blobs the store lacks, streamed into it. Each is hashed again as it is written
-// and committed under the digest of what was written, so a bundle changed since the first pass cannot
-// put wrong bytes under a name.
-Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store, const BundleBlobs& blobs,
-                   ImportSummary& summary) {
+// Calls `visit` with each regular entry under blobs/ of the bundle and the digest its name gives
+// (nothing when the name is not one); entries that `visit` does not read are skipped.
+using BlobEntryVisitor = std::function<Status(archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest)>;
+Status for_each_blob_entry(const fs::Path& bundle, const std::string& what, const BlobEntryVisitor& visit) {
   auto a = open_tar(bundle, what);
   if (!a) return fail(a.error());
-  std::vector<std::byte> buffer(k_block);
   archive_entry* entry = nullptr;
   int r = ARCHIVE_OK;
   while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
@@ -543,20 +546,30 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
     auto path = bundle_path(raw != nullptr ? raw : "", what);
     if (!path) return fail(path.error());
     if (!path->starts_with("blobs/") || file_type(entry) != LayerFile::Type::file) continue;
-    const auto slash = path->find('/', 6);
-    if (slash == std::string::npos) return fail_input(what + ": changed while it was being read");
-    auto digest = Digest::parse(path->substr(6, slash - 6) + ":" + path->substr(slash + 1));
+    if (auto s = visit(a->get(), entry, *path, blob_digest(*path)); !s) return s;
+  }
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  return {};
+}
+
+// The second pass: the blobs the store lacks, streamed into it. Each is hashed again as it is written
+// and committed under the digest of what was written, so a bundle changed since the first pass cannot
+// put wrong bytes under a name.
+Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store, const BundleBlobs& blobs,
+                   ImportSummary& summary) {
+  std::vector<std::byte> buffer(k_block);
+  return for_each_blob_entry(bundle, what, [&](archive* a, archive_entry*, const std::string& path, const Result<Digest>& digest) -> Status {
     if (!digest || !blobs.contains(*digest)) return fail_input(what + ": changed while it was being read");
     const Descriptor d{"", *digest, blobs.at(*digest), {}, {}, {}, {}};
     if (store.has_blob(d)) {
       ++summary.blobs_present;
-      continue;
+      return {};
     }
     auto writer = store.begin_blob(Hashing::yes);
     if (!writer) return fail(writer.error());
     for (;;) {
-      const la_ssize_t n = archive_read_data(a->get(), buffer.data(), buffer.size());
-      if (n < 0) return fail_input(what + ": entry " + in_quotes(*path) + ": " + archive_error(a->get()));
+      const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
+      if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + archive_error(a));
       if (n == 0) break;
       if (auto s = writer->write(std::span(buffer.data(), static_cast<std::size_t>(n))); !s) return s;
     }
@@ -565,30 +578,18 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
     if (written->digest != d.digest || written->size != d.size) return fail_input(what + ": changed while it was being read");
     ++summary.blobs_written;
     summary.bytes += d.size;
-  }
-  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
-  return {};
+    return {};
+  });
 }
 
 // The manifests `wanted` (those index.json lists), read from the bundle; the other entries are skipped,
 // which for an uncompressed tarball is a seek.
 Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle, const std::string& what,
                                                          const std::set<Digest>& wanted) {
-  auto a = open_tar(bundle, what);
-  if (!a) return fail(a.error());
   std::map<Digest, Manifest> out;
-  archive_entry* entry = nullptr;
-  int r = ARCHIVE_OK;
-  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
-    const char* raw = archive_entry_pathname(entry);
-    auto path = bundle_path(raw != nullptr ? raw : "", what);
-    if (!path) return fail(path.error());
-    if (!path->starts_with("blobs/") || file_type(entry) != LayerFile::Type::file) continue;
-    const auto slash = path->find('/', 6);
-    if (slash == std::string::npos) continue;
-    auto digest = Digest::parse(path->substr(6, slash - 6) + ":" + path->substr(slash + 1));
-    if (!digest || !wanted.contains(*digest)) continue;
-    auto text = read_document(a->get(), entry, what, *path);
+  auto s = for_each_blob_entry(bundle, what, [&](archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest) -> Status {
+    if (!digest || !wanted.contains(*digest)) return {};
+    auto text = read_document(a, entry, what, path);
     if (!text) return fail(text.error());
     if (digest_of(*text, digest->algorithm()) != *digest) return fail_input(what + ": changed while it was being read");
     auto json = parse_json(*text, what + ": manifest " + digest->str());
@@ -596,8 +597,9 @@ Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle,
     auto manifest = manifest_from_json(*json, what + ": manifest " + digest->str());
     if (!manifest) return fail(manifest.error());
     out.emplace(*digest, std::move(*manifest));
-  }
-  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+    return {};
+  });
+  if (!s) return fail(s.error());
   return out;
 }
 

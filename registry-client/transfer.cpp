@@ -97,21 +97,23 @@ struct RecordPlan {
 Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const std::vector<Record>& records, const PushTags& tags) {
   std::vector<std::vector<std::string>> out(records.size());
   if (tags.latest == LatestTag::no && tags.extra.empty()) return out;
-  auto history = store.records(History::all);
-  if (!history) return fail(history.error());
-  auto latest = store.records(History::latest);
-  if (!latest) return fail(latest.error());
-  std::map<std::string, std::size_t> position;  // identity -> place in the history
-  for (std::size_t i = 0; i < history->size(); ++i) position[(*history)[i].identity()] = i;
+  // Each module/name's own history orders its records: the store's whole history is never read.
+  std::map<std::string, std::size_t> position;  // identity -> place in its module/name's history
+  std::map<std::string, std::string> latest;    // repository -> identity of the store's latest
+  for (const auto& r : records) {
+    if (latest.contains(r.repository())) continue;
+    auto history = store.history_of(r.module, r.name);
+    if (!history) return fail(history.error());
+    for (std::size_t i = 0; i < history->size(); ++i) position[(*history)[i].identity()] = i;
+    latest[r.repository()] = history->empty() ? std::string() : history->back().identity();
+  }
   std::map<std::string, std::size_t> newest;  // repository -> index into records
   for (std::size_t i = 0; i < records.size(); ++i) {
     auto [it, added] = newest.try_emplace(records[i].repository(), i);
     if (!added && position[records[i].identity()] > position[records[it->second].identity()]) it->second = i;
   }
   for (const auto& [repository, i] : newest) {
-    // clang 14 (the fuzz build) cannot capture a structured binding.
-    const std::string identity = records[i].identity();
-    const bool is_latest = std::ranges::any_of(*latest, [&identity](const Record& r) { return r.identity() == identity; });
+    const bool is_latest = latest[repository] == records[i].identity();
     if (tags.latest == LatestTag::yes && is_latest) out[i].push_back("latest");
     for (const auto& tag : tags.extra) {
       if (std::ranges::find(out[i], tag) == out[i].end()) out[i].push_back(tag);
@@ -412,7 +414,9 @@ BlobPlan plan_blobs(const std::vector<ImageToPush>& images) {
 
 MountSources MountSources::of(const Store& store) {
   MountSources sources;
-  auto records = store.records(History::all);
+  // The latest of each module/name: what a registry holds under each repository, at a cost that does
+  // not grow with the store's history.
+  auto records = store.records(History::latest);
   if (!records) return sources;
   for (auto r = records->rbegin(); r != records->rend(); ++r) {
     if (auto manifest = store.read_manifest(r->manifest)) sources.add(r->repository(), *manifest);

@@ -1,62 +1,17 @@
 #include "recorder/bundle.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 
+#include "support/tar.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arec {
 namespace {
 
+using test::Gzip;
+using test::make_tar;
+using test::TarItem;
 using test::TempDir;
-
-struct TarItem {
-  std::string path;
-  enum { file, dir, symlink, hardlink } kind = file;
-  std::string content_or_target;
-};
-
-// A layer's tar as another image builder would write it, gzip'd or plain.
-std::string make_tar(const std::vector<TarItem>& items, bool gzip) {
-  std::string out;
-  archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  if (gzip) archive_write_add_filter_gzip(a);
-  archive_write_open(
-      a, &out, nullptr,
-      [](archive*, void* data, const void* buffer, size_t length) -> la_ssize_t {
-        static_cast<std::string*>(data)->append(static_cast<const char*>(buffer), length);
-        return static_cast<la_ssize_t>(length);
-      },
-      nullptr);
-  for (const auto& item : items) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, item.path.c_str());
-    archive_entry_set_perm(e, item.kind == TarItem::file ? 0640 : 0755);
-    switch (item.kind) {
-      case TarItem::file:
-        archive_entry_set_filetype(e, AE_IFREG);
-        archive_entry_set_size(e, static_cast<la_int64_t>(item.content_or_target.size()));
-        break;
-      case TarItem::dir: archive_entry_set_filetype(e, AE_IFDIR); break;
-      case TarItem::symlink:
-        archive_entry_set_filetype(e, AE_IFLNK);
-        archive_entry_set_symlink(e, item.content_or_target.c_str());
-        break;
-      case TarItem::hardlink:
-        archive_entry_set_filetype(e, AE_IFREG);
-        archive_entry_set_hardlink(e, item.content_or_target.c_str());
-        break;
-    }
-    archive_write_header(a, e);
-    if (item.kind == TarItem::file) archive_write_data(a, item.content_or_target.data(), item.content_or_target.size());
-    archive_entry_free(e);
-  }
-  archive_write_close(a);
-  archive_write_free(a);
-  return out;
-}
 
 class BundleTest : public ::testing::Test {
  protected:
@@ -68,7 +23,7 @@ class BundleTest : public ::testing::Test {
 
   // Records module/name as an image of one gzip layer holding `items`, at time `recorded`.
   Record record(const std::string& name, const std::vector<TarItem>& items, const std::string& recorded) {
-    auto layer = m_store->put_blob(make_tar(items, true), media_type::k_layer_gzip);
+    auto layer = m_store->put_blob(make_tar(items, Gzip::yes, 0640), media_type::k_layer_gzip);
     EXPECT_TRUE(layer.has_value());
     ImageConfig config;
     config.architecture = "amd64";
@@ -95,7 +50,7 @@ TEST_F(BundleTest, ListsALayersEntriesAsTarDoes) {
                                                  {"usr/bin/app", TarItem::file, "12345"},
                                                  {"usr/bin/alias", TarItem::hardlink, "usr/bin/app"},
                                                  {"lib", TarItem::symlink, "usr/lib"}},
-                                                false),
+                                                Gzip::no, 0640),
                                        media_type::k_layer_tar);
   ASSERT_TRUE(plain.has_value());
   auto files = list_layer_files(*m_store, *plain);

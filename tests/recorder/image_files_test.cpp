@@ -1,62 +1,17 @@
 #include "recorder/image_files.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 
+#include "support/tar.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arec {
 namespace {
 
+using test::Gzip;
+using test::make_tar;
+using test::TarItem;
 using test::TempDir;
-
-struct TarItem {
-  std::string path;
-  enum { file, dir, symlink, hardlink } kind = file;
-  std::string content_or_target;
-};
-
-// A layer's tar, written with libarchive as any image builder would, gzip'd or plain.
-std::string make_tar(const std::vector<TarItem>& items, bool gzip) {
-  std::string out;
-  archive* a = archive_write_new();
-  archive_write_set_format_pax_restricted(a);
-  if (gzip) archive_write_add_filter_gzip(a);
-  archive_write_open(
-      a, &out, nullptr,
-      [](archive*, void* data, const void* buffer, size_t length) -> la_ssize_t {
-        static_cast<std::string*>(data)->append(static_cast<const char*>(buffer), length);
-        return static_cast<la_ssize_t>(length);
-      },
-      nullptr);
-  for (const auto& item : items) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, item.path.c_str());
-    archive_entry_set_perm(e, 0755);
-    switch (item.kind) {
-      case TarItem::file:
-        archive_entry_set_filetype(e, AE_IFREG);
-        archive_entry_set_size(e, static_cast<la_int64_t>(item.content_or_target.size()));
-        break;
-      case TarItem::dir: archive_entry_set_filetype(e, AE_IFDIR); break;
-      case TarItem::symlink:
-        archive_entry_set_filetype(e, AE_IFLNK);
-        archive_entry_set_symlink(e, item.content_or_target.c_str());
-        break;
-      case TarItem::hardlink:
-        archive_entry_set_filetype(e, AE_IFREG);
-        archive_entry_set_hardlink(e, item.content_or_target.c_str());
-        break;
-    }
-    archive_write_header(a, e);
-    if (item.kind == TarItem::file) archive_write_data(a, item.content_or_target.data(), item.content_or_target.size());
-    archive_entry_free(e);
-  }
-  archive_write_close(a);
-  archive_write_free(a);
-  return out;
-}
 
 class ImageFilesTest : public ::testing::Test {
  protected:
@@ -70,7 +25,7 @@ class ImageFilesTest : public ::testing::Test {
          {"etc/passwd", TarItem::file, "root"},
          {"opt/dir/a", TarItem::file, "a"},
          {"../evil", TarItem::file, "outside"}},
-        true);
+        Gzip::yes);
     const std::string upper = make_tar(
         {{"etc/.wh.passwd", TarItem::file, ""},
          {"opt/dir/.wh..wh..opq", TarItem::file, ""},
@@ -79,7 +34,7 @@ class ImageFilesTest : public ::testing::Test {
          {"usr/lib/x/libbar.so", TarItem::hardlink, "usr/lib/x/libbaz.so"},
          {"up", TarItem::symlink, "../../../../usr"},
          {"loop", TarItem::symlink, "loop"}},
-        false);
+        Gzip::no);
     for (const auto& [bytes, type] : {std::pair{lower, media_type::k_layer_gzip}, {upper, media_type::k_layer_tar}}) {
       auto d = m_store->put_blob(bytes, type);
       ASSERT_TRUE(d.has_value()) << d.error().message;
