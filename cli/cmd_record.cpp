@@ -231,11 +231,7 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
     return 0;
   };
   // Nothing recorded yet is an answer, not an error, whether the directory is missing or empty.
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) return nothing("no records: the store " + dir.string() + " does not exist yet");
-  if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) {
-    return nothing("no records: the store " + dir.string() + " is empty");
-  }
+  if (const auto why = never_recorded(dir)) return nothing("no records: the store " + dir.string() + " " + *why);
   auto store = Store::open_existing(dir);
   if (!store) return fail(store.error());
   ImageSizes sizes(*store);
