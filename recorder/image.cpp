@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 
 #include "recorder/process.hpp"
 #include "recorder/sbom.hpp"
@@ -29,11 +30,32 @@ struct Layer {
   Digest diff_id;
 };
 
+// The SBOM's hashes of the layer's files (SHA-1 and SHA-256 of each, a read of their own). New content
+// needs them, so they are made on a thread beside its compression, reading what the page cache holds;
+// an unchanged relink, whose SBOM the store has, never asks for them.
+class SbomHashes {
+ public:
+  SbomHashes(const RecordRequest& request, const std::vector<LayerEntry>& entries) : m_request(request), m_entries(entries) {}
+  void start() {
+    if (m_request.sbom == SbomFormat::none || m_files.valid()) return;
+    m_files = std::async(std::launch::async, [this] { return sbom_files(m_entries, DpkgDatabase()); });
+  }
+  Result<std::vector<SbomFile>> take() {
+    start();
+    return m_files.get();
+  }
+
+ private:
+  const RecordRequest& m_request;
+  const std::vector<LayerEntry>& m_entries;
+  std::future<Result<std::vector<SbomFile>>> m_files;
+};
+
 // Packs the layer. When the module/name was recorded before, a relink often produced identical bytes:
 // a hash-only pass finds the DiffID first, and a layer already compressed for it is reused instead of
 // being compressed again. New content pays one extra read of its inputs for that chance.
 Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEntry>& entries, Store& store,
-                         bool seen_before) {
+                         bool seen_before, SbomHashes& sbom) {
   const TarOptions tar{request.mtime};
   const Compression compression = request.compression;
   std::optional<Digest> expected;
@@ -47,6 +69,7 @@ Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEn
     if (auto cached = store.cached_layer(diff_id, compression)) return Layer{*cached, diff_id};
     expected = diff_id;
   }
+  sbom.start();
   // Uncompressed, the blob is the tar and its digest the DiffID: hashed once, not twice.
   auto writer = store.begin_blob(compression == Compression::none ? Hashing::no : Hashing::yes);
   if (!writer) return fail(writer.error());
@@ -133,8 +156,7 @@ std::string git_revision() {
 
 // The SBOM of the layer as a referrer of `image`, unless the store has one for that image already (an
 // unchanged relink costs no second read of its files) or none is wanted.
-Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, const std::vector<LayerEntry>& entries,
-                                               Store& store, const Descriptor& image,
+Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, SbomHashes& hashes, Store& store, const Descriptor& image,
                                                const std::function<const std::string&()>& revision) {
   if (request.sbom == SbomFormat::none) return std::vector<Descriptor>{};
   auto listed = store.referrers(image.digest);
@@ -144,7 +166,7 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, con
     if (d.artifact_type == media_type::k_spdx_json && store.holds_image(d)) return std::vector<Descriptor>{};
   }
   SbomFacts facts;
-  auto files = sbom_files(entries, DpkgDatabase());
+  auto files = hashes.take();
   if (!files) return fail(files.error());
   facts.files = std::move(*files);
   facts.module = request.module;
@@ -242,10 +264,20 @@ Result<std::vector<std::string>> unrunnable_warnings(const RecordRequest& reques
   if (request.runtime != Runtime::none || request.base) return warnings;
   auto dynamic = dynamic_executables(request.entries);
   if (!dynamic) return fail(dynamic.error());
-  for (const auto& path : *dynamic) {
-    warnings.push_back(path + " is dynamically linked and recorded with --runtime none and no --base: the image "
-                       "holds neither its loader nor its libraries, so it cannot run it");
+  // A few are named one by one; a whole tree of them (say /usr/bin) is one warning, not a screenful.
+  constexpr std::size_t k_named = 3;
+  if (dynamic->size() <= k_named) {
+    for (const auto& path : *dynamic) {
+      warnings.push_back(path + " is dynamically linked and recorded with --runtime none and no --base: the image "
+                         "holds neither its loader nor its libraries, so it cannot run it");
+    }
+    return warnings;
   }
+  std::string named;
+  for (std::size_t i = 0; i < k_named; ++i) named += (*dynamic)[i] + ", ";
+  warnings.push_back(std::to_string(dynamic->size()) + " programs (" + named + "and " + std::to_string(dynamic->size() - k_named) +
+                     " more) are dynamically linked and recorded with --runtime none and no --base: the image holds "
+                     "neither their loader nor their libraries, so it cannot run them");
   return warnings;
 }
 
@@ -352,7 +384,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
-  auto layer = pack_layer(request, *entries, store, previous->has_value());
+  SbomHashes sbom(request, *entries);
+  auto layer = pack_layer(request, *entries, store, previous->has_value(), sbom);
   if (!layer) return fail(layer.error());
   layers->push_back(layer->descriptor);
   auto manifest = write_image(request, image_config(request, *base, *platform, *layer), std::move(*layers), store);
@@ -364,7 +397,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
     return *revision;
   };
-  auto referrers = sbom_referrers(request, *entries, store, *manifest, revision_of_sources);
+  auto referrers = sbom_referrers(request, sbom, store, *manifest, revision_of_sources);
   if (!referrers) return fail(referrers.error());
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty()) {
     return RecordOutcome{**previous, false, std::move(*warnings)};  // nothing new: no lock, no write

@@ -75,6 +75,17 @@ cmp "$T/in/tool" "$T/top/rootfs/usr/local/bin/tool" || fail "the top's file diff
 expect_exit 2 "$AREC" record --module rec --name top --base rec/none --file "$T/in/tool"
 expect_one_line_error "base \"rec/none\": no record of rec/none in the store"
 
+note "--runtime none: each dynamically linked program is named in a warning, a tree of them in one"
+mkdir -p "$T/progs"
+cp /bin/true "$T/progs/a"
+expect_exit 0 "$AREC" record --module rec --name progs --runtime none --dir "$T/progs=/bin"
+expect_eq "arec: warning: /bin/a is dynamically linked and recorded with --runtime none and no --base: the image holds neither its loader nor its libraries, so it cannot run it" \
+  "$(grep warning <<<"$ERR")" "the warning for one program"
+for p in b c d e; do cp /bin/true "$T/progs/$p"; done
+expect_exit 0 "$AREC" record --module rec --name progs --runtime none --dir "$T/progs=/bin"
+expect_eq "arec: warning: 5 programs (/bin/a, /bin/b, /bin/c, and 2 more) are dynamically linked and recorded with --runtime none and no --base: the image holds neither their loader nor their libraries, so it cannot run them" \
+  "$(grep warning <<<"$ERR")" "the one warning for five programs"
+
 note "the revision of a work tree with uncommitted changes to tracked files is <sha>-dirty"
 git init -q "$T/repo"
 cd "$T/repo"
