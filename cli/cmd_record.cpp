@@ -246,16 +246,41 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   auto all = read_filtered_records(*store, *filter, o.history ? History::all : History::latest);
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
+  // The latest of a module/name recorded for several platforms is an index over the newest record of
+  // each: one row per platform, since each is an image of its own (digest, time, revision), with the
+  // PLATFORM column shown then, and the index digest (what compose and push name) in --json.
+  std::map<std::string, std::string> index_of;  // identity -> digest of the index it is in
+  if (!o.history) {
+    std::vector<Record> expanded;
+    for (auto& r : records) {
+      auto image = store->latest_image_of(std::move(r));
+      if (!image) return fail(image.error());
+      for (auto& p : image->platforms) {
+        if (image->is_index()) index_of[p.identity()] = image->descriptor.digest.str();
+        expanded.push_back(std::move(p));
+      }
+    }
+    records = std::move(expanded);
+  }
   if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : records) out.push_back(record_json(r, sizes.of(r.manifest)));
+    for (const auto& r : records) {
+      auto entry = record_json(r, sizes.of(r.manifest));
+      if (const auto it = index_of.find(r.identity()); it != index_of.end()) entry["index"] = it->second;
+      out.push_back(std::move(entry));
+    }
     print_json(out);
     return 0;
   }
   const auto columns = o.wide ? Columns::wide : Columns::standard;
+  const bool platform_column = columns == Columns::standard && !index_of.empty();
+  const auto platform_of = [](const Record& r) {
+    return r.manifest.platform ? platform_text(*r.manifest.platform) : std::string("-");
+  };
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"REPOSITORY", "DIGEST", "RECORDED", "CONFIG", "TARGET", "REVISION"});
+  if (platform_column) rows.front().insert(rows.front().begin() + 1, "PLATFORM");
   if (columns == Columns::wide) {
     for (const char* name : {"SIZE", "MANIFEST_SIZE", "PLATFORM", "MEDIA_TYPE", "BASE"}) rows.front().push_back(name);
   }
@@ -263,12 +288,13 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   for (const auto& r : records) {
     auto& row = rows.emplace_back();
     row = {r.repository(), r.manifest.digest.str(), r.recorded, cell(r.config), cell(r.target), cell(r.revision)};
+    if (platform_column) row.insert(row.begin() + 1, platform_of(r));
     if (columns == Columns::wide) {
       const auto size = sizes.of(r.manifest);
       const auto& p = r.manifest.platform;
       row.push_back(size ? std::to_string(*size) : "-");
       row.push_back(std::to_string(r.manifest.size));
-      row.push_back(p ? p->os + "/" + p->architecture + (p->variant.empty() ? "" : "/" + p->variant) : "-");
+      row.push_back(p ? platform_text(*p) : "-");
       row.push_back(r.manifest.media_type);
       row.push_back(cell(r.base_digest));
     }

@@ -312,6 +312,22 @@ Result<std::optional<Record>> HistoryDb::latest(std::string_view module, std::st
   return std::optional<Record>();
 }
 
+Result<std::vector<Record>> HistoryDb::latest_of_each_platform(std::string_view module, std::string_view name) const {
+  std::lock_guard guard(m_mutex);
+  Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                        " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = ?2 "
+                        "AND architecture IS NOT NULL GROUP BY architecture, os, variant)");
+  q.bind(module).bind(name);
+  std::vector<Record> out;
+  while (q.step()) {
+    auto r = record_of(q, m_path.string());
+    if (!r) return fail(r.error());
+    out.push_back(std::move(*r));
+  }
+  if (auto s = q.status(m_path.string()); !s) return fail(s.error());
+  return out;
+}
+
 Result<std::vector<Descriptor>> HistoryDb::others(std::optional<std::string_view> subject) const {
   return others_where(subject ? "WHERE subject = ?" : "", subject);
 }

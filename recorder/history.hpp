@@ -50,6 +50,9 @@ class HistoryDb {
   Status for_each_record(const RecordVisitor& visit) const;
   Result<std::vector<Record>> history_of(std::string_view module, std::string_view name) const;
   Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
+  // The newest record of each platform of module/name (records without a platform left out), in no
+  // particular order. More than one is a multi-platform image (see Store::latest_image).
+  Result<std::vector<Record>> latest_of_each_platform(std::string_view module, std::string_view name) const;
   // Index entries that are not records (pulled images, referrers), oldest first; with a subject, only
   // the referrers of that manifest.
   Result<std::vector<Descriptor>> others(std::optional<std::string_view> subject = std::nullopt) const;

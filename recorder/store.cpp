@@ -347,13 +347,72 @@ Result<HistoryDb*> Store::writable_history() const {
   return m_history.get();
 }
 
+Result<Store::LatestImage> Store::latest_image_of(Record newest) const {
+  LatestImage image;
+  if (m_history && newest.manifest.platform) {
+    auto each = m_history->latest_of_each_platform(newest.module, newest.name);
+    if (!each) return fail(each.error());
+    if (each->size() > 1) {
+      std::ranges::sort(*each, {}, [](const Record& r) { return platform_text(*r.manifest.platform); });
+      Index index;
+      for (const auto& r : *each) {
+        Descriptor d = r.manifest;
+        d.annotations.clear();
+        d.urls.clear();
+        index.manifests.push_back(std::move(d));
+      }
+      auto bytes = canonical_json(to_json(index));
+      if (!bytes) return fail(bytes.error());
+      image.descriptor = Descriptor{std::string(media_type::k_index), digest_of(*bytes), static_cast<std::int64_t>(bytes->size()), {}, {}, {}, {}};
+      image.index = std::move(*bytes);
+      image.platforms = std::move(*each);
+      return image;
+    }
+  }
+  image.descriptor = newest.manifest;
+  image.platforms.push_back(std::move(newest));
+  return image;
+}
+
+Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view module, std::string_view name) const {
+  auto newest = latest(module, name);
+  if (!newest) return fail(newest.error());
+  if (!*newest) return std::optional<LatestImage>();
+  auto image = latest_image_of(std::move(**newest));
+  if (!image) return fail(image.error());
+  return std::optional<LatestImage>(std::move(*image));
+}
+
+namespace {
+
+// The index.json entries of the latest of one module/name: the record carrying ref.name, or for several
+// platforms the index carrying it (and nothing else, so tools find the index) and each platform's record.
+std::vector<Descriptor> view_entries(const Store::LatestImage& image) {
+  std::vector<Descriptor> out;
+  if (!image.is_index()) {
+    out.push_back(to_descriptor(image.platforms.front(), Latest::yes));
+    return out;
+  }
+  Descriptor index = image.descriptor;
+  index.annotations.emplace(annotation::k_ref_name, image.platforms.front().repository());
+  out.push_back(std::move(index));
+  for (const auto& r : image.platforms) out.push_back(to_descriptor(r, Latest::no));
+  return out;
+}
+
+}  // namespace
+
 Result<Index> Store::view() const {
   Index index;
   if (!m_history) return read_index();
   std::set<std::string> listed;
   auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
-    listed.insert(r.manifest.digest.str());
-    index.manifests.push_back(to_descriptor(r, Latest::yes));
+    auto image = latest_image_of(std::move(r));
+    if (!image) return fail(image.error());
+    for (auto& d : view_entries(*image)) {
+      listed.insert(d.digest.str());
+      index.manifests.push_back(std::move(d));
+    }
     return {};
   });
   if (!latest) return fail(latest.error());
@@ -391,8 +450,17 @@ Status Store::write_view() const {
   };
   std::set<std::string> listed;
   auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
-    listed.insert(r.manifest.digest.str());
-    return add(to_descriptor(r, Latest::yes));
+    auto image = latest_image_of(std::move(r));
+    if (!image) return fail(image.error());
+    // The index blob is derived like the view, and written before the view names it.
+    if (image->is_index() && !has_blob(image->descriptor)) {
+      if (auto s = fs::write_file_atomic(temp_dir(), blob_path(image->descriptor.digest), image->index); !s) return s;
+    }
+    for (const auto& d : view_entries(*image)) {
+      listed.insert(d.digest.str());
+      if (auto s = add(d); !s) return s;
+    }
+    return {};
   });
   if (!latest) return fail(latest.error());
   auto others = m_history->others_in_view();

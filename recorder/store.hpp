@@ -113,6 +113,19 @@ class Store : public Layout {
   // The latest record of module/name, if any. Reads without the lock (WAL readers never wait).
   Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
 
+  // What `module/name` (its latest) names: the newest record's manifest when module/name has records
+  // of one platform, else an OCI image index over the newest record of each platform, sorted by
+  // platform so that the same set always gives the same bytes and digest.
+  struct LatestImage {
+    Descriptor descriptor;          // the manifest's, or the index's (media type, digest, size)
+    std::string index;              // the index's bytes; empty for a single manifest
+    std::vector<Record> platforms;  // the records it covers, in the index's order; the newest alone for a manifest
+    bool is_index() const { return !index.empty(); }
+  };
+  Result<std::optional<LatestImage>> latest_image(std::string_view module, std::string_view name) const;
+  // The same for the newest record `newest` of its module/name (as for_each_record gives it).
+  Result<LatestImage> latest_image_of(Record newest) const;
+
   struct Commit {
     Record record;  // what the store holds as the latest of module/name
     bool changed;   // false when it already held exactly this digest

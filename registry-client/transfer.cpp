@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace arec {
 
@@ -501,13 +502,32 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
   const std::string context = "pushing " + (records.size() == 1 ? records.front().repository() : "records") + " to " + run.host();
   auto record_tags = tags_of(store, records, tags);
   if (!record_tags) return fail(record_tags.error());
+  // Where the latest of a module/name is an index over several platforms, that index gets the latest's
+  // tags, after the newest record of each platform (the registry accepts an index only over manifests
+  // it holds).
+  std::vector<Record> all = records;
+  std::vector<std::pair<Store::LatestImage, std::vector<std::string>>> indexes;
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    if (std::ranges::find((*record_tags)[r], "latest") == (*record_tags)[r].end()) continue;
+    auto image = store.latest_image(records[r].module, records[r].name);
+    if (!image) return fail(image.error());
+    if (!*image || !(*image)->is_index()) continue;
+    auto index_tags = std::exchange((*record_tags)[r], {});
+    for (const auto& platform : (*image)->platforms) {
+      if (std::ranges::none_of(all, [&](const Record& x) { return x.identity() == platform.identity(); })) {
+        all.push_back(platform);
+        record_tags->emplace_back();
+      }
+    }
+    indexes.emplace_back(std::move(**image), std::move(index_tags));
+  }
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   // Records whose manifest the registry holds already have all their blobs there.
   std::vector<RecordPlan> plans;
   std::vector<std::pair<Record, std::vector<Descriptor>>> referrers_of;
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    const Record& record = records[r];
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const Record& record = all[r];
     auto plan = plan_record(run, store, record);
     if (!plan) return fail(plan.error());
     plan->tags = (*record_tags)[r];
@@ -516,6 +536,16 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
     auto referrers = store.referrers(record.manifest.digest);
     if (!referrers) return fail(referrers.error());
     if (!referrers->empty()) referrers_of.emplace_back(record, std::move(*referrers));
+  }
+  for (auto& [image, index_tags] : indexes) {
+    Record carrier = image.platforms.front();
+    carrier.manifest = image.descriptor;
+    const std::string doing = "pushing " + carrier.repository() + " to " + run.host() + ": checking index " + carrier.manifest.digest.str();
+    auto found = run.step(doing, {}, [&] { return run.session.head_manifest(carrier.repository(), carrier.manifest.digest.str()); });
+    if (!found) return fail(found.error());
+    const bool present = found->has_value() && (*found)->digest == carrier.manifest.digest;
+    summary.images.push_back({carrier.repository(), carrier.manifest.digest, index_tags, present});
+    plans.push_back({carrier, image.index, std::string(media_type::k_index), {}, present, std::move(index_tags)});
   }
   BlobCounts images;
   if (auto s = push_plans(run, store, plans, images); !s) return fail(s.error());
