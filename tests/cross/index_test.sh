@@ -62,8 +62,11 @@ got=$(curl -sf -H "Accept: application/vnd.oci.image.index.v1+json" "http://$REG
 expect_eq "$index" "sha256:$(printf %s "$got" | sha256sum | cut -d' ' -f1)" "the digest of the registry's latest"
 expect_eq "application/vnd.oci.image.index.v1+json linux/amd64,linux/arm64" \
   "$(jq -r '"\(.mediaType) \([.manifests[].platform | "\(.os)/\(.architecture)"] | join(","))"' <<<"$got")" "the registry's latest"
-expect_eq "arm64 $arm64" "$(skopeo inspect --tls-verify=false --override-arch arm64 "docker://$REG/$M/hello:latest" | jq -r '"\(.Architecture) \(.Digest)"')" \
+# skopeo's Digest is the index's, its Architecture that of the manifest it picked.
+expect_eq "arm64 $index" "$(skopeo inspect --tls-verify=false --override-arch arm64 "docker://$REG/$M/hello:latest" | jq -r '"\(.Architecture) \(.Digest)"')" \
   "skopeo inspect --override-arch arm64"
+expect_eq "$arm64" "sha256:$(skopeo inspect --raw --tls-verify=false --override-arch arm64 "docker://$REG/$M/hello@$arm64" | sha256sum | cut -d' ' -f1)" \
+  "the arm64 manifest at the registry"
 skopeo copy -q --all --src-tls-verify=false "docker://$REG/$M/hello:latest" "oci:$T/back:hello" || fail "skopeo copy --all failed"
 expect_eq "$index" "$(jq -r '.manifests[0].digest' "$T/back/index.json")" "the index skopeo copied"
 expect_eq 7 "$(same_blobs "$T/back" "$store")" "blobs identical to the store's (index; per platform manifest, config, layer)"
