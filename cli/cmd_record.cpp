@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/cli.hpp"
+#include "recorder/elf.hpp"
 #include "recorder/image.hpp"
 #include "recorder/sbom.hpp"
 #include "registry-client/transfer.hpp"
@@ -138,8 +139,12 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
   if (!o.base.empty() && !request->base) {
-    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); },
-                          transfer_options(globals));
+    // From a base of several platforms, the one of the record: --platform, else its ELF files', else this machine's.
+    auto options = transfer_options(globals);
+    auto platform = inputs_platform(request->entries, request->platform);
+    if (!platform) return fail(platform.error());
+    options.platform = *platform;
+    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); }, options);
     if (!base) return fail(base.error());
     request->base = std::move(*base);
   }

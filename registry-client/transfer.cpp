@@ -603,7 +603,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   auto image = store_manifest(run, store, repository, wanted, context);
   if (!image) return fail(image.error());
   outcome.image = *image;
-  auto platform = select_platform_manifest(store, outcome.image, context);
+  auto platform = select_platform_manifest(store, outcome.image, context, options.platform);
   if (!platform) return fail(platform.error());
   outcome.manifest = *platform;
   if (outcome.manifest.digest != outcome.image.digest) {
@@ -755,7 +755,7 @@ Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryL
   // MODULE/NAME with no domain, tag or digest is a record of this store: its latest, no network.
   if (reference->domain.empty() && reference->tag.empty() && reference->digest.empty() && reference->segments() == 2) {
     const auto slash = reference->path.find('/');
-    return open_record_base(store, reference->path.substr(0, slash), reference->path.substr(slash + 1));
+    return open_record_base(store, reference->path.substr(0, slash), reference->path.substr(slash + 1), options.platform);
   }
   if (!reference->digest.empty()) {
     auto digest = Digest::parse(reference->digest);

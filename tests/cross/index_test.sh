@@ -91,3 +91,15 @@ expect_exit 0 "$AREC" push "$M/solo" --json
 expect_eq "application/vnd.oci.image.manifest.v1+json" \
   "$(curl -sf -H "Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json" "http://$REG/v2/$M/solo/manifests/latest" | jq -r .mediaType)" \
   "the registry's latest of $M/solo"
+
+note "pull and --base pick the platform asked for from the index"
+expect_exit 0 "$AREC" push "$M/hello"
+expect_exit 0 "$AREC" --store "$T/other" pull "$REG/$M/hello:latest" --platform linux/arm64 --json
+expect_eq "$index2 $again" "$(jq -r '"\(.digest) \(.manifest)"' <<<"$OUT")" "pull --platform linux/arm64: the index and the manifest picked"
+expect_exit 0 "$AREC" --store "$T/other" pull "$REG/$M/hello:latest" --json
+expect_eq "$amd64" "$(jq -r .manifest <<<"$OUT")" "pull without --platform: this machine's"
+echo data >"$T/data.txt"
+expect_exit 0 "$AREC" record --module "$M" --name onbase --file "$T/data.txt" --base "$M/hello" --platform linux/arm64 --json
+expect_eq "$again" "$(jq -r .base <<<"$OUT")" "the base of an arm64 record on $M/hello"
+expect_exit 2 "$AREC" record --module "$M" --name onbase --file "$T/data.txt" --base "$M/hello" --platform linux/riscv64
+expect_one_line_error "no record for linux/riscv64 (recorded for linux/amd64, linux/arm64)"
