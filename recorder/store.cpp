@@ -402,6 +402,17 @@ std::vector<Descriptor> view_entries(const Store::LatestImage& image) {
 
 }  // namespace
 
+Status Store::add_platform_referrers(const LatestImage& image, std::vector<Descriptor>& entries) const {
+  // others_in_view gives the referrers of the newest record only: those of every platform's go here.
+  if (!image.is_index()) return {};
+  for (const auto& r : image.platforms) {
+    auto referrers = m_history->others(r.manifest.digest.str());
+    if (!referrers) return fail(referrers.error());
+    for (auto& d : *referrers) entries.push_back(std::move(d));
+  }
+  return {};
+}
+
 Result<Index> Store::view() const {
   Index index;
   if (!m_history) return read_index();
@@ -409,7 +420,9 @@ Result<Index> Store::view() const {
   auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
     auto image = latest_image_of(std::move(r));
     if (!image) return fail(image.error());
-    for (auto& d : view_entries(*image)) {
+    auto entries = view_entries(*image);
+    if (auto s = add_platform_referrers(*image, entries); !s) return s;
+    for (auto& d : entries) {
       listed.insert(d.digest.str());
       index.manifests.push_back(std::move(d));
     }
@@ -421,7 +434,7 @@ Result<Index> Store::view() const {
   // Pulled images, and the referrers of what the view lists; those of older records stay in the history.
   for (auto& d : *others) {
     const auto subject = d.annotation(annotation::k_subject);
-    if (!subject.empty() && !listed.contains(subject)) continue;
+    if ((!subject.empty() && !listed.contains(subject)) || listed.contains(d.digest.str())) continue;
     listed.insert(d.digest.str());
     index.manifests.push_back(std::move(d));
   }
@@ -456,7 +469,9 @@ Status Store::write_view() const {
     if (image->is_index() && !has_blob(image->descriptor)) {
       if (auto s = fs::write_file_atomic(temp_dir(), blob_path(image->descriptor.digest), image->index); !s) return s;
     }
-    for (const auto& d : view_entries(*image)) {
+    auto entries = view_entries(*image);
+    if (auto s = add_platform_referrers(*image, entries); !s) return s;
+    for (const auto& d : entries) {
       listed.insert(d.digest.str());
       if (auto s = add(d); !s) return s;
     }
@@ -467,7 +482,7 @@ Status Store::write_view() const {
   if (!others) return fail(others.error());
   for (const auto& d : *others) {
     const auto subject = d.annotation(annotation::k_subject);
-    if (!subject.empty() && !listed.contains(subject)) continue;
+    if ((!subject.empty() && !listed.contains(subject)) || listed.contains(d.digest.str())) continue;
     listed.insert(d.digest.str());
     if (auto s = add(d); !s) return s;
   }

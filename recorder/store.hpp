@@ -182,6 +182,7 @@ class Store : public Layout {
   Result<HistoryDb*> writable_history() const;
   Status refresh_view_if_behind() const;
   Status catch_up_view() const;
+  Status add_platform_referrers(const LatestImage& image, std::vector<Descriptor>& entries) const;
 
   std::shared_ptr<fs::FileLock> m_writers_lock;
   std::shared_ptr<HistoryDb> m_history;

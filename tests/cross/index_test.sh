@@ -50,6 +50,9 @@ expect_eq "$index $index" "$(jq -r '[.[].index] | join(" ")' <<<"$OUT")" "record
 note "the store is an OCI layout with the index: skopeo reads the arm64 image from it, gc keeps it"
 expect_eq "arm64" "$(skopeo inspect --override-arch arm64 "oci:$store:$M/hello" | jq -r .Architecture)" "skopeo on the store, arm64"
 expect_eq "amd64" "$(skopeo inspect --override-arch amd64 "oci:$store:$M/hello" | jq -r .Architecture)" "skopeo on the store, amd64"
+expect_eq "$(printf '%s\n' "$amd64" "$arm64" | sort | paste -sd' ')" \
+  "$(jq -r '[.manifests[] | .annotations["dev.arec.subject"] // empty] | sort | join(" ")' "$store/index.json")" \
+  "the subjects of the SBOMs the store's index lists"
 expect_exit 0 "$AREC" gc
 expect_exit 0 "$AREC" check
 [[ -f $store/blobs/sha256/${index#sha256:} ]] || fail "gc removed the index $index"
