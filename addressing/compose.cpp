@@ -242,6 +242,7 @@ class Filler {
       copied = r->offset + r->length;
     }
     out.append(text.substr(copied));
+    check_only_left_as_is(text, out);
     return out;
   }
 
@@ -278,6 +279,26 @@ class Filler {
     auto found = m_ports.find(service);
     if (found == m_ports.end()) found = m_ports.emplace(service, given_port(m_settings, service)).first;
     return found->second;
+  }
+
+  // A fill never holds a scheme, but one can join the text around it into a request the template did
+  // not have: an empty port after "arec://po" and before "rt/registry", a host named "arec" before
+  // "://port/db". The filled text is read again: it may hold only the requests left as they were.
+  void check_only_left_as_is(std::string_view text, std::string_view out) {
+    if (!m_problems.empty()) return;  // requests that could not be filled are still in `out`
+    std::vector<std::string_view> left;
+    for (const auto& r : scan_requests(text)) {
+      if (r.kind == Kind::unknown) left.push_back(r.written);
+    }
+    const auto found = scan_requests(out);
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      const auto& r = found[i];
+      if (r.kind == Kind::unknown && i < left.size() && r.written == left[i]) continue;
+      // Fills hold no newline, so in a text template a line of the output is the same line of the input.
+      problem(m_options.format == TemplateFormat::text ? r.line : 0, "filling the requests made a new request \"" + quoted(r, out) +
+                     "\" from the text around them; separate the requests from that text with a space or quote");
+      return;
+    }
   }
 
   std::optional<Filled> fill_image(const Request& r, std::string_view text, std::size_t line) {

@@ -90,6 +90,10 @@ struct Selector {
 };
 Result<Selector> parse_selector(const std::string& text);
 
+// Why nothing was ever recorded into the store at `dir` ("does not exist yet", "is empty"), or nothing
+// when there is a store to read. Such a store has no records, which is an answer, not an error.
+std::optional<std::string> never_recorded(const fs::Path& dir);
+
 // The store's records; none when nobody has recorded into it yet (the directory is missing or empty).
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history);
 

@@ -121,7 +121,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   // Each module/name a request names, read through the store's history.
   std::optional<Result<Store>> opened;
   const HistoryReader read_history = [&](std::string_view module, std::string_view name) -> Result<std::vector<Record>> {
-    if (!std::filesystem::exists(store)) return std::vector<Record>();
+    if (never_recorded(store)) return std::vector<Record>();
     if (!opened) opened.emplace(Store::open_existing(store));
     if (!*opened) return fail(opened->error());
     auto history = (*opened)->history_of(module, name);

@@ -26,11 +26,9 @@ Result<Spec> parse_spec(const std::string& text, const char* grammar) {
   Spec spec{repository.substr(0, slash), repository.substr(slash + 1), std::nullopt};
   if (auto s = validate_record_part(spec.module, "module"); !s) return fail(std::move(s.error()).context("\"" + text + "\""));
   if (auto s = validate_record_part(spec.name, "name"); !s) return fail(std::move(s.error()).context("\"" + text + "\""));
-  if (at != std::string::npos) {
-    auto digest = Digest::parse(text.substr(at + 1));
-    if (!digest) return fail(std::move(digest.error()).context("\"" + text + "\""));
-    spec.digest = *digest;
-  }
+  auto selector = parse_selector(text);  // the digest after '@', if any
+  if (!selector) return fail(selector.error());
+  spec.digest = selector->digest;
   return spec;
 }
 

@@ -102,12 +102,9 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
       !is_path_component(repository.substr(slash + 1))) {
     return fail_input("\"" + text + "\": not " + std::string(k_grammar));
   }
-  std::optional<Digest> digest;
-  if (at != std::string::npos) {
-    auto parsed = Digest::parse(text.substr(at + 1));
-    if (!parsed) return fail(std::move(parsed.error()).context("\"" + text + "\""));
-    digest = *parsed;
-  }
+  auto selector = parse_selector(text);  // the digest after '@', if any
+  if (!selector) return fail(selector.error());
+  const std::optional<Digest>& digest = selector->digest;
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
   // The module/name's own history, newest last: the latest, or the newest record of the digest.

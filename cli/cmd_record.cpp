@@ -236,11 +236,7 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
     return 0;
   };
   // Nothing recorded yet is an answer, not an error, whether the directory is missing or empty.
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) return nothing("no records: the store " + dir.string() + " does not exist yet");
-  if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) {
-    return nothing("no records: the store " + dir.string() + " is empty");
-  }
+  if (const auto why = never_recorded(dir)) return nothing("no records: the store " + dir.string() + " " + *why);
   auto store = Store::open_existing(dir);
   if (!store) return fail(store.error());
   ImageSizes sizes(*store);
@@ -329,12 +325,9 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec) {
   const std::string name = repository.substr(slash + 1);
   if (auto s = validate_record_part(module, "module"); !s) return fail(s.error());
   if (auto s = validate_record_part(name, "name"); !s) return fail(s.error());
-  std::optional<Digest> digest;
-  if (at != std::string::npos) {
-    auto parsed = Digest::parse(spec.substr(at + 1));
-    if (!parsed) return fail(std::move(parsed.error()).context("\"" + spec + "\""));
-    digest = *parsed;
-  }
+  auto selector = parse_selector(spec);  // the digest after '@', if any
+  if (!selector) return fail(selector.error());
+  const std::optional<Digest>& digest = selector->digest;
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
   auto records = store->history_of(module, name);

@@ -1,7 +1,6 @@
 // `arec check` and `arec gc`: keeping a store healthy.
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -69,11 +68,8 @@ Result<int> run_check(const Globals& globals, const CheckOptions& o) {
   CheckReport report;
   RepairReport repaired;
   // As for `records`: a store nobody has recorded into yet holds nothing, and nothing is wrong with it.
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) {
-    spdlog::info("the store {} does not exist yet: nothing to check", dir.string());
-  } else if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) {
-    spdlog::info("the store {} is empty: nothing to check", dir.string());
+  if (const auto why = never_recorded(dir)) {
+    spdlog::info("the store {} {}: nothing to check", dir.string(), *why);
   } else {
     auto checked = check_existing(dir, o, repaired);
     if (!checked) return fail(checked.error());

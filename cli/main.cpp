@@ -119,12 +119,16 @@ Result<Selector> parse_selector(const std::string& text) {
   return out;
 }
 
+std::optional<std::string> never_recorded(const fs::Path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return "does not exist yet";
+  if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) return "is empty";
+  return std::nullopt;
+}
+
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history) {
   const auto dir = store_dir(globals);
-  std::error_code ec;  // nothing recorded yet: no directory, or an empty one
-  if (!std::filesystem::exists(dir, ec) || (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec))) {
-    return std::vector<Record>();
-  }
+  if (never_recorded(dir)) return std::vector<Record>();
   auto store = Store::open_existing(dir);
   if (!store) return fail(store.error());
   return store->records(history);

@@ -167,7 +167,11 @@ Result<CheckReport> check_store(const Store& store) {
         report.problems.push_back(index_path + ": missing (--repair writes it from the history)");
         break;
       case Store::ViewState::differs:
-        report.problems.push_back(index_path + ": does not match the history (--repair rewrites it)");
+        if (auto index = store.read_index(); !index) {
+          report.problems.push_back(index.error().message + " (--repair rewrites it from the history)");
+        } else {
+          report.problems.push_back(index_path + ": does not match the history (--repair rewrites it)");
+        }
         break;
     }
   }

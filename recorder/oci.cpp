@@ -267,7 +267,10 @@ Result<ImageConfig> config_from_json(const json& value, std::string_view what) {
   }
   const auto rootfs = value.find("rootfs");
   if (rootfs == value.end() || !rootfs->is_object()) return fail(json_error(what, ".rootfs", "is required"));
-  if (rootfs->value("type", "") != "layers") return fail(json_error(what, ".rootfs.type", "must be \"layers\""));
+  // Compared as JSON: nlohmann's value() would throw on a "type" that is not a string.
+  if (const auto type = rootfs->find("type"); type == rootfs->end() || *type != "layers") {
+    return fail(json_error(what, ".rootfs.type", "must be \"layers\""));
+  }
   const auto diff_ids = rootfs->find("diff_ids");
   if (diff_ids == rootfs->end() || !diff_ids->is_array()) {
     return fail(json_error(what, ".rootfs.diff_ids", "must be an array"));

@@ -682,10 +682,4 @@ Result<std::size_t> Store::remove(std::string_view module, std::string_view name
   return removed;
 }
 
-Status Store::write_index(const Index& index) const {
-  auto text = canonical_json(to_json(index));
-  if (!text) return fail(std::move(text.error()).context("writing " + in_store(m_dir, "index.json")));
-  return fs::write_file_atomic(temp_dir(), m_dir / "index.json", *text);
-}
-
 }  // namespace arec

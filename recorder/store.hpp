@@ -174,9 +174,6 @@ class Store : public Layout {
   // Returns how many it removed.
   std::size_t sweep_abandoned_temporaries() const;
 
-  // Replaces index.json atomically. The caller holds the lock at lock_path().
-  Status write_index(const Index& index) const;
-
  private:
   using Layout::Layout;
   Result<HistoryDb*> writable_history() const;

@@ -278,8 +278,11 @@ Result<int> list_referrers(Run& run, const Store& store, const Record& record, c
   nlohmann::json index = {{"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
   if (held->has_value()) {
     auto json = parse_json((*held)->bytes, tag);
-    const bool is_index = json && json->is_object() && index_from_json(*json, tag).has_value() &&
-                          json->value("mediaType", std::string(media_type::k_index)) == media_type::k_index;
+    bool is_index = false;
+    if (json && json->is_object() && index_from_json(*json, tag).has_value()) {
+      const auto media = json->find("mediaType");  // compared as JSON: value() would throw on a non-string
+      is_index = media == json->end() || *media == media_type::k_index;
+    }
     if (!is_index) {
       return fail(Error::registry(context + ": the tag " + tag + " holds something other than an OCI image index; not overwriting it"));
     }
@@ -290,7 +293,10 @@ Result<int> list_referrers(Run& run, const Store& store, const Record& record, c
   int added = 0;
   for (const auto& referrer : referrers) {
     const std::string digest = referrer.digest.str();
-    const bool present = std::ranges::any_of(listed, [&](const nlohmann::json& d) { return d.value("digest", "") == digest; });
+    const bool present = std::ranges::any_of(listed, [&](const nlohmann::json& d) {
+      const auto listed_digest = d.find("digest");  // compared as JSON: value() would throw on a non-string
+      return listed_digest != d.end() && *listed_digest == digest;
+    });
     if (present) continue;
     auto entry = referrer_entry(store, referrer);
     if (!entry) return fail(std::move(entry.error()).context(context));

@@ -291,6 +291,21 @@ TEST(Compose, UnknownKindsWarnAndStayButFailWhenStrict) {
             "deploy.yaml.in:2: arec://vault/db-password: unknown request kind \"vault\" (--strict)");
 }
 
+TEST(Compose, AFillThatJoinsTheTextAroundItIntoANewRequestIsAnError) {
+  // An empty port after "arec://port" turns the unknown request "arec://portarec..." into a request of
+  // kind port (found by fuzz.compose, kept as a regression input).
+  EXPECT_EQ(error_of(compose_text("x\narec://portarec://port/legacy\n", settings())),
+            "deploy.yaml.in:2: filling the requests made a new request \"arec://port\" from the text around them; "
+            "separate the requests from that text with a space or quote");
+  // A host named "arec" before "://port/store".
+  auto s = settings();
+  s.nodes["n3"].address = "arec";
+  EXPECT_NE(error_of(compose_text("arec://address/legacy://port/store", s)).find("made a new request \"arec://port/store\""),
+            std::string::npos);
+  // A fill inside a request left as it is changes nothing that request is read as: it stays.
+  EXPECT_EQ(composed_text("arec://vault/x?url=arec://endpoint/store", settings()), "arec://vault/x?url=10.20.0.11:6852");
+}
+
 TEST(Compose, MalformedRequestsAreErrors) {
   EXPECT_EQ(error_of(compose_text("x: arec://image/mesh\n", settings())),
             "deploy.yaml.in:1: arec://image/mesh: expected arec://image/MODULE/NAME[:TAG][@sha256:HEX]");

@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(composed.error().message.find(options.source) != std::string::npos, "an error names the template");
     return 0;
   }
-  // No fill holds a scheme or starts with a kind compose knows, so fill and text never make a new request.
+  // A fill that would join the text around it into a new request fails the compose.
   for (const auto& r : arec::scan_requests(composed->text)) {
     require(!fillable(r.kind) && r.kind != Kind::malformed, "a compose that succeeds fills every request");
     require(options.strictness == arec::Strictness::lenient, "a strict compose leaves no request");

@@ -78,5 +78,5 @@ expect_eq "REPOSITORY DIGEST RECORDED CONFIG TARGET REVISION SIZE MANIFEST_SIZE 
 other/x $(json_get '"\(.digest) \(.recorded)"' <<<"$other") - - - $(json_get '"\(.size) \(.manifest_size)"' <<<"$other") linux/amd64 application/vnd.oci.image.manifest.v1+json $tool_digest" \
   "$(tr -s ' ' <<<"$OUT")" "records --wide"
 expect_exit 2 "$AREC" records --wide --json
-expect_one_line_error "--json excludes --wide"
+expect_one_line_error "records: --json and --wide cannot be used together (see arec records --help)"
 echo PASS

@@ -61,19 +61,21 @@ expect_exit 0 "$AREC" check --repair
 expect_contains "$OUT" "removed 1 stray temporaries"
 expect_eq "" "$(ls -A "$T/store/arec/tmp")" "temporaries after repair"
 
-note "a malformed or missing index.json is a finding (exit 1), not an error"
+note "a malformed or missing index.json is a finding (exit 1), not an error; the history still checks"
 cp "$T/store/index.json" "$T/index.good"
 printf '{"schemaVersion": 2, "manifests": [' >"$T/store/index.json"
 expect_exit 1 "$AREC" check
-expect_eq "problem: $T/store/index.json: malformed JSON at byte 36
-store $T/store: 0 records, 0 blobs verified, NOT ok" "$OUT" "check of a malformed index.json"
+expect_eq "problem: $T/store/index.json: malformed JSON at byte 36 (--repair rewrites it from the history)
+store $T/store: 2 records, 11 blobs verified, NOT ok" "$OUT" "check of a malformed index.json"
 expect_eq "" "$ERR" "stderr of check finding a malformed index.json"
 expect_exit 1 "$AREC" check --json
-expect_eq 'false ["'"$T"'/store/index.json: malformed JSON at byte 36"]' "$(json_get '"\(.ok) \(.problems | tojson)"' <<<"$OUT")"
+expect_eq 'false ["'"$T"'/store/index.json: malformed JSON at byte 36 (--repair rewrites it from the history)"]' "$(json_get '"\(.ok) \(.problems | tojson)"' <<<"$OUT")"
 rm "$T/store/index.json"
 expect_exit 1 "$AREC" check
-expect_eq "problem: opening $T/store/index.json: No such file or directory" "$(head -1 <<<"$OUT")" "check without index.json"
-cp "$T/index.good" "$T/store/index.json"
+expect_eq "problem: $T/store/index.json: missing (--repair writes it from the history)" "$(head -1 <<<"$OUT")" "check without index.json"
+expect_exit 0 "$AREC" check --repair
+expect_contains "$OUT" "rewrote index.json from the history"
+cmp "$T/index.good" "$T/store/index.json" || fail "index.json written by --repair differs from the one it replaced"
 expect_exit 0 "$AREC" check
 
 note "a directory that is not a store is a finding; bad usage stays exit 2"

@@ -90,6 +90,17 @@ TEST(Oci, ErrorsNameTheJsonPath) {
   }
 }
 
+TEST(Oci, ConfigWithARootfsTypeOfAnotherJsonTypeIsAnError) {
+  // A rootfs "type" that is not a string is refused like any other wrong type, never thrown on.
+  for (const char* type : {R"(["layers"])", "1", "null", R"({"a":"layers"})"}) {
+    const json config = json::parse(std::string(R"({"architecture":"amd64","os":"linux","rootfs":{"type":)") + type +
+                                    R"(,"diff_ids":[]}})");
+    auto c = config_from_json(config, "config");
+    ASSERT_FALSE(c) << type;
+    EXPECT_EQ(c.error().message, "config: .rootfs.type: must be \"layers\"") << type;
+  }
+}
+
 TEST(Oci, ParseJsonNamesTheByte) {
   auto j = parse_json("{\"a\": }", "index.json");
   ASSERT_FALSE(j);
