@@ -126,12 +126,12 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     if (!*opened) return fail(opened->error());
     auto history = (*opened)->history_of(module, name);
     if (!history || history->empty()) return history;
-    // A module/name recorded for several platforms is named by its index: it goes last, as the latest.
-    auto image = (*opened)->latest_image_of(history->back());
+    // A module/name of several platforms is named by its index: it goes last, as the latest.
+    auto image = (*opened)->latest_image(module, name);
     if (!image) return fail(image.error());
-    if (image->is_index()) {
+    if (*image && (*image)->is_index()) {
       Record index = history->back();
-      index.manifest = image->descriptor;
+      index.manifest = (*image)->descriptor;
       history->push_back(std::move(index));
     }
     return history;

@@ -252,16 +252,15 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   // PLATFORM column shown then, and the index digest (what compose and push name) in --json.
   std::map<std::string, std::string> index_of;  // identity -> digest of the index it is in
   if (!o.history) {
-    std::vector<Record> expanded;
-    for (auto& r : records) {
-      auto image = store->latest_image_of(std::move(r));
-      if (!image) return fail(image.error());
-      for (auto& p : image->platforms) {
-        if (image->is_index()) index_of[p.identity()] = image->descriptor.digest.str();
-        expanded.push_back(std::move(p));
+    auto images = store->latest_images(std::move(records));
+    if (!images) return fail(images.error());
+    records.clear();
+    for (auto& image : *images) {
+      for (auto& p : image.platforms) {
+        if (image.is_index()) index_of[p.identity()] = image.descriptor.digest.str();
+        records.push_back(std::move(p));
       }
     }
-    records = std::move(expanded);
   }
   if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
   if (o.json) {

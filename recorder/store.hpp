@@ -123,8 +123,12 @@ class Store : public Layout {
     bool is_index() const { return !index.empty(); }
   };
   Result<std::optional<LatestImage>> latest_image(std::string_view module, std::string_view name) const;
-  // The same for the newest record `newest` of its module/name (as for_each_record gives it).
-  Result<LatestImage> latest_image_of(Record newest) const;
+  // The images of `latest` (the latest records of their module/names), reading the history once.
+  Result<std::vector<LatestImage>> latest_images(std::vector<Record> latest) const;
+  // Makes module/name's image the newest record of each of `platforms` ("os/arch[/variant]"), or of
+  // every platform recorded when it is empty. A single platform's newest record also becomes the
+  // latest, as `tag` makes it (a new history entry), so the image and the latest agree.
+  Result<LatestImage> set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms) const;
 
   struct Commit {
     Record record;  // what the store holds as the latest of module/name
@@ -179,7 +183,9 @@ class Store : public Layout {
   Result<HistoryDb*> writable_history() const;
   Status refresh_view_if_behind() const;
   Status catch_up_view() const;
-  Status add_platform_referrers(const LatestImage& image, std::vector<Descriptor>& entries) const;
+  // The view's entries in order, each digest once; with `write_indexes`, the blob of each derived
+  // index is written before the entry naming it.
+  Status for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const;
 
   std::shared_ptr<fs::FileLock> m_writers_lock;
   std::shared_ptr<HistoryDb> m_history;
