@@ -663,6 +663,34 @@ Result<Store::Commit> Store::tag(std::string_view module, std::string_view name,
   return *outcome;
 }
 
+Result<std::vector<Store::LatestImage>> Store::indexes_of(const std::vector<Record>& records) const {
+  auto all_latest = this->records(History::latest);
+  if (!all_latest) return fail(all_latest.error());
+  std::set<std::string> latest_ids;
+  for (const auto& r : *all_latest) latest_ids.insert(r.identity());
+  std::vector<Record> latest;
+  for (const auto& r : records) {
+    if (latest_ids.contains(r.identity())) latest.push_back(r);
+  }
+  auto images = latest_images(std::move(latest));
+  if (!images) return fail(images.error());
+  std::erase_if(*images, [](const LatestImage& image) { return !image.is_index(); });
+  return images;
+}
+
+Result<std::vector<Record>> Store::with_platforms(std::vector<Record> records) const {
+  auto indexes = indexes_of(records);
+  if (!indexes) return fail(indexes.error());
+  std::set<std::string> have;
+  for (const auto& r : records) have.insert(r.identity());
+  for (auto& image : *indexes) {
+    for (auto& p : image.platforms) {
+      if (have.insert(p.identity()).second) records.push_back(std::move(p));
+    }
+  }
+  return records;
+}
+
 Result<Store::LatestImage> Store::set_platforms(std::string_view module, std::string_view name,
                                                const std::vector<std::string>& platforms) const {
   auto db = writable_history();

@@ -125,6 +125,11 @@ class Store : public Layout {
   Result<std::optional<LatestImage>> latest_image(std::string_view module, std::string_view name) const;
   // The images of `latest` (the latest records of their module/names), reading the history once.
   Result<std::vector<LatestImage>> latest_images(std::vector<Record> latest) const;
+  // The images among `records` that are indexes: those of the module/names whose latest they hold.
+  Result<std::vector<LatestImage>> indexes_of(const std::vector<Record>& records) const;
+  // `records` and, for each index of indexes_of(records), the records of its other platforms after
+  // them: what carrying those images (push, verify, move, export) takes.
+  Result<std::vector<Record>> with_platforms(std::vector<Record> records) const;
   // Makes module/name's image the newest record of each of `platforms` ("os/arch[/variant]"), or of
   // every platform recorded when it is empty. A single platform's newest record also becomes the
   // latest, as `tag` makes it (a new history entry), so the image and the latest agree.

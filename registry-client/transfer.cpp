@@ -688,8 +688,22 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
   Run run(address, Access::pull, options);
   std::vector<VerifyItem> items;
   if (records.empty()) return items;
+  // An image index is checked whole: each platform's record, and the index itself by its digest.
+  std::vector<Record> all = records;
+  if (store) {
+    auto indexes = store->indexes_of(records);
+    if (!indexes) return fail(indexes.error());
+    auto expanded = store->with_platforms(records);
+    if (!expanded) return fail(expanded.error());
+    all = std::move(*expanded);
+    for (const auto& image : *indexes) {
+      Record index = image.platforms.front();
+      index.manifest = image.descriptor;
+      all.push_back(std::move(index));
+    }
+  }
   if (auto s = run.ping("verifying records at " + run.host()); !s) return fail(s.error());
-  for (const auto& record : records) {
+  for (const auto& record : all) {
     const std::string doing = "verifying " + record.repository() + " at " + run.host() + ": checking manifest " +
                               record.manifest.digest.str();
     auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });

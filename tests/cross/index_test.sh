@@ -106,3 +106,52 @@ expect_exit 0 "$AREC" record --module "$M" --name onbase --file "$T/data.txt" --
 expect_eq "$again" "$(jq -r .base <<<"$OUT")" "the base of an arm64 record on $M/hello"
 expect_exit 2 "$AREC" record --module "$M" --name onbase --file "$T/data.txt" --base "$M/hello" --platform linux/riscv64
 expect_one_line_error "no record for linux/riscv64 (recorded for linux/amd64, linux/arm64)"
+
+note "verify checks the index and each platform's record"
+expect_exit 0 "$AREC" verify "$M/hello" --json
+expect_eq "$(printf '%s present\n' "$amd64" "$again" "$index2" | sort | paste -sd,)" \
+  "$(jq -r '.[] | "\(.digest) \(.state)"' <<<"$OUT" | sort | paste -sd,)" "verify of $M/hello"
+
+note "export carries the index: OCI tools read each platform from the bundle, import derives the index again"
+expect_exit 0 "$AREC" export "$M/hello" -o "$T/hello.tar"
+expect_eq "arm64" "$(skopeo inspect --override-arch arm64 "oci-archive:$T/hello.tar:$M/hello" | jq -r .Architecture)" \
+  "skopeo on the bundle, arm64"
+expect_exit 0 "$AREC" --store "$T/imported" import "$T/hello.tar"
+expect_exit 0 "$AREC" --store "$T/imported" index "$M/hello" --json
+expect_eq "$index2 linux/amd64,linux/arm64" "$(jq -r '"\(.digest) \([.platforms[].platform] | join(","))"' <<<"$OUT")" \
+  "the imported store's image of $M/hello"
+
+note "move --apply copies the index, and each platform's record, to the new registry"
+start_registry NEW new
+printf '{"self": "n1", "nodes": {"n1": {"address": "127.0.0.1", "ports": {"registry": %s}}, "n2": {"address": "127.0.0.1", "ports": {"registry": %s}}}, "services": {"registry": "n1"}}\n' \
+  "${REG##*:}" "${NEW##*:}" >"$T/move-nodes.json"
+expect_exit 0 "$AREC" --nodes "$T/move-nodes.json" move --to n2 --apply --force
+expect_eq "$index2" "sha256:$(curl -sf -H "Accept: application/vnd.oci.image.index.v1+json" "http://$NEW/v2/$M/hello/manifests/latest" | sha256sum | cut -d' ' -f1)" \
+  "the new registry's latest of $M/hello"
+for d in "$amd64" "$again"; do
+  curl -sf -o /dev/null -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$NEW/v2/$M/hello/manifests/$d" ||
+    fail "the new registry lacks $d"
+done
+
+note "arec index shows the image, keeps only the platforms named, or brings every one back"
+expect_exit 0 "$AREC" index "$M/hello"
+expect_contains "$OUT" "$M/hello@$index2 (image index)"
+expect_contains "$OUT" "linux/arm64  $again"
+expect_exit 0 "$AREC" index "$M/hello" --platform linux/amd64 --json
+expect_eq "$amd64 application/vnd.oci.image.manifest.v1+json 1" "$(jq -r '"\(.digest) \(.media_type) \(.platforms | length)"' <<<"$OUT")" \
+  "the image of linux/amd64 alone"
+expect_eq "$amd64" "$(compose_hello)" "compose of the amd64 image alone"
+expect_eq "$amd64" "$(latest_entry | jq -r .digest)" "the store's latest of $M/hello"
+expect_exit 0 "$AREC" index "$M/hello" --all --json
+expect_eq "$index2" "$(json_get .digest <<<"$OUT")" "the image after --all"
+expect_exit 2 "$AREC" index "$M/hello" --platform linux/riscv64
+expect_one_line_error "$M/hello has no record for linux/riscv64 (it has records for linux/amd64, linux/arm64)"
+
+note "rm of the newest arm64 record: the image takes the arm64 record before it"
+expect_exit 0 "$AREC" rm "$M/hello@$again"
+expect_exit 0 "$AREC" index "$M/hello" --json
+expect_eq "linux/amd64 $amd64,linux/arm64 $arm64" "$(jq -r '[.platforms[] | "\(.platform) \(.digest)"] | join(",")' <<<"$OUT")" \
+  "the image after rm"
+expect_eq "$index" "$(json_get .digest <<<"$OUT")" "the same set as before gives the same index"
+expect_exit 0 "$AREC" check
+echo PASS
