@@ -126,5 +126,6 @@ void add_export(CLI::App& app, Globals& globals, Action& action);
 void add_import(CLI::App& app, Globals& globals, Action& action);
 void add_tag(CLI::App& app, Globals& globals, Action& action);
 void add_rm(CLI::App& app, Globals& globals, Action& action);
+void add_index(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace arec::cli

@@ -43,6 +43,14 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
     }
     if (!matched && !selector.empty()) return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string());
   }
+  // A latest that is an image index goes with every platform's record of it.
+  std::vector<Record> picked;
+  for (const auto& r : *latest) {
+    if (chosen.contains(r.identity() + " " + r.recorded)) picked.push_back(r);
+  }
+  auto with_platforms = store.with_platforms(std::move(picked));
+  if (!with_platforms) return fail(with_platforms.error());
+  for (const auto& r : *with_platforms) chosen.insert(r.identity() + " " + r.recorded);
   std::vector<Record> out;
   for (const auto& r : *all) {
     if (chosen.contains(r.identity() + " " + r.recorded)) out.push_back(r);

@@ -124,7 +124,17 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     if (never_recorded(store)) return std::vector<Record>();
     if (!opened) opened.emplace(Store::open_existing(store));
     if (!*opened) return fail(opened->error());
-    return (*opened)->history_of(module, name);
+    auto history = (*opened)->history_of(module, name);
+    if (!history || history->empty()) return history;
+    // A module/name of several platforms is named by its index: it goes last, as the latest.
+    auto image = (*opened)->latest_image(module, name);
+    if (!image) return fail(image.error());
+    if (*image && (*image)->is_index()) {
+      Record index = history->back();
+      index.manifest = (*image)->descriptor;
+      history->push_back(std::move(index));
+    }
+    return history;
   };
 
   auto composed = compose(*text, options, *settings, read_history);

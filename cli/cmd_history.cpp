@@ -1,4 +1,5 @@
-// `arec tag` and `arec rm`: changing which records the store shows, without rewriting its history.
+// `arec tag`, `arec rm` and `arec index`: changing which records the store shows, without rewriting
+// its history.
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -71,7 +72,83 @@ Result<int> run_rm(const Globals& globals, const std::string& text, Output outpu
   return 0;
 }
 
+// The image of module/name: each platform's record, and the index over them when there are several.
+void print_image(const std::string& repository, const Store::LatestImage& image, Output output) {
+  if (output == Output::json) {
+    nlohmann::json platforms = nlohmann::json::array();
+    for (const auto& r : image.platforms) {
+      platforms.push_back({{"platform", r.manifest.platform ? platform_text(*r.manifest.platform) : ""},
+                           {"digest", r.manifest.digest.str()}});
+    }
+    print_json({{"repository", repository}, {"digest", image.descriptor.digest.str()}, {"media_type", image.descriptor.media_type},
+                {"platforms", platforms}});
+    return;
+  }
+  std::cout << repository << "@" << image.descriptor.digest.str() << (image.is_index() ? " (image index)" : "") << '\n';
+  for (const auto& r : image.platforms) {
+    std::cout << "  " << (r.manifest.platform ? platform_text(*r.manifest.platform) : std::string("-")) << "  "
+              << r.manifest.digest.str() << '\n';
+  }
+}
+
+struct IndexOptions {
+  std::string repository;
+  std::vector<std::string> platforms;
+  bool all = false;
+  bool json = false;
+};
+
+Result<int> run_index(const Globals& globals, const IndexOptions& o) {
+  auto spec = parse_spec(o.repository, "MODULE/NAME");
+  if (!spec) return fail(spec.error());
+  if (spec->digest) return fail_input("\"" + o.repository + "\": expected MODULE/NAME (the image is made of each platform's newest record)");
+  std::vector<std::string> platforms;
+  for (const auto& text : o.platforms) {
+    auto platform = parse_platform(text);
+    if (!platform) return fail(platform.error());
+    platforms.push_back(platform_text(*platform));
+  }
+  const auto output = o.json ? Output::json : Output::text;
+  if (platforms.empty() && !o.all) {
+    if (never_recorded(store_dir(globals))) return fail_input(o.repository + ": no record in " + store_dir(globals).string());
+    auto store = Store::open_existing(store_dir(globals));
+    if (!store) return fail(store.error());
+    auto image = store->latest_image(spec->module, spec->name);
+    if (!image) return fail(image.error());
+    if (!*image) return fail_input(o.repository + ": no record in " + store->dir().string());
+    print_image(o.repository, **image, output);
+    return 0;
+  }
+  auto store = Store::open(store_dir(globals));
+  if (!store) return fail(store.error());
+  auto image = store->set_platforms(spec->module, spec->name, platforms);
+  if (!image) return fail(image.error());
+  print_image(o.repository, *image, output);
+  return 0;
+}
+
 }  // namespace
+
+void add_index(CLI::App& app, Globals& globals, Action& action) {
+  auto o = std::make_shared<IndexOptions>();
+  auto* cmd = app.add_subcommand("index", "Show or choose the platforms MODULE/NAME's image is made of");
+  cmd->add_option("repository", o->repository, "The module/name")->type_name("MODULE/NAME")->required();
+  auto* platform = cmd->add_option("--platform", o->platforms, "Make the image of these platforms' newest records only (repeat it)")
+                       ->type_name("OS/ARCH[/VARIANT]");
+  cmd->add_flag("--all", o->all, "Make the image of every platform recorded, each its newest record")->excludes(platform);
+  cmd->add_flag("--json", o->json, "Print the image as JSON");
+  describe(*cmd,
+           "Recording MODULE/NAME for a platform replaces that platform's record in its image; with records for\n"
+           "two or more platforms the image is an OCI image index over them, which compose names and push\n"
+           "tags `latest`. Without options, shows the image; --platform keeps only the platforms named (one\n"
+           "platform makes its newest record the latest again); --all brings back every platform recorded.",
+           {{"arec index mesh/app", "The image of mesh/app: its digest and each platform's record."},
+            {"arec index mesh/app --all", "Every platform recorded for mesh/app back in its image, each its newest record."}},
+           k_exit_local);
+  cmd->callback([&action, &globals, o] {
+    action = [&globals, o] { return run_index(globals, *o); };
+  });
+}
 
 void add_tag(CLI::App& app, Globals& globals, Action& action) {
   auto spec = std::make_shared<std::string>();

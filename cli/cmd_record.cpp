@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/cli.hpp"
+#include "recorder/elf.hpp"
 #include "recorder/image.hpp"
 #include "recorder/sbom.hpp"
 #include "registry-client/transfer.hpp"
@@ -138,8 +139,12 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
   if (!o.base.empty() && !request->base) {
-    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); },
-                          transfer_options(globals));
+    // From a base of several platforms, the one of the record: --platform, else its ELF files', else this machine's.
+    auto options = transfer_options(globals);
+    auto platform = inputs_platform(request->entries, request->platform);
+    if (!platform) return fail(platform.error());
+    options.platform = *platform;
+    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); }, options);
     if (!base) return fail(base.error());
     request->base = std::move(*base);
   }
@@ -242,16 +247,40 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   auto all = read_filtered_records(*store, *filter, o.history ? History::all : History::latest);
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
+  // The latest of a module/name recorded for several platforms is an index over the newest record of
+  // each: one row per platform, since each is an image of its own (digest, time, revision), with the
+  // PLATFORM column shown then, and the index digest (what compose and push name) in --json.
+  std::map<std::string, std::string> index_of;  // identity -> digest of the index it is in
+  if (!o.history) {
+    auto images = store->latest_images(std::move(records));
+    if (!images) return fail(images.error());
+    records.clear();
+    for (auto& image : *images) {
+      for (auto& p : image.platforms) {
+        if (image.is_index()) index_of[p.identity()] = image.descriptor.digest.str();
+        records.push_back(std::move(p));
+      }
+    }
+  }
   if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : records) out.push_back(record_json(r, sizes.of(r.manifest)));
+    for (const auto& r : records) {
+      auto entry = record_json(r, sizes.of(r.manifest));
+      if (const auto it = index_of.find(r.identity()); it != index_of.end()) entry["index"] = it->second;
+      out.push_back(std::move(entry));
+    }
     print_json(out);
     return 0;
   }
   const auto columns = o.wide ? Columns::wide : Columns::standard;
+  const bool platform_column = columns == Columns::standard && !index_of.empty();
+  const auto platform_of = [](const Record& r) {
+    return r.manifest.platform ? platform_text(*r.manifest.platform) : std::string("-");
+  };
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"REPOSITORY", "DIGEST", "RECORDED", "CONFIG", "TARGET", "REVISION"});
+  if (platform_column) rows.front().insert(rows.front().begin() + 1, "PLATFORM");
   if (columns == Columns::wide) {
     for (const char* name : {"SIZE", "MANIFEST_SIZE", "PLATFORM", "MEDIA_TYPE", "BASE"}) rows.front().push_back(name);
   }
@@ -259,12 +288,13 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   for (const auto& r : records) {
     auto& row = rows.emplace_back();
     row = {r.repository(), r.manifest.digest.str(), r.recorded, cell(r.config), cell(r.target), cell(r.revision)};
+    if (platform_column) row.insert(row.begin() + 1, platform_of(r));
     if (columns == Columns::wide) {
       const auto size = sizes.of(r.manifest);
       const auto& p = r.manifest.platform;
       row.push_back(size ? std::to_string(*size) : "-");
       row.push_back(std::to_string(r.manifest.size));
-      row.push_back(p ? p->os + "/" + p->architecture + (p->variant.empty() ? "" : "/" + p->variant) : "-");
+      row.push_back(p ? platform_text(*p) : "-");
       row.push_back(r.manifest.media_type);
       row.push_back(cell(r.base_digest));
     }

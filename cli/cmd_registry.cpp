@@ -17,6 +17,7 @@ struct TransferFlags {
   unsigned jobs = 4;
   std::string chunk_size;  // empty: AREC_CHUNK_SIZE or the default
   bool json = false;
+  std::string platform;  // pull: from an index, the manifest of this platform
 };
 
 Result<TransferOptions> transfer_options(const Globals& globals, const TransferFlags& flags) {
@@ -29,6 +30,11 @@ Result<TransferOptions> transfer_options(const Globals& globals, const TransferF
     options.chunk_size = *chunk;
   }
   if (flags.json) options.progress = ProgressDisplay::none;
+  if (!flags.platform.empty()) {
+    auto platform = parse_platform(flags.platform);
+    if (!platform) return fail(platform.error());
+    options.platform = std::move(*platform);
+  }
   return options;
 }
 
@@ -215,9 +221,10 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("reference", *reference, "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]; without HOST, the node settings' registry")
       ->required();
   add_transfer_flags(*cmd, *flags);
+  cmd->add_option("--platform", flags->platform, "From an image index, the image of OS/ARCH[/VARIANT] (default: this machine's)");
   describe(*cmd,
            "The image is kept in the store by digest only: no name, no address. An index is resolved to this\n"
-           "machine's platform. Use it with `arec record --base REFERENCE`.",
+           "machine's platform, or the one --platform names. Use it with `arec record --base REFERENCE`.",
            {{"arec pull 127.0.0.1:5000/mesh/app:latest", "Fetches the image into the store; prints its digest."},
             {"arec pull mesh/app --json", "From the registry of the node settings (tag latest); a JSON summary."}},
            k_exit_registry);

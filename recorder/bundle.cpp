@@ -315,16 +315,35 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
     blobs.emplace(d.digest, d);
     return {};
   };
-  // The last record of each module/name is the bundle's latest.
+  // The last record of each module/name is the bundle's latest, unless the module/name's image is an
+  // index over records the bundle holds: then the index is, for OCI tools (arec import derives it again
+  // from the records).
   std::map<std::string, std::size_t> last;
   for (std::size_t i = 0; i < records.size(); ++i) last[records[i].repository()] = i;
-
+  auto indexes = store.indexes_of(records);
+  if (!indexes) return fail(indexes.error());
+  std::set<std::string> exported;
+  for (const auto& r : records) exported.insert(r.identity());
+  std::vector<BundleEntry> index_blobs;
   Index index;
+  if (format == BundleFormat::oci) {
+    for (const auto& image : *indexes) {
+      if (!std::ranges::all_of(image.platforms, [&](const Record& p) { return exported.contains(p.identity()); })) continue;
+      const auto repository = image.platforms.front().repository();
+      last.erase(repository);
+      Descriptor d = image.descriptor;
+      d.annotations.emplace(annotation::k_ref_name, repository);
+      index.manifests.push_back(std::move(d));
+      index_blobs.push_back({blob_entry_path(image.descriptor.digest), BundleEntry::Kind::text, {}, image.index});
+    }
+  }
+
   nlohmann::json docker = nlohmann::json::array();
   std::set<Digest> listed;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Record& record = records[i];
-    const bool latest = last[record.repository()] == i;
+    const auto found = last.find(record.repository());
+    const bool latest = found != last.end() && found->second == i;
     const std::string of = record.identity();
     auto manifest = store.read_manifest(record.manifest);
     if (!manifest) return fail(std::move(manifest.error()).context(of));
@@ -370,6 +389,11 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
     entries.push_back({blob_entry_path(digest), BundleEntry::Kind::blob, d, {}});
     ++summary.blobs;
     summary.bytes += d.size;
+  }
+  for (auto& entry : index_blobs) {
+    summary.bytes += static_cast<std::int64_t>(entry.text.size());
+    ++summary.blobs;
+    entries.push_back(std::move(entry));
   }
   for (const auto& dir : directories) entries.push_back({dir + "/", BundleEntry::Kind::directory, {}, {}});
   if (format == BundleFormat::oci) {

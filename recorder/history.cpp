@@ -32,6 +32,19 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta VALUES ('generation', 0), ('view', 0);
 )";
 
+// Format 3: the platforms module/name's image is made of, the newest record of each (see platform_set).
+constexpr const char* k_platforms_schema = R"(
+CREATE TABLE platforms (module TEXT NOT NULL, name TEXT NOT NULL, platform TEXT NOT NULL, seq INTEGER NOT NULL,
+  PRIMARY KEY (module, name, platform)) WITHOUT ROWID;
+)";
+
+// SQL for the platform of the records row `r` as platform_text spells it: os/architecture[/variant].
+std::string platform_of(std::string_view r) {
+  const std::string t(r);
+  return t + ".os || '/' || " + t + ".architecture || CASE WHEN IFNULL(" + t + ".variant, '') = '' THEN '' ELSE '/' || " + t +
+         ".variant END";
+}
+
 constexpr const char* k_record_columns =
     "r.module, r.name, r.digest, r.size, r.media_type, r.recorded, r.target, r.config, r.revision, r.base, r.extra, "
     "r.architecture, r.os, r.variant";
@@ -111,6 +124,24 @@ Result<Record> record_of(const Statement& row, const std::string& where) {
   return r;
 }
 
+// Every record a statement selecting k_record_columns gives.
+Result<std::vector<Record>> all_records(Statement& q, const std::string& where) {
+  std::vector<Record> out;
+  while (q.step()) {
+    auto r = record_of(q, where);
+    if (!r) return fail(r.error());
+    out.push_back(std::move(*r));
+  }
+  if (auto s = q.status(where); !s) return fail(s.error());
+  return out;
+}
+
+// Fills the platforms table from the latest record of each module/name alone.
+std::string platforms_of_latest() {
+  return "INSERT INTO platforms (module, name, platform, seq) SELECT l.module, l.name, " + platform_of("r") +
+         ", l.seq FROM latest l JOIN records r ON r.seq = l.seq WHERE r.architecture IS NOT NULL";
+}
+
 bool has_extra(const Descriptor& d) { return !d.urls.empty() || !d.artifact_type.empty(); }
 
 }  // namespace
@@ -139,18 +170,25 @@ Result<std::shared_ptr<HistoryDb>> HistoryDb::open(const fs::Path& path, DbAcces
   if (rc != SQLITE_OK) return fail_input(path.string() + ": " + sqlite3_errstr(rc));
   // Waiting on a checkpoint or on the writer of another store opened without the lock, never for long.
   sqlite3_busy_timeout(raw, 10000);
-  Statement version(raw, "PRAGMA user_version");
-  if (!version.step()) {
-    if (auto s = version.status(path.string()); !s) return fail(s.error());
-    return fail_input(path.string() + ": no format version");
+  std::int64_t format = 0;
+  {
+    Statement version(raw, "PRAGMA user_version");
+    if (!version.step()) {
+      if (auto s = version.status(path.string()); !s) return fail(s.error());
+      return fail_input(path.string() + ": no format version");
+    }
+    format = version.integer(0);
   }
-  const auto format = version.integer(0);
   if (format > k_store_format) {
     return fail_input("store " + fs::directory_of(fs::directory_of(path)).string() + ": its format (" +
                       std::to_string(format) + ") is newer than this arec understands (" + std::to_string(k_store_format) +
                       "); use a newer arec " + (access == DbAccess::write ? "to write to it" : "to read it"));
   }
-  if (format != k_store_format) return fail_input(path.string() + ": format " + std::to_string(format) + " is not one this arec wrote");
+  if (format == 2) {
+    if (auto s = db->upgrade_from_2(); !s) return fail(std::move(s.error()).context("bringing the store's history to format 3"));
+  } else if (format != k_store_format) {
+    return fail_input(path.string() + ": format " + std::to_string(format) + " is not one this arec wrote");
+  }
   // Without AREC_SYNC nothing is synced, as for every other file of the store (fs::syncing).
   if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s) return fail(s.error());
   // The latest of each module/name lies on pages spread over the file: mapped, they cost no read call each.
@@ -168,6 +206,7 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
   if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s) return fail(s.error());
   auto filled = db->transaction([&]() -> Result<Outcome> {
     if (auto s = db->exec(k_schema); !s) return fail(s.error());
+    if (auto s = db->exec(k_platforms_schema); !s) return fail(s.error());
     for (const auto& d : legacy.manifests) {
       auto record = record_from_descriptor(d);
       if (!record) {
@@ -187,6 +226,9 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
       latest.bind(record->module).bind(record->name).bind(record->manifest.digest.str()).step();
       if (auto s = latest.status(path.string()); !s) return fail(s.error());
     }
+    // Each image is its latest record alone, as index.json named it.
+    if (auto s = db->exec("DELETE FROM platforms"); !s) return fail(s.error());
+    if (auto s = db->exec(platforms_of_latest().c_str()); !s) return fail(s.error());
     if (!legacy.manifests.empty()) {
       if (auto s = db->bump_generation(); !s) return fail(s.error());
     }
@@ -196,6 +238,20 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
   });
   if (!filled) return fail(filled.error());
   return db->exec("PRAGMA journal_mode=WAL");
+}
+
+Status HistoryDb::upgrade_from_2() {
+  return transaction([&]() -> Result<Outcome> {
+    // Another process may have brought it up meanwhile.
+    Statement version(m_db, "PRAGMA user_version");
+    if (!version.step()) return fail(version.status(m_path.string()).error());
+    if (version.integer(0) != 2) return Outcome::roll_back;
+    // Format 2 had one image per module/name, its latest record: so it stays.
+    if (auto s = exec(k_platforms_schema); !s) return fail(s.error());
+    if (auto s = exec(platforms_of_latest().c_str()); !s) return fail(s.error());
+    if (auto s = exec("PRAGMA user_version=3"); !s) return fail(s.error());
+    return Outcome::commit;
+  });
 }
 
 Status HistoryDb::transaction(const std::function<Result<Outcome>()>& work) {
@@ -234,9 +290,15 @@ Status HistoryDb::append(const Record& r) {
   }
   insert.step();
   if (auto s = insert.status(m_path.string()); !s) return s;
-  Statement latest(m_db, "INSERT OR REPLACE INTO latest (module, name, seq) VALUES (?, ?, last_insert_rowid())");
-  latest.bind(r.module).bind(r.name).step();
-  return latest.status(m_path.string());
+  const std::int64_t seq = sqlite3_last_insert_rowid(m_db);
+  Statement latest(m_db, "INSERT OR REPLACE INTO latest (module, name, seq) VALUES (?, ?, ?)");
+  latest.bind(r.module).bind(r.name).bind(seq).step();
+  if (auto s = latest.status(m_path.string()); !s) return s;
+  if (!r.manifest.platform) return {};
+  // It replaces the record of its platform in the image of module/name, and no other.
+  Statement platform(m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) VALUES (?, ?, ?, ?)");
+  platform.bind(r.module).bind(r.name).bind(platform_text(*r.manifest.platform)).bind(seq).step();
+  return platform.status(m_path.string());
 }
 
 Result<bool> HistoryDb::add_other(const Descriptor& d) {
@@ -288,14 +350,7 @@ Result<std::vector<Record>> HistoryDb::history_of(std::string_view module, std::
   std::lock_guard guard(m_mutex);
   Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM records r WHERE r.module = ? AND r.name = ? ORDER BY r.seq");
   q.bind(module).bind(name);
-  std::vector<Record> out;
-  while (q.step()) {
-    auto r = record_of(q, m_path.string());
-    if (!r) return fail(r.error());
-    out.push_back(std::move(*r));
-  }
-  if (auto s = q.status(m_path.string()); !s) return fail(s.error());
-  return out;
+  return all_records(q, m_path.string());
 }
 
 Result<std::optional<Record>> HistoryDb::latest(std::string_view module, std::string_view name) const {
@@ -310,6 +365,39 @@ Result<std::optional<Record>> HistoryDb::latest(std::string_view module, std::st
   }
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return std::optional<Record>();
+}
+
+Result<std::vector<Record>> HistoryDb::platform_set(std::string_view module, std::string_view name) const {
+  std::lock_guard guard(m_mutex);
+  Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                        " FROM platforms p JOIN records r ON r.seq = p.seq WHERE p.module = ? AND p.name = ? ORDER BY p.platform");
+  q.bind(module).bind(name);
+  return all_records(q, m_path.string());
+}
+
+Result<std::map<std::string, std::vector<Record>>> HistoryDb::platform_sets() const {
+  std::lock_guard guard(m_mutex);
+  // One query for all: the view and `records` ask for every module/name at once.
+  Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                        " FROM platforms p JOIN records r ON r.seq = p.seq WHERE (p.module, p.name) IN "
+                        "(SELECT module, name FROM platforms GROUP BY module, name HAVING COUNT(*) > 1) "
+                        "ORDER BY p.module, p.name, p.platform");
+  auto records = all_records(q, m_path.string());
+  if (!records) return fail(records.error());
+  std::map<std::string, std::vector<Record>> out;
+  for (auto& r : *records) out[r.repository()].push_back(std::move(r));
+  return out;
+}
+
+Result<std::vector<std::string>> HistoryDb::recorded_platforms(std::string_view module, std::string_view name) const {
+  std::lock_guard guard(m_mutex);
+  Statement q(m_db, "SELECT DISTINCT " + platform_of("r") +
+                        " FROM records r WHERE r.module = ? AND r.name = ? AND r.architecture IS NOT NULL ORDER BY 1");
+  q.bind(module).bind(name);
+  std::vector<std::string> out;
+  while (q.step()) out.push_back(q.text(0));
+  if (auto s = q.status(m_path.string()); !s) return fail(s.error());
+  return out;
 }
 
 Result<std::vector<Descriptor>> HistoryDb::others(std::optional<std::string_view> subject) const {
@@ -387,14 +475,44 @@ Result<std::size_t> HistoryDb::remove(std::string_view module, std::string_view 
                        "(SELECT 1 FROM records WHERE module = ?1 AND name = ?2)");
   gone.bind(module).bind(name).step();
   if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
+  // A platform whose record went is made of the newest record of that platform left, or leaves the set.
+  const std::string newest_of_platform = "(SELECT MAX(r.seq) FROM records r WHERE r.module = p.module AND r.name = p.name AND " +
+                                         platform_of("r") + " = p.platform)";
+  Statement replaced(m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) SELECT p.module, p.name, p.platform, " +
+                               newest_of_platform + " FROM platforms p WHERE p.module = ?1 AND p.name = ?2 AND " +
+                               "p.seq NOT IN (SELECT seq FROM records) AND " + newest_of_platform + " IS NOT NULL");
+  replaced.bind(module).bind(name).step();
+  if (auto s = replaced.status(m_path.string()); !s) return fail(s.error());
+  Statement left(m_db, "DELETE FROM platforms WHERE module = ?1 AND name = ?2 AND seq NOT IN (SELECT seq FROM records)");
+  left.bind(module).bind(name).step();
+  if (auto s = left.status(m_path.string()); !s) return fail(s.error());
   return removed;
 }
 
+Status HistoryDb::set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms) {
+  Statement clear(m_db, "DELETE FROM platforms WHERE module = ? AND name = ?");
+  clear.bind(module).bind(name).step();
+  if (auto s = clear.status(m_path.string()); !s) return s;
+  for (const auto& platform : platforms) {
+    Statement add(m_db, "INSERT INTO platforms (module, name, platform, seq) SELECT module, name, " + platform_of("r") +
+                            ", MAX(seq) FROM records r WHERE module = ?1 AND name = ?2 AND " + platform_of("r") +
+                            " = ?3 GROUP BY module, name");
+    add.bind(module).bind(name).bind(platform).step();
+    if (auto s = add.status(m_path.string()); !s) return s;
+    if (sqlite3_changes(m_db) == 0) {
+      return fail_input(std::string(module) + "/" + std::string(name) + " has no record for " + platform);
+    }
+  }
+  return {};
+}
+
 Result<std::size_t> HistoryDb::trim(std::size_t keep) {
-  // An entry goes when `keep` newer entries of its module/name exist; the latest (the newest) stays.
+  // An entry goes when `keep` newer entries of its module/name exist; the latest (the newest) stays, and
+  // so does the record of each platform its image is made of.
   Statement q(m_db,
               "DELETE FROM records WHERE seq IN (SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER "
-              "(PARTITION BY module, name ORDER BY seq DESC) AS n FROM records) WHERE n > ?)");
+              "(PARTITION BY module, name ORDER BY seq DESC) AS n FROM records) WHERE n > ?) "
+              "AND seq NOT IN (SELECT seq FROM latest) AND seq NOT IN (SELECT seq FROM platforms)");
   q.bind(static_cast<std::int64_t>(keep)).step();
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return static_cast<std::size_t>(sqlite3_changes(m_db));
@@ -424,6 +542,12 @@ Result<std::vector<std::string>> HistoryDb::integrity_problems() const {
     }
   }
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
+  Statement gone(m_db, "SELECT p.module, p.name, p.platform FROM platforms p WHERE p.seq NOT IN (SELECT seq FROM records)");
+  while (gone.step()) {
+    problems.push_back(m_path.string() + ": the image of " + gone.text(0) + "/" + gone.text(1) + " names a record for " +
+                       gone.text(2) + " that is not in the history");
+  }
+  if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
   Statement check(m_db, "PRAGMA quick_check");
   while (check.step()) {
     if (auto line = check.text(0); line != "ok") problems.push_back(m_path.string() + ": " + line);

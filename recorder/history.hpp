@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,8 +25,9 @@ struct sqlite3;
 
 namespace arec {
 
-// The store format this arec writes: 1 was index.json alone, 2 adds arec/history.db.
-inline constexpr int k_store_format = 2;
+// The store format this arec writes: 1 was index.json alone, 2 adds arec/history.db, 3 the platforms
+// each module/name's image is made of (a format-2 database is brought to 3 when opened).
+inline constexpr int k_store_format = 3;
 
 enum class DbAccess { read, write };
 
@@ -50,6 +52,14 @@ class HistoryDb {
   Status for_each_record(const RecordVisitor& visit) const;
   Result<std::vector<Record>> history_of(std::string_view module, std::string_view name) const;
   Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
+  // The platforms module/name's image is made of: the newest record of each, by platform text
+  // (platform_text). Recording for a platform replaces that platform's; two or more make the image an
+  // index over them (see Store::LatestImage).
+  Result<std::vector<Record>> platform_set(std::string_view module, std::string_view name) const;
+  // The same for every module/name made of two or more platforms, by "module/name".
+  Result<std::map<std::string, std::vector<Record>>> platform_sets() const;
+  // Every platform module/name has a record for, by platform text.
+  Result<std::vector<std::string>> recorded_platforms(std::string_view module, std::string_view name) const;
   // Index entries that are not records (pulled images, referrers), oldest first; with a subject, only
   // the referrers of that manifest.
   Result<std::vector<Descriptor>> others(std::optional<std::string_view> subject = std::nullopt) const;
@@ -73,6 +83,9 @@ class HistoryDb {
   // Removes history entries of module/name (all, or those of `digest`); the latest becomes the newest
   // entry left. Returns how many were removed.
   Result<std::size_t> remove(std::string_view module, std::string_view name, std::optional<Digest> digest);
+  // Makes module/name's image the newest record of each of `platforms` (platform texts); one that has
+  // no record is refused.
+  Status set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms);
   // Keeps the newest `keep` entries of each module/name; returns how many were removed.
   Result<std::size_t> trim(std::size_t keep);
   // Removes referrers whose subject is neither a record nor another entry; returns how many.
@@ -84,6 +97,7 @@ class HistoryDb {
  private:
   HistoryDb(sqlite3* db, fs::Path path) : m_db(db), m_path(std::move(path)) {}
   Status exec(const char* sql) const;
+  Status upgrade_from_2();
   Result<std::vector<Descriptor>> others_where(std::string_view where, std::optional<std::string_view> subject) const;
 
   sqlite3* m_db;

@@ -183,17 +183,27 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Sbo
 
 }  // namespace
 
-Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what) {
+namespace {
+
+bool is_for(const Platform& candidate, const Platform& wanted) {
+  return candidate.os == wanted.os && candidate.architecture == wanted.architecture &&
+         (wanted.variant.empty() || candidate.variant == wanted.variant);
+}
+
+}  // namespace
+
+Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what,
+                                            const std::optional<Platform>& platform) {
   if (descriptor.media_type != media_type::k_index && descriptor.media_type != media_type::k_docker_list) {
     return descriptor;
   }
   auto index = layout.read_image_index(descriptor);
   if (!index) return fail(std::move(index.error()).context(what));
-  const Platform host = host_platform();
+  const Platform wanted = platform.value_or(host_platform());
   for (const auto& m : index->manifests) {
-    if (m.platform && m.platform->os == host.os && m.platform->architecture == host.architecture) return m;
+    if (m.platform && is_for(*m.platform, wanted)) return m;
   }
-  return fail_input(std::string(what) + ": no image for " + host.architecture + "/" + host.os);
+  return fail_input(std::string(what) + ": no image for " + platform_text(wanted));
 }
 
 Result<BaseImage> open_layout_base(std::string_view spec) {
@@ -226,15 +236,23 @@ Result<BaseImage> open_layout_base(std::string_view spec) {
   return BaseImage{std::move(*layout), *manifest};
 }
 
-Result<BaseImage> open_record_base(const Store& store, std::string_view module, std::string_view name) {
+Result<BaseImage> open_record_base(const Store& store, std::string_view module, std::string_view name,
+                                   const std::optional<Platform>& platform) {
   const std::string what = "base \"" + std::string(module) + "/" + std::string(name) + "\"";
-  auto latest = store.latest(module, name);
+  auto latest = store.latest_image(module, name);
   if (!latest) return fail(std::move(latest.error()).context(what));
   if (!*latest) {
     return fail_input(what + ": no record of " + std::string(module) + "/" + std::string(name) + " in the store " +
                       store.dir().string() + " (an image of a registry is written with its domain: HOST[:PORT]/PATH)");
   }
-  return BaseImage{store, (*latest)->manifest};
+  if (!(*latest)->is_index()) return BaseImage{store, (*latest)->platforms.front().manifest};
+  const Platform wanted = platform.value_or(host_platform());
+  std::string recorded;
+  for (const auto& r : (*latest)->platforms) {
+    if (is_for(*r.manifest.platform, wanted)) return BaseImage{store, r.manifest};
+    recorded += (recorded.empty() ? "" : ", ") + platform_text(*r.manifest.platform);
+  }
+  return fail_input(what + ": no record for " + platform_text(wanted) + " (recorded for " + recorded + ")");
 }
 
 namespace {

@@ -21,9 +21,13 @@ struct BaseImage {
 // An index is resolved to the manifest for this machine's platform.
 Result<BaseImage> open_layout_base(std::string_view spec);
 // The latest record of module/name in the store, as a base: no network.
-Result<BaseImage> open_record_base(const Store& store, std::string_view module, std::string_view name);
+// A module/name recorded for several platforms gives the record of `platform` (else this machine's).
+Result<BaseImage> open_record_base(const Store& store, std::string_view module, std::string_view name,
+                                   const std::optional<Platform>& platform = std::nullopt);
 // The manifest for the host platform behind `descriptor`, following an image index if it is one.
-Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what);
+// With `platform`, that platform's (its variant too when it names one).
+Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what,
+                                            const std::optional<Platform>& platform = std::nullopt);
 
 // What document describes a record's content besides the record itself.
 enum class SbomFormat { spdx, none };

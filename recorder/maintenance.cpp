@@ -112,6 +112,12 @@ Result<std::vector<Descriptor>> held_entries(const Store& store) {
   auto others = store.history()->others();
   if (!others) return fail(others.error());
   for (auto& d : *others) out.push_back(std::move(d));
+  // The image indexes over several platforms' records are derived, held by the view alone.
+  auto view = store.view();
+  if (!view) return fail(view.error());
+  for (auto& d : view->manifests) {
+    if (d.media_type == media_type::k_index) out.push_back(std::move(d));
+  }
   return out;
 }
 

@@ -347,13 +347,100 @@ Result<HistoryDb*> Store::writable_history() const {
   return m_history.get();
 }
 
-Result<Index> Store::view() const {
+namespace {
+
+// The image of module/name: its latest record alone, or with two or more platforms in `set`, an index
+// over them in the set's order (by platform), so that the same set always gives the same bytes.
+Result<Store::LatestImage> image_of(Record latest, std::vector<Record> set) {
+  Store::LatestImage image;
+  if (set.size() < 2) {
+    image.descriptor = latest.manifest;
+    image.platforms.push_back(std::move(latest));
+    return image;
+  }
   Index index;
-  if (!m_history) return read_index();
+  for (const auto& r : set) {
+    Descriptor d = r.manifest;
+    d.annotations.clear();
+    d.urls.clear();
+    index.manifests.push_back(std::move(d));
+  }
+  auto bytes = canonical_json(to_json(index));
+  if (!bytes) return fail(bytes.error());
+  image.descriptor = Descriptor{std::string(media_type::k_index), digest_of(*bytes), static_cast<std::int64_t>(bytes->size()), {}, {}, {}, {}};
+  image.index = std::move(*bytes);
+  image.platforms = std::move(set);
+  return image;
+}
+
+}  // namespace
+
+Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view module, std::string_view name) const {
+  auto newest = latest(module, name);
+  if (!newest) return fail(newest.error());
+  if (!*newest) return std::optional<LatestImage>();
+  std::vector<Record> set;
+  if (m_history) {
+    auto platforms = m_history->platform_set(module, name);
+    if (!platforms) return fail(platforms.error());
+    set = std::move(*platforms);
+  }
+  auto image = image_of(std::move(**newest), std::move(set));
+  if (!image) return fail(image.error());
+  return std::optional<LatestImage>(std::move(*image));
+}
+
+Result<std::vector<Store::LatestImage>> Store::latest_images(std::vector<Record> latest) const {
+  std::map<std::string, std::vector<Record>> sets;
+  if (m_history) {
+    auto read = m_history->platform_sets();
+    if (!read) return fail(read.error());
+    sets = std::move(*read);
+  }
+  std::vector<LatestImage> out;
+  for (auto& r : latest) {
+    auto set = sets.extract(r.repository());
+    auto image = image_of(std::move(r), set ? std::move(set.mapped()) : std::vector<Record>());
+    if (!image) return fail(image.error());
+    out.push_back(std::move(*image));
+  }
+  return out;
+}
+
+
+Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const {
+  // Only module/names of several platforms are in `sets`: the view of a large store streams.
+  auto sets = m_history->platform_sets();
+  if (!sets) return fail(sets.error());
+  // Records are listed each under its own name, even two of one digest; other entries once each.
   std::set<std::string> listed;
+  auto add = [&](Descriptor&& d) -> Status {
+    listed.insert(d.digest.str());
+    return visit(std::move(d));
+  };
+  auto add_once = [&](Descriptor&& d) -> Status { return listed.contains(d.digest.str()) ? Status{} : add(std::move(d)); };
   auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
-    listed.insert(r.manifest.digest.str());
-    index.manifests.push_back(to_descriptor(r, Latest::yes));
+    auto set = sets->extract(r.repository());
+    auto image = image_of(std::move(r), set ? std::move(set.mapped()) : std::vector<Record>());
+    if (!image) return fail(image.error());
+    if (!image->is_index()) return add(to_descriptor(image->platforms.front(), Latest::yes));
+    // The index carries ref.name (so tools find it), then each platform's record and its referrers
+    // (the view's other entries below are the referrers of latest records only). The index blob is
+    // derived like the view, and written before the view names it.
+    if (write_indexes && !has_blob(image->descriptor)) {
+      if (auto s = fs::write_file_atomic(temp_dir(), blob_path(image->descriptor.digest), image->index); !s) return s;
+    }
+    Descriptor index = image->descriptor;
+    index.annotations.emplace(annotation::k_ref_name, image->platforms.front().repository());
+    if (auto s = add(std::move(index)); !s) return s;
+    for (const auto& p : image->platforms) {
+      if (auto s = add(to_descriptor(p, Latest::no)); !s) return s;
+      auto referrers = m_history->others(p.manifest.digest.str());
+      if (!referrers) return fail(referrers.error());
+      for (auto& d : *referrers) {
+        if (auto s = add_once(std::move(d)); !s) return s;
+      }
+    }
     return {};
   });
   if (!latest) return fail(latest.error());
@@ -363,9 +450,19 @@ Result<Index> Store::view() const {
   for (auto& d : *others) {
     const auto subject = d.annotation(annotation::k_subject);
     if (!subject.empty() && !listed.contains(subject)) continue;
-    listed.insert(d.digest.str());
-    index.manifests.push_back(std::move(d));
+    if (auto s = add_once(std::move(d)); !s) return s;
   }
+  return {};
+}
+
+Result<Index> Store::view() const {
+  Index index;
+  if (!m_history) return read_index();
+  auto s = for_each_view_entry([&](Descriptor&& d) -> Status {
+    index.manifests.push_back(std::move(d));
+    return {};
+  }, false);
+  if (!s) return fail(s.error());
   auto generation = m_history->generation();
   if (!generation) return fail(generation.error());
   if (*generation > 0) index.annotations.emplace(k_generation, std::to_string(*generation));
@@ -381,30 +478,17 @@ Status Store::write_view() const {
   if (*generation > 0) text += R"("annotations":{")" + std::string(k_generation) + R"(":")" + std::to_string(*generation) + R"("},)";
   text += R"("manifests":[)";
   bool first = true;
-  const auto add = [&](const Descriptor& d) -> Status {
+  auto s = for_each_view_entry([&](Descriptor&& d) -> Status {
     auto entry = canonical_json(to_json(d));
     if (!entry) return fail(std::move(entry.error()).context("writing " + in_store(m_dir, "index.json")));
     if (!first) text.push_back(',');
     first = false;
     text += *entry;
     return {};
-  };
-  std::set<std::string> listed;
-  auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
-    listed.insert(r.manifest.digest.str());
-    return add(to_descriptor(r, Latest::yes));
-  });
-  if (!latest) return fail(latest.error());
-  auto others = m_history->others_in_view();
-  if (!others) return fail(others.error());
-  for (const auto& d : *others) {
-    const auto subject = d.annotation(annotation::k_subject);
-    if (!subject.empty() && !listed.contains(subject)) continue;
-    listed.insert(d.digest.str());
-    if (auto s = add(d); !s) return s;
-  }
+  }, true);
+  if (!s) return s;
   text += R"(],"mediaType":")" + std::string(media_type::k_index) + R"(","schemaVersion":2})";
-  if (auto s = fs::write_file_atomic(temp_dir(), m_dir / "index.json", text); !s) return s;
+  if (auto w = fs::write_file_atomic(temp_dir(), m_dir / "index.json", text); !w) return w;
   return m_history->set_view_generation(*generation);
 }
 
@@ -577,6 +661,76 @@ Result<Store::Commit> Store::tag(std::string_view module, std::string_view name,
   if (!s) return fail(s.error());
   if (auto v = outcome->changed ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
   return *outcome;
+}
+
+Result<std::vector<Store::LatestImage>> Store::indexes_of(const std::vector<Record>& records) const {
+  auto all_latest = this->records(History::latest);
+  if (!all_latest) return fail(all_latest.error());
+  std::set<std::string> latest_ids;
+  for (const auto& r : *all_latest) latest_ids.insert(r.identity());
+  std::vector<Record> latest;
+  for (const auto& r : records) {
+    if (latest_ids.contains(r.identity())) latest.push_back(r);
+  }
+  auto images = latest_images(std::move(latest));
+  if (!images) return fail(images.error());
+  std::erase_if(*images, [](const LatestImage& image) { return !image.is_index(); });
+  return images;
+}
+
+Result<std::vector<Record>> Store::with_platforms(std::vector<Record> records) const {
+  auto indexes = indexes_of(records);
+  if (!indexes) return fail(indexes.error());
+  std::set<std::string> have;
+  for (const auto& r : records) have.insert(r.identity());
+  for (auto& image : *indexes) {
+    for (auto& p : image.platforms) {
+      if (have.insert(p.identity()).second) records.push_back(std::move(p));
+    }
+  }
+  return records;
+}
+
+Result<Store::LatestImage> Store::set_platforms(std::string_view module, std::string_view name,
+                                               const std::vector<std::string>& platforms) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  const std::string repository = std::string(module) + "/" + std::string(name);
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto recorded = (*db)->recorded_platforms(module, name);
+    if (!recorded) return fail(recorded.error());
+    if (recorded->empty()) return fail_input(repository + ": no record with a platform in store " + m_dir.string());
+    const auto& wanted = platforms.empty() ? *recorded : platforms;
+    for (const auto& p : wanted) {
+      if (std::ranges::find(*recorded, p) == recorded->end()) {
+        std::string list;
+        for (const auto& r : *recorded) list += (list.empty() ? "" : ", ") + r;
+        return fail_input(repository + " has no record for " + p + " (it has records for " + list + ")");
+      }
+    }
+    if (auto set = (*db)->set_platforms(module, name, wanted); !set) return fail(set.error());
+    if (wanted.size() == 1) {
+      // One platform: its record becomes the latest too, unless it is already.
+      auto latest = (*db)->latest(module, name);
+      if (!latest) return fail(latest.error());
+      auto set = (*db)->platform_set(module, name);
+      if (!set) return fail(set.error());
+      if (!*latest || (*latest)->manifest.digest != set->front().manifest.digest) {
+        Record again = set->front();
+        again.recorded = now_rfc3339();
+        if (auto a = (*db)->append(again); !a) return fail(a.error());
+      }
+    }
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = write_view(); !v) return fail(v.error());
+  auto image = latest_image(module, name);
+  if (!image) return fail(image.error());
+  return std::move(**image);
 }
 
 Result<std::size_t> Store::remove(std::string_view module, std::string_view name, std::optional<Digest> digest) const {

@@ -113,6 +113,28 @@ class Store : public Layout {
   // The latest record of module/name, if any. Reads without the lock (WAL readers never wait).
   Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
 
+  // What `module/name` (its latest) names: the newest record's manifest when module/name has records
+  // of one platform, else an OCI image index over the newest record of each platform, sorted by
+  // platform so that the same set always gives the same bytes and digest.
+  struct LatestImage {
+    Descriptor descriptor;          // the manifest's, or the index's (media type, digest, size)
+    std::string index;              // the index's bytes; empty for a single manifest
+    std::vector<Record> platforms;  // the records it covers, in the index's order; the newest alone for a manifest
+    bool is_index() const { return !index.empty(); }
+  };
+  Result<std::optional<LatestImage>> latest_image(std::string_view module, std::string_view name) const;
+  // The images of `latest` (the latest records of their module/names), reading the history once.
+  Result<std::vector<LatestImage>> latest_images(std::vector<Record> latest) const;
+  // The images among `records` that are indexes: those of the module/names whose latest they hold.
+  Result<std::vector<LatestImage>> indexes_of(const std::vector<Record>& records) const;
+  // `records` and, for each index of indexes_of(records), the records of its other platforms after
+  // them: what carrying those images (push, verify, move, export) takes.
+  Result<std::vector<Record>> with_platforms(std::vector<Record> records) const;
+  // Makes module/name's image the newest record of each of `platforms` ("os/arch[/variant]"), or of
+  // every platform recorded when it is empty. A single platform's newest record also becomes the
+  // latest, as `tag` makes it (a new history entry), so the image and the latest agree.
+  Result<LatestImage> set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms) const;
+
   struct Commit {
     Record record;  // what the store holds as the latest of module/name
     bool changed;   // false when it already held exactly this digest
@@ -166,6 +188,9 @@ class Store : public Layout {
   Result<HistoryDb*> writable_history() const;
   Status refresh_view_if_behind() const;
   Status catch_up_view() const;
+  // The view's entries in order, each digest once; with `write_indexes`, the blob of each derived
+  // index is written before the entry naming it.
+  Status for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const;
 
   std::shared_ptr<fs::FileLock> m_writers_lock;
   std::shared_ptr<HistoryDb> m_history;

@@ -158,7 +158,10 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
 
 Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, const TransferOptions& options) {
   MoveOutcome outcome;
-  for (const auto& record : plan.records) {
+  // An image index goes whole: each platform's record is fetched where the store lacks it, like the rest.
+  auto records = store.with_platforms(plan.records);
+  if (!records) return fail(records.error());
+  for (const auto& record : *records) {
     if (store.holds_image(record.manifest)) continue;
     spdlog::info("{}: the store lacks some of its blobs; fetching it from {}", record.identity(), plan.from.host);
     Reference source{plan.from.host, record.repository(), "", record.manifest.digest.str()};

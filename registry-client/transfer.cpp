@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace arec {
 
@@ -507,13 +508,32 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
   const std::string context = "pushing " + (records.size() == 1 ? records.front().repository() : "records") + " to " + run.host();
   auto record_tags = tags_of(store, records, tags);
   if (!record_tags) return fail(record_tags.error());
+  // Where the latest of a module/name is an index over several platforms, that index gets the latest's
+  // tags, after the newest record of each platform (the registry accepts an index only over manifests
+  // it holds).
+  std::vector<Record> all = records;
+  std::vector<std::pair<Store::LatestImage, std::vector<std::string>>> indexes;
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    if (std::ranges::find((*record_tags)[r], "latest") == (*record_tags)[r].end()) continue;
+    auto image = store.latest_image(records[r].module, records[r].name);
+    if (!image) return fail(image.error());
+    if (!*image || !(*image)->is_index()) continue;
+    auto index_tags = std::exchange((*record_tags)[r], {});
+    for (const auto& platform : (*image)->platforms) {
+      if (std::ranges::none_of(all, [&](const Record& x) { return x.identity() == platform.identity(); })) {
+        all.push_back(platform);
+        record_tags->emplace_back();
+      }
+    }
+    indexes.emplace_back(std::move(**image), std::move(index_tags));
+  }
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   // Records whose manifest the registry holds already have all their blobs there.
   std::vector<RecordPlan> plans;
   std::vector<std::pair<Record, std::vector<Descriptor>>> referrers_of;
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    const Record& record = records[r];
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const Record& record = all[r];
     auto plan = plan_record(run, store, record);
     if (!plan) return fail(plan.error());
     plan->tags = (*record_tags)[r];
@@ -522,6 +542,16 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
     auto referrers = store.referrers(record.manifest.digest);
     if (!referrers) return fail(referrers.error());
     if (!referrers->empty()) referrers_of.emplace_back(record, std::move(*referrers));
+  }
+  for (auto& [image, index_tags] : indexes) {
+    Record carrier = image.platforms.front();
+    carrier.manifest = image.descriptor;
+    const std::string doing = "pushing " + carrier.repository() + " to " + run.host() + ": checking index " + carrier.manifest.digest.str();
+    auto found = run.step(doing, {}, [&] { return run.session.head_manifest(carrier.repository(), carrier.manifest.digest.str()); });
+    if (!found) return fail(found.error());
+    const bool present = found->has_value() && (*found)->digest == carrier.manifest.digest;
+    summary.images.push_back({carrier.repository(), carrier.manifest.digest, index_tags, present});
+    plans.push_back({carrier, image.index, std::string(media_type::k_index), {}, present, std::move(index_tags)});
   }
   BlobCounts images;
   if (auto s = push_plans(run, store, plans, images); !s) return fail(s.error());
@@ -579,7 +609,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   auto image = store_manifest(run, store, repository, wanted, context);
   if (!image) return fail(image.error());
   outcome.image = *image;
-  auto platform = select_platform_manifest(store, outcome.image, context);
+  auto platform = select_platform_manifest(store, outcome.image, context, options.platform);
   if (!platform) return fail(platform.error());
   outcome.manifest = *platform;
   if (outcome.manifest.digest != outcome.image.digest) {
@@ -658,8 +688,22 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
   Run run(address, Access::pull, options);
   std::vector<VerifyItem> items;
   if (records.empty()) return items;
+  // An image index is checked whole: each platform's record, and the index itself by its digest.
+  std::vector<Record> all = records;
+  if (store) {
+    auto indexes = store->indexes_of(records);
+    if (!indexes) return fail(indexes.error());
+    auto expanded = store->with_platforms(records);
+    if (!expanded) return fail(expanded.error());
+    all = std::move(*expanded);
+    for (const auto& image : *indexes) {
+      Record index = image.platforms.front();
+      index.manifest = image.descriptor;
+      all.push_back(std::move(index));
+    }
+  }
   if (auto s = run.ping("verifying records at " + run.host()); !s) return fail(s.error());
-  for (const auto& record : records) {
+  for (const auto& record : all) {
     const std::string doing = "verifying " + record.repository() + " at " + run.host() + ": checking manifest " +
                               record.manifest.digest.str();
     auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
@@ -731,7 +775,7 @@ Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryL
   // MODULE/NAME with no domain, tag or digest is a record of this store: its latest, no network.
   if (reference->domain.empty() && reference->tag.empty() && reference->digest.empty() && reference->segments() == 2) {
     const auto slash = reference->path.find('/');
-    return open_record_base(store, reference->path.substr(0, slash), reference->path.substr(slash + 1));
+    return open_record_base(store, reference->path.substr(0, slash), reference->path.substr(slash + 1), options.platform);
   }
   if (!reference->digest.empty()) {
     auto digest = Digest::parse(reference->digest);

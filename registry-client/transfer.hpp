@@ -29,6 +29,8 @@ struct TransferOptions {
   std::int64_t chunk_size = k_default_chunk_size;  // blobs larger than this go up in PATCH chunks
   ProgressDisplay progress = ProgressDisplay::none;
   RetryPolicy retry{};
+  // From an image index, the manifest of this platform (pull, a base); none: this machine's.
+  std::optional<Platform> platform;
 };
 
 // A byte count as "67108864", "64M", "64MiB", "512k" (binary units); at least 1.

@@ -76,12 +76,24 @@ expect_contains "$OUT" "index.json is behind the history"
 expect_exit 0 "$AREC" record --module infra --name tool --file "$T/tool=/opt/tool"
 expect_eq "$current" "$(cat "$AREC_STORE/index.json")" "index.json after the next writer"
 
+note "a store of format 2 (one image per module/name, before the platforms table) is brought to 3 by its next reader"
+sql() { python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); r = c.execute(sys.argv[2]).fetchall(); c.commit(); print("\n".join(" ".join(map(str, row)) for row in r))' "$AREC_STORE/arec/history.db" "$1"; }
+sql "DROP TABLE platforms" >/dev/null
+sql "PRAGMA user_version = 2" >/dev/null
+expect_exit 0 "$AREC" records --json
+latest=$OUT
+expect_eq 3 "$(sql "PRAGMA user_version")" "the format after a reader opened it"
+expect_eq "$(jq -r '[.[] | "\(.module) \(.name) \(.platform)"] | sort | join(",")' <<<"$latest")" \
+  "$(sql "SELECT module, name, platform FROM platforms ORDER BY module, name" | paste -sd,)" "the platforms: each latest record's own"
+expect_eq "$current" "$(cat "$AREC_STORE/index.json")" "index.json after the upgrade"
+expect_exit 0 "$AREC" check
+
 note "a store of a newer format: refused for writing, with a message saying so, and left as it was"
 python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA user_version = 99"); c.commit()' \
   "$AREC_STORE/arec/history.db"
 state=$(tree_state "$AREC_STORE")
 expect_exit 2 "$AREC" record --module infra --name tool --file "$T/tool=/opt/tool"
-expect_one_line_error "store $AREC_STORE: its format (99) is newer than this arec understands (2); use a newer arec to write to it"
+expect_one_line_error "store $AREC_STORE: its format (99) is newer than this arec understands (3); use a newer arec to write to it"
 expect_exit 2 "$AREC" gc
 expect_one_line_error "is newer than this arec understands"
 expect_eq "$state" "$(tree_state "$AREC_STORE")" "the newer store after the refusals"
