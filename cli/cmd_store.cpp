@@ -123,7 +123,7 @@ void add_check(CLI::App& app, Globals& globals, Action& action) {
 void add_gc(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<GcOptions>();
   auto* cmd = app.add_subcommand("gc", "Remove blobs no record needs");
-  cmd->add_option("--keep", o->keep, "Keep only the newest N records of each module/name (default: all)")
+  cmd->add_option("--keep", o->keep, "Keep only the newest N records of each module/name, and each platform's record of its image (default: all)")
       ->check(count_from_one());
   cmd->add_flag("--dry-run", o->dry_run, "Say what would be removed, remove nothing");
   cmd->add_flag("--json", o->json, "Print the summary as JSON");

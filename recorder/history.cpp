@@ -480,10 +480,10 @@ Result<std::size_t> HistoryDb::remove(std::string_view module, std::string_view 
                                          platform_of("r") + " = p.platform)";
   Statement replaced(m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) SELECT p.module, p.name, p.platform, " +
                                newest_of_platform + " FROM platforms p WHERE p.module = ?1 AND p.name = ?2 AND " +
-                               "p.seq NOT IN (SELECT seq FROM records) AND " + newest_of_platform + " IS NOT NULL");
+                               "NOT EXISTS (SELECT 1 FROM records WHERE seq = p.seq) AND " + newest_of_platform + " IS NOT NULL");
   replaced.bind(module).bind(name).step();
   if (auto s = replaced.status(m_path.string()); !s) return fail(s.error());
-  Statement left(m_db, "DELETE FROM platforms WHERE module = ?1 AND name = ?2 AND seq NOT IN (SELECT seq FROM records)");
+  Statement left(m_db, "DELETE FROM platforms WHERE module = ?1 AND name = ?2 AND NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = platforms.seq)");
   left.bind(module).bind(name).step();
   if (auto s = left.status(m_path.string()); !s) return fail(s.error());
   return removed;
@@ -542,7 +542,7 @@ Result<std::vector<std::string>> HistoryDb::integrity_problems() const {
     }
   }
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
-  Statement gone(m_db, "SELECT p.module, p.name, p.platform FROM platforms p WHERE p.seq NOT IN (SELECT seq FROM records)");
+  Statement gone(m_db, "SELECT p.module, p.name, p.platform FROM platforms p WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = p.seq)");
   while (gone.step()) {
     problems.push_back(m_path.string() + ": the image of " + gone.text(0) + "/" + gone.text(1) + " names a record for " +
                        gone.text(2) + " that is not in the history");

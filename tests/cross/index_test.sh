@@ -154,4 +154,12 @@ expect_eq "linux/amd64 $amd64,linux/arm64 $arm64" "$(jq -r '[.platforms[] | "\(.
   "the image after rm"
 expect_eq "$index" "$(json_get .digest <<<"$OUT")" "the same set as before gives the same index"
 expect_exit 0 "$AREC" check
+
+note "gc --keep 1 keeps each platform's record of the image, not only the newest entry"
+expect_exit 0 "$AREC" gc --keep 1
+expect_exit 0 "$AREC" index "$M/hello" --json
+expect_eq "$index" "$(json_get .digest <<<"$OUT")" "the image after gc --keep 1"
+expect_eq "$(printf '%s\n' "$amd64" "$arm64" | sort | paste -sd' ')" \
+  "$("$AREC" records "$M/hello" --history --json | jq -r '[.[].digest] | unique | join(" ")')" "the history after gc --keep 1"
+expect_exit 0 "$AREC" check
 echo PASS
