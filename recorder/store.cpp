@@ -407,7 +407,6 @@ Result<std::vector<Store::LatestImage>> Store::latest_images(std::vector<Record>
   return out;
 }
 
-
 Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const {
   // Only module/names of several platforms are in `sets`: the view of a large store streams.
   auto sets = m_history->platform_sets();
@@ -702,7 +701,9 @@ Result<Store::LatestImage> Store::set_platforms(std::string_view module, std::st
     auto recorded = (*db)->recorded_platforms(module, name);
     if (!recorded) return fail(recorded.error());
     if (recorded->empty()) return fail_input(repository + ": no record with a platform in store " + m_dir.string());
-    const auto& wanted = platforms.empty() ? *recorded : platforms;
+    std::vector<std::string> wanted = platforms.empty() ? *recorded : platforms;
+    std::ranges::sort(wanted);
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
     for (const auto& p : wanted) {
       if (std::ranges::find(*recorded, p) == recorded->end()) {
         std::string list;

@@ -267,7 +267,12 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, on_debug);
     curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
   }
-  if (!m_impl->options.ca_file.empty()) {
+  if (request.tls_probe) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+    curl_easy_setopt(curl, CURLOPT_CAINFO, nullptr);
+    curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+  } else if (!m_impl->options.ca_file.empty()) {
     // The given bundle replaces libcurl's default one; the system's directory keeps its CAs trusted too.
     curl_easy_setopt(curl, CURLOPT_CAINFO, m_impl->options.ca_file.c_str());
     curl_easy_setopt(curl, CURLOPT_CAPATH, k_system_ca_directory);

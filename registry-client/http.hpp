@@ -58,6 +58,10 @@ struct Request {
   Redirects redirects = Redirects::stop;
   // Bytes moved so far (sent for uploads, received for downloads); returning false cancels.
   std::function<bool(std::int64_t)> on_progress{};
+  // Only asks whether the server speaks TLS at all: its certificate is not checked, so no CA bundle is
+  // loaded (40 ms of CPU), and the answer must be used for nothing else. libcurl never reuses such a
+  // connection for a request that checks certificates.
+  bool tls_probe = false;
 };
 
 struct Response {

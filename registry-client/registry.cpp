@@ -145,7 +145,8 @@ RegistryResult<void> Registry::settle_scheme(http::Client& client) {
     m_settled = true;
     return {};
   }
-  auto secure = client.perform({.url = m_address.base_url() + "/v2/"});
+  // Whether it speaks TLS at all; every request after this one checks its certificate.
+  auto secure = client.perform({.url = m_address.base_url() + "/v2/", .tls_probe = true});
   if (secure) {
     m_settled = true;
     return {};
