@@ -252,14 +252,22 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   // PLATFORM column shown then, and the index digest (what compose and push name) in --json.
   std::map<std::string, std::string> index_of;  // identity -> digest of the index it is in
   if (!o.history) {
-    auto images = store->latest_images(std::move(records));
-    if (!images) return fail(images.error());
-    records.clear();
-    for (auto& image : *images) {
-      for (auto& p : image.platforms) {
-        if (image.is_index()) index_of[p.identity()] = image.descriptor.digest.str();
-        records.push_back(std::move(p));
+    auto indexes = store->indexes();
+    if (!indexes) return fail(indexes.error());
+    if (!indexes->empty()) {
+      std::vector<Record> expanded;
+      for (auto& r : records) {
+        auto found = indexes->find(r.repository());
+        if (found == indexes->end()) {
+          expanded.push_back(std::move(r));
+          continue;
+        }
+        for (auto& p : found->second.platforms) {
+          index_of[p.identity()] = found->second.descriptor.digest.str();
+          expanded.push_back(std::move(p));
+        }
       }
+      records = std::move(expanded);
     }
   }
   if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());

@@ -390,27 +390,23 @@ Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view m
   return std::optional<LatestImage>(std::move(*image));
 }
 
-Result<std::vector<Store::LatestImage>> Store::latest_images(std::vector<Record> latest) const {
-  std::map<std::string, std::vector<Record>> sets;
-  if (m_history) {
-    auto read = m_history->platform_sets();
-    if (!read) return fail(read.error());
-    sets = std::move(*read);
-  }
-  std::vector<LatestImage> out;
-  for (auto& r : latest) {
-    auto set = sets.extract(r.repository());
-    auto image = image_of(std::move(r), set ? std::move(set.mapped()) : std::vector<Record>());
+Result<std::map<std::string, Store::LatestImage>> Store::indexes() const {
+  std::map<std::string, LatestImage> out;
+  if (!m_history) return out;
+  auto sets = m_history->platform_sets();
+  if (!sets) return fail(sets.error());
+  for (auto& [repository, set] : *sets) {
+    auto image = image_of({}, std::move(set));
     if (!image) return fail(image.error());
-    out.push_back(std::move(*image));
+    out.emplace(repository, std::move(*image));
   }
   return out;
 }
 
 Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const {
-  // Only module/names of several platforms are in `sets`: the view of a large store streams.
-  auto sets = m_history->platform_sets();
-  if (!sets) return fail(sets.error());
+  // Only module/names of several platforms are in `indexes`: the view of a large store streams.
+  auto images = indexes();
+  if (!images) return fail(images.error());
   // Records are listed each under its own name, even two of one digest; other entries once each.
   std::set<std::string> listed;
   auto add = [&](Descriptor&& d) -> Status {
@@ -419,20 +415,19 @@ Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& vis
   };
   auto add_once = [&](Descriptor&& d) -> Status { return listed.contains(d.digest.str()) ? Status{} : add(std::move(d)); };
   auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
-    auto set = sets->extract(r.repository());
-    auto image = image_of(std::move(r), set ? std::move(set.mapped()) : std::vector<Record>());
-    if (!image) return fail(image.error());
-    if (!image->is_index()) return add(to_descriptor(image->platforms.front(), Latest::yes));
+    const auto found = images->find(r.repository());
+    if (found == images->end()) return add(to_descriptor(r, Latest::yes));
+    const LatestImage& image = found->second;
     // The index carries ref.name (so tools find it), then each platform's record and its referrers
     // (the view's other entries below are the referrers of latest records only). The index blob is
     // derived like the view, and written before the view names it.
-    if (write_indexes && !has_blob(image->descriptor)) {
-      if (auto s = fs::write_file_atomic(temp_dir(), blob_path(image->descriptor.digest), image->index); !s) return s;
+    if (write_indexes && !has_blob(image.descriptor)) {
+      if (auto s = fs::write_file_atomic(temp_dir(), blob_path(image.descriptor.digest), image.index); !s) return s;
     }
-    Descriptor index = image->descriptor;
-    index.annotations.emplace(annotation::k_ref_name, image->platforms.front().repository());
+    Descriptor index = image.descriptor;
+    index.annotations.emplace(annotation::k_ref_name, image.platforms.front().repository());
     if (auto s = add(std::move(index)); !s) return s;
-    for (const auto& p : image->platforms) {
+    for (const auto& p : image.platforms) {
       if (auto s = add(to_descriptor(p, Latest::no)); !s) return s;
       auto referrers = m_history->others(p.manifest.digest.str());
       if (!referrers) return fail(referrers.error());
@@ -671,10 +666,13 @@ Result<std::vector<Store::LatestImage>> Store::indexes_of(const std::vector<Reco
   for (const auto& r : records) {
     if (latest_ids.contains(r.identity())) latest.push_back(r);
   }
-  auto images = latest_images(std::move(latest));
-  if (!images) return fail(images.error());
-  std::erase_if(*images, [](const LatestImage& image) { return !image.is_index(); });
-  return images;
+  auto all = indexes();
+  if (!all) return fail(all.error());
+  std::vector<LatestImage> out;
+  for (const auto& r : latest) {
+    if (auto found = all->find(r.repository()); found != all->end()) out.push_back(std::move(found->second));
+  }
+  return out;
 }
 
 Result<std::vector<Record>> Store::with_platforms(std::vector<Record> records) const {

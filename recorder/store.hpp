@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -123,8 +124,9 @@ class Store : public Layout {
     bool is_index() const { return !index.empty(); }
   };
   Result<std::optional<LatestImage>> latest_image(std::string_view module, std::string_view name) const;
-  // The images of `latest` (the latest records of their module/names), reading the history once.
-  Result<std::vector<LatestImage>> latest_images(std::vector<Record> latest) const;
+  // The images of the module/names made of several platforms (indexes), by "module/name", read in one
+  // query: every other module/name's image is its latest record.
+  Result<std::map<std::string, LatestImage>> indexes() const;
   // The images among `records` that are indexes: those of the module/names whose latest they hold.
   Result<std::vector<LatestImage>> indexes_of(const std::vector<Record>& records) const;
   // `records` and, for each index of indexes_of(records), the records of its other platforms after
