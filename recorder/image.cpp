@@ -185,9 +185,11 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Sbo
 
 namespace {
 
+// A manifest naming no variant serves one asked for with a variant (most arm64 images name none, v8
+// being the default); one naming another variant does not.
 bool is_for(const Platform& candidate, const Platform& wanted) {
   return candidate.os == wanted.os && candidate.architecture == wanted.architecture &&
-         (wanted.variant.empty() || candidate.variant == wanted.variant);
+         (wanted.variant.empty() || candidate.variant.empty() || candidate.variant == wanted.variant);
 }
 
 }  // namespace

@@ -32,6 +32,29 @@ class LayoutRead : public ::testing::Test {
   Descriptor m_image;
 };
 
+TEST_F(LayoutRead, AnIndexGivesTheManifestOfThePlatformAskedFor) {
+  Index index;
+  for (const auto& [architecture, variant] : {std::pair{"arm", "v7"}, std::pair{"arm64", ""}, std::pair{"amd64", ""}}) {
+    Descriptor d = m_image;
+    d.platform = Platform{architecture, "linux", variant};
+    index.manifests.push_back(d);
+  }
+  index.manifests[1].size += 1;  // tells the entries apart
+  index.manifests[2].size += 2;
+  auto blob = m_store->put_blob(canonical_json(to_json(index)).value(), media_type::k_index);
+  ASSERT_TRUE(blob) << blob.error().message;
+  const auto pick = [&](Platform wanted) { return select_platform_manifest(*m_store, *blob, "image", wanted); };
+  EXPECT_EQ(pick({"amd64", "linux", ""})->size, m_image.size + 2);
+  // arm64 asked for as v8 (what an arm64 machine is) takes the arm64 manifest that names no variant.
+  EXPECT_EQ(pick({"arm64", "linux", "v8"})->size, m_image.size + 1);
+  EXPECT_EQ(pick({"arm", "linux", "v7"})->size, m_image.size);
+  auto other = pick({"arm", "linux", "v6"});
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().message, "image: no image for linux/arm/v6");
+  // A manifest is its own platform's, whatever is asked.
+  EXPECT_EQ(select_platform_manifest(*m_store, m_image, "image", Platform{"s390x", "linux", ""})->digest, m_image.digest);
+}
+
 TEST_F(LayoutRead, ManifestAndConfigOfARecord) {
   auto manifest = m_store->read_manifest(m_image);
   ASSERT_TRUE(manifest) << manifest.error().message;
