@@ -233,16 +233,20 @@ class Filler {
     std::string out;
     out.reserve(text.size() + text.size() / 4);
     std::size_t copied = 0;
+    std::vector<std::string_view> left;  // the kinds of the unknown requests, left as they are
     RequestScanner scanner(text);
     while (const auto r = scanner.next()) {
       const auto filled = fill(*r, text, line_of(*r));
-      if (!filled) continue;
+      if (!filled) {
+        if (r->kind == Kind::unknown) left.push_back(r->written);
+        continue;
+      }
       out.append(text.substr(copied, r->offset - copied));
       out.append(filled->text);
       copied = r->offset + r->length;
     }
     out.append(text.substr(copied));
-    check_only_left_as_is(text, out);
+    check_only_left_as_is(out, left);
     return out;
   }
 
@@ -283,13 +287,10 @@ class Filler {
 
   // A fill never holds a scheme, but one can join the text around it into a request the template did
   // not have: an empty port after "arec://po" and before "rt/registry", a host named "arec" before
-  // "://port/db". The filled text is read again: it may hold only the requests left as they were.
-  void check_only_left_as_is(std::string_view text, std::string_view out) {
+  // "://port/db". The filled text is read again: it may hold only the requests left as they were, of
+  // the kinds in `left`, in order.
+  void check_only_left_as_is(std::string_view out, const std::vector<std::string_view>& left) {
     if (!m_problems.empty()) return;  // requests that could not be filled are still in `out`
-    std::vector<std::string_view> left;
-    for (const auto& r : scan_requests(text)) {
-      if (r.kind == Kind::unknown) left.push_back(r.written);
-    }
     const auto found = scan_requests(out);
     for (std::size_t i = 0; i < found.size(); ++i) {
       const auto& r = found[i];

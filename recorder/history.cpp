@@ -124,15 +124,23 @@ Result<Record> record_of(const Statement& row, const std::string& where) {
   return r;
 }
 
-// Every record a statement selecting k_record_columns gives.
-Result<std::vector<Record>> all_records(Statement& q, const std::string& where) {
-  std::vector<Record> out;
+// Each record a statement selecting k_record_columns gives, in its order.
+Status each_record(Statement& q, const std::string& where, const HistoryDb::RecordVisitor& visit) {
   while (q.step()) {
     auto r = record_of(q, where);
     if (!r) return fail(r.error());
-    out.push_back(std::move(*r));
+    if (auto s = visit(std::move(*r)); !s) return s;
   }
-  if (auto s = q.status(where); !s) return fail(s.error());
+  return q.status(where);
+}
+
+Result<std::vector<Record>> all_records(Statement& q, const std::string& where) {
+  std::vector<Record> out;
+  auto s = each_record(q, where, [&](Record&& r) -> Status {
+    out.push_back(std::move(r));
+    return {};
+  });
+  if (!s) return fail(s.error());
   return out;
 }
 
@@ -327,23 +335,13 @@ Status HistoryDb::for_each_latest(const RecordVisitor& visit) const {
   std::lock_guard guard(m_mutex);
   Statement q(m_db, std::string("SELECT ") + k_record_columns +
                         " FROM latest l JOIN records r ON r.seq = l.seq ORDER BY l.seq");
-  while (q.step()) {
-    auto r = record_of(q, m_path.string());
-    if (!r) return fail(r.error());
-    if (auto s = visit(std::move(*r)); !s) return s;
-  }
-  return q.status(m_path.string());
+  return each_record(q, m_path.string(), visit);
 }
 
 Status HistoryDb::for_each_record(const RecordVisitor& visit) const {
   std::lock_guard guard(m_mutex);
   Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM records r ORDER BY r.seq");
-  while (q.step()) {
-    auto r = record_of(q, m_path.string());
-    if (!r) return fail(r.error());
-    if (auto s = visit(std::move(*r)); !s) return s;
-  }
-  return q.status(m_path.string());
+  return each_record(q, m_path.string(), visit);
 }
 
 Result<std::vector<Record>> HistoryDb::history_of(std::string_view module, std::string_view name) const {
@@ -500,7 +498,12 @@ Status HistoryDb::set_platforms(std::string_view module, std::string_view name, 
     add.bind(module).bind(name).bind(platform).step();
     if (auto s = add.status(m_path.string()); !s) return s;
     if (sqlite3_changes(m_db) == 0) {
-      return fail_input(std::string(module) + "/" + std::string(name) + " has no record for " + platform);
+      auto recorded = recorded_platforms(module, name);
+      if (!recorded) return fail(recorded.error());
+      std::string list;
+      for (const auto& r : *recorded) list += (list.empty() ? "" : ", ") + r;
+      return fail_input(std::string(module) + "/" + std::string(name) + " has no record for " + platform + " (it has records for " +
+                        list + ")");
     }
   }
   return {};

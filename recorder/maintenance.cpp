@@ -113,11 +113,9 @@ Result<std::vector<Descriptor>> held_entries(const Store& store) {
   if (!others) return fail(others.error());
   for (auto& d : *others) out.push_back(std::move(d));
   // The image indexes over several platforms' records are derived, held by the view alone.
-  auto view = store.view();
-  if (!view) return fail(view.error());
-  for (auto& d : view->manifests) {
-    if (d.media_type == media_type::k_index) out.push_back(std::move(d));
-  }
+  auto indexes = store.indexes();
+  if (!indexes) return fail(indexes.error());
+  for (auto& [repository, image] : *indexes) out.push_back(std::move(image.descriptor));
   return out;
 }
 

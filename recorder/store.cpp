@@ -349,15 +349,10 @@ Result<HistoryDb*> Store::writable_history() const {
 
 namespace {
 
-// The image of module/name: its latest record alone, or with two or more platforms in `set`, an index
-// over them in the set's order (by platform), so that the same set always gives the same bytes.
-Result<Store::LatestImage> image_of(Record latest, std::vector<Record> set) {
+// An image index over the records of `set` (two or more platforms) in the set's order (by platform),
+// so that the same set always gives the same bytes.
+Result<Store::LatestImage> index_over(std::vector<Record> set) {
   Store::LatestImage image;
-  if (set.size() < 2) {
-    image.descriptor = latest.manifest;
-    image.platforms.push_back(std::move(latest));
-    return image;
-  }
   Index index;
   for (const auto& r : set) {
     Descriptor d = r.manifest;
@@ -370,6 +365,15 @@ Result<Store::LatestImage> image_of(Record latest, std::vector<Record> set) {
   image.descriptor = Descriptor{std::string(media_type::k_index), digest_of(*bytes), static_cast<std::int64_t>(bytes->size()), {}, {}, {}, {}};
   image.index = std::move(*bytes);
   image.platforms = std::move(set);
+  return image;
+}
+
+// The image of module/name: its latest record alone, or the index over `set` when it holds two or more.
+Result<Store::LatestImage> image_of(Record latest, std::vector<Record> set) {
+  if (set.size() >= 2) return index_over(std::move(set));
+  Store::LatestImage image;
+  image.descriptor = latest.manifest;
+  image.platforms.push_back(std::move(latest));
   return image;
 }
 
@@ -396,7 +400,7 @@ Result<std::map<std::string, Store::LatestImage>> Store::indexes() const {
   auto sets = m_history->platform_sets();
   if (!sets) return fail(sets.error());
   for (auto& [repository, set] : *sets) {
-    auto image = image_of({}, std::move(set));
+    auto image = index_over(std::move(set));
     if (!image) return fail(image.error());
     out.emplace(repository, std::move(*image));
   }
@@ -678,11 +682,15 @@ Result<std::vector<Store::LatestImage>> Store::indexes_of(const std::vector<Reco
 Result<std::vector<Record>> Store::with_platforms(std::vector<Record> records) const {
   auto indexes = indexes_of(records);
   if (!indexes) return fail(indexes.error());
+  return with_platforms(std::move(records), *indexes);
+}
+
+std::vector<Record> Store::with_platforms(std::vector<Record> records, const std::vector<LatestImage>& indexes) {
   std::set<std::string> have;
   for (const auto& r : records) have.insert(r.identity());
-  for (auto& image : *indexes) {
-    for (auto& p : image.platforms) {
-      if (have.insert(p.identity()).second) records.push_back(std::move(p));
+  for (const auto& image : indexes) {
+    for (const auto& p : image.platforms) {
+      if (have.insert(p.identity()).second) records.push_back(p);
     }
   }
   return records;
@@ -702,13 +710,6 @@ Result<Store::LatestImage> Store::set_platforms(std::string_view module, std::st
     std::vector<std::string> wanted = platforms.empty() ? *recorded : platforms;
     std::ranges::sort(wanted);
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-    for (const auto& p : wanted) {
-      if (std::ranges::find(*recorded, p) == recorded->end()) {
-        std::string list;
-        for (const auto& r : *recorded) list += (list.empty() ? "" : ", ") + r;
-        return fail_input(repository + " has no record for " + p + " (it has records for " + list + ")");
-      }
-    }
     if (auto set = (*db)->set_platforms(module, name, wanted); !set) return fail(set.error());
     if (wanted.size() == 1) {
       // One platform: its record becomes the latest too, unless it is already.

@@ -132,6 +132,8 @@ class Store : public Layout {
   // `records` and, for each index of indexes_of(records), the records of its other platforms after
   // them: what carrying those images (push, verify, move, export) takes.
   Result<std::vector<Record>> with_platforms(std::vector<Record> records) const;
+  // The same for indexes the caller has already (of indexes_of(records)).
+  static std::vector<Record> with_platforms(std::vector<Record> records, const std::vector<LatestImage>& indexes);
   // Makes module/name's image the newest record of each of `platforms` ("os/arch[/variant]"), or of
   // every platform recorded when it is empty. A single platform's newest record also becomes the
   // latest, as `tag` makes it (a new history entry), so the image and the latest agree.

@@ -511,21 +511,27 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
   // Where the latest of a module/name is an index over several platforms, that index gets the latest's
   // tags, after the newest record of each platform (the registry accepts an index only over manifests
   // it holds).
+  auto of_records = store.indexes_of(records);
+  if (!of_records) return fail(of_records.error());
   std::vector<Record> all = records;
   std::vector<std::pair<Store::LatestImage, std::vector<std::string>>> indexes;
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    if (std::ranges::find((*record_tags)[r], "latest") == (*record_tags)[r].end()) continue;
-    auto image = store.latest_image(records[r].module, records[r].name);
-    if (!image) return fail(image.error());
-    if (!*image || !(*image)->is_index()) continue;
+  for (auto& image : *of_records) {
+    // The record tagged `latest` (none with --no-latest: then it goes alone, as any record).
+    const auto repository = image.platforms.front().repository();
+    std::size_t r = 0;
+    while (r < records.size() && (records[r].repository() != repository ||
+                                  std::ranges::find((*record_tags)[r], "latest") == (*record_tags)[r].end())) {
+      ++r;
+    }
+    if (r == records.size()) continue;
     auto index_tags = std::exchange((*record_tags)[r], {});
-    for (const auto& platform : (*image)->platforms) {
+    for (const auto& platform : image.platforms) {
       if (std::ranges::none_of(all, [&](const Record& x) { return x.identity() == platform.identity(); })) {
         all.push_back(platform);
         record_tags->emplace_back();
       }
     }
-    indexes.emplace_back(std::move(**image), std::move(index_tags));
+    indexes.emplace_back(std::move(image), std::move(index_tags));
   }
   if (auto s = run.ping(context); !s) return fail(s.error());
 
@@ -693,9 +699,7 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
   if (store) {
     auto indexes = store->indexes_of(records);
     if (!indexes) return fail(indexes.error());
-    auto expanded = store->with_platforms(records);
-    if (!expanded) return fail(expanded.error());
-    all = std::move(*expanded);
+    all = Store::with_platforms(records, *indexes);
     for (const auto& image : *indexes) {
       Record index = image.platforms.front();
       index.manifest = image.descriptor;
