@@ -122,10 +122,14 @@ expect_eq "$index2 linux/amd64,linux/arm64" "$(jq -r '"\(.digest) \([.platforms[
   "the imported store's image of $M/hello"
 
 note "move --apply copies the index, and each platform's record, to the new registry"
+# Registries of this test alone: move reads the old one's catalog, which the shared one fills with
+# other tests' repositories as they run.
+start_registry OLD old
 start_registry NEW new
 printf '{"self": "n1", "nodes": {"n1": {"address": "127.0.0.1", "ports": {"registry": %s}}, "n2": {"address": "127.0.0.1", "ports": {"registry": %s}}}, "services": {"registry": "n1"}}\n' \
-  "${REG##*:}" "${NEW##*:}" >"$T/move-nodes.json"
-expect_exit 0 "$AREC" --nodes "$T/move-nodes.json" move --to n2 --apply --force
+  "${OLD##*:}" "${NEW##*:}" >"$T/move-nodes.json"
+expect_exit 0 "$AREC" --nodes "$T/move-nodes.json" push
+expect_exit 0 "$AREC" --nodes "$T/move-nodes.json" move --to n2 --apply
 expect_eq "$index2" "sha256:$(curl -sf -H "Accept: application/vnd.oci.image.index.v1+json" "http://$NEW/v2/$M/hello/manifests/latest" | sha256sum | cut -d' ' -f1)" \
   "the new registry's latest of $M/hello"
 for d in "$amd64" "$again"; do
