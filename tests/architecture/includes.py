@@ -9,6 +9,9 @@ each named with the file and the line: a source file of no target, an #include o
 the includer's target may not use, and a target_link_libraries of an arec_* target the graph does not
 allow.
 
+It also checks that ARCHITECTURE.md's table "Where things live" names every source file: a cell
+`folder/stem`, then bare stems of the same folder (`recorder/digest`, `oci`).
+
 `includes.py ROOT` checks ROOT. `includes.py --self-test ROOT` also proves the check can fail: it
 copies ROOT's sources, adds a forbidden include, and expects the check to name it.
 """
@@ -94,10 +97,15 @@ def read_targets(root, folders):
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
+def source_folders(root):
+    return sorted({f for f in os.listdir(root) if os.path.isfile(os.path.join(root, f, "CMakeLists.txt"))} -
+                  {"tests", "examples", "cmake-module"} - {f for f in os.listdir(root) if f.startswith("build")})
+
+
 def check(root):
     graph = read_graph(root)
     allowed = closure(graph)
-    folders = sorted({f for f in os.listdir(root) if os.path.isfile(os.path.join(root, f, "CMakeLists.txt"))} - {"tests", "examples", "cmake-module", "build"})
+    folders = source_folders(root)
     owner, links = read_targets(root, folders)
     problems = []
     for folder in folders:
@@ -130,6 +138,38 @@ def check(root):
     return problems
 
 
+def listed_files(root):
+    """The folder/stem names of the table "Where things live"."""
+    text = open(os.path.join(root, "ARCHITECTURE.md"), encoding="utf-8").read()
+    m = re.search(r"^### Where things live\n(.*?)^#", text, re.S | re.M)
+    if not m:
+        return None
+    names = set()
+    for row in m.group(1).splitlines():
+        if not row.startswith("| `"):
+            continue
+        folder = None
+        for token in re.findall(r"`([^`]+)`", row.split("|")[1]):
+            if "/" in token:
+                folder, token = token.rsplit("/", 1)
+            if folder:
+                names.add(f"{folder}/{token}")
+    return names
+
+
+def check_listed(root):
+    names = listed_files(root)
+    if names is None:
+        return ["ARCHITECTURE.md: no table under \"### Where things live\""]
+    problems = []
+    for folder in source_folders(root):
+        for name in sorted(os.listdir(os.path.join(root, folder))):
+            stem, ext = os.path.splitext(name)
+            if ext in (".cpp", ".hpp") and f"{folder}/{stem}" not in names:
+                problems.append(f"{folder}/{name}: not named in ARCHITECTURE.md's \"Where things live\"")
+    return sorted(set(problems))
+
+
 def self_test(root):
     """The check names a forbidden include: addressing may not use the store."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,12 +190,12 @@ def main():
     args = sys.argv[1:]
     selftest = args[:1] == ["--self-test"]
     root = os.path.abspath(args[-1] if args and args[-1] != "--self-test" else ".")
-    problems = check(root)
+    problems = check(root) + check_listed(root)
     for p in problems:
         print(p)
     ok = not problems
     if ok:
-        print("the includes and links of every target follow ARCHITECTURE.md's library graph")
+        print("the includes and links of every target follow ARCHITECTURE.md's library graph, which names every source file")
     if selftest:
         ok = self_test(root) and ok
     return 0 if ok else 1
