@@ -65,13 +65,14 @@ void set_sync(Sync sync);
 bool syncing();
 Status fsync_directory(const Path& path);
 
-// A temporary file in `dir` that becomes `target` only on commit(): written, renamed (both file and
-// directory fsynced first when syncing()). Dropped without commit, it is removed. While it is written, its writer holds a
-// lock on it, so a checker can tell a temporary in use from one a killed process left. So a reader sees the old file or the new
-// one, never a half-written one, even if the process is killed.
 // The directory a file is in: its parent, or "." for a bare name.
 Path directory_of(const Path& file);
 
+// A temporary file in `dir` that becomes `target` only on commit(): written, renamed (both file and
+// directory fsynced first when syncing()). Dropped without commit, it is removed. So a reader sees the
+// old file or the new one, never a half-written one, even if the process is killed. While it is
+// written, its writer holds a lock on it, so a checker can tell a temporary in use from one a killed
+// process left.
 class AtomicFile {
  public:
   static Result<AtomicFile> create(const Path& dir, Path target);

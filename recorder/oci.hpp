@@ -120,7 +120,6 @@ struct JsonProblem {
   std::optional<std::size_t> byte;  // a syntax error's nlohmann parse_error::byte (counted from 1)
 };
 
-// Parses `bytes` into `Json` (nlohmann::json or ordered_json) without throwing.
 // The deepest nesting of arrays and objects in `bytes` (strings skipped), measured before parsing:
 // nlohmann's parser with a callback scans a parent array at the end of each of its objects, which
 // makes a large index.json quadratic to read.
@@ -144,6 +143,7 @@ inline int json_depth(std::string_view bytes) {
   return deepest;
 }
 
+// Parses `bytes` into `Json` (nlohmann::json or ordered_json) without throwing.
 template <typename Json>
 std::expected<Json, JsonProblem> read_json(std::string_view bytes) {
   try {
