@@ -193,7 +193,7 @@ TEST(NodeSettings, ARegistryNameIsAReferenceDomain) {
   }
   EXPECT_TRUE(NodeSettings::parse(R"({"nodes": {}})", "nodes.json")->registry_name.empty());
   EXPECT_EQ(NodeSettings::parse(R"({"nodes": {}})", "nodes.json")->to_json_text().find("registry_name"), std::string::npos);
-  const std::string why = "\" is not a registry name that references read as their domain (a DNS name with a '.', optionally "
+  const std::string why = " is not a registry name that references read as their domain (a DNS name with a '.', optionally "
                           ":PORT, e.g. \"registry.mesh\", or localhost)";
   // A single word is a path component to every runtime, never a domain.
   EXPECT_EQ(refused(R"({"registry_name": "registry", "nodes": {}})"), "node settings nodes.json: .registry_name: \"registry\"" + why);
