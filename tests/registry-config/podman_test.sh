@@ -24,6 +24,17 @@ expect_eq "$digest" "$(inspect "$T/50-arec.conf" "$ref")" "digest skopeo reads b
 : >"$T/empty.conf"
 [[ $(inspect "$T/empty.conf" "$ref") == "$digest" ]] && fail "skopeo read registry.mesh without the drop-in"
 
+note "the plan says what each node runs after the move, with the bridge for the old address"
+expect_exit 0 "$AREC" move --to n2 "$T/deploy"
+expect_contains "$OUT" "node settings change:" "the plan"
+expect_contains "$OUT" "then on each node, map the registry's name to its new address, bridging the old one (podman, CRI-O: registry-config podman):
+  arec --nodes $T/nodes.json --self n1 registry-config containerd --bridge $OLD
+  arec --nodes $T/nodes.json --self n2 registry-config containerd --bridge $OLD" "the plan"
+expect_exit 0 "$AREC" move --to n2 "$T/deploy" --json
+expect_eq "arec --nodes $T/nodes.json --self n2 registry-config containerd --bridge $OLD" "$(jq -r '.registry_config[1]' <<<"$OUT")" "the plan's registry_config"
+expect_exit 0 "$AREC" --nodes "$T/nodes-before-the-name.json" move --to n2 "$T/deploy" --json
+expect_eq "null" "$(jq -r '.registry_config' <<<"$OUT")" "registry_config of a plan without registry_name"
+
 note "after the move and with the old registry stopped, the name and the bridged old address read the same image"
 expect_exit 0 "$AREC" move --to n2 --apply "$T/deploy"
 "$ROOT/scripts/registry" stop "$T/registries/old"
@@ -31,6 +42,9 @@ expect_exit 0 "$AREC" registry-config podman --out "$T/50-arec.conf" --bridge "$
 expect_eq "wrote $T/50-arec.conf: registry.mesh -> $NEW (plain HTTP), $OLD -> $NEW (plain HTTP)" "$OUT" "registry-config's output"
 expect_eq "$digest" "$(inspect "$T/50-arec.conf" "$ref")" "digest by the name after the move; $(cat "$T/skopeo.err")"
 expect_eq "$digest" "$(inspect "$T/50-arec.conf" "$old_ref")" "digest by the old address, bridged; $(cat "$T/skopeo.err")"
+# arec is no runtime: a reference naming registry.mesh means the registry the settings place now.
+expect_exit 0 "$AREC" --store "$T/other" pull "$ref"
+expect_contains "$OUT" "$digest" "arec pull $ref after the move"
 expect_exit 0 "$AREC" registry-config podman --out "$T/unbridged.conf"
 [[ $(inspect "$T/unbridged.conf" "$old_ref") == "$digest" ]] && fail "skopeo read $old_ref without the bridge"
 
