@@ -15,6 +15,7 @@ SOCK=$("$ROOT/scripts/containerd" start "$T/containerd") || fail "containerd did
 CTR=$(command -v ctr)
 ctr() { timeout 120 "$CTR" --address "$SOCK" "$@"; }
 # pull_and_run HOSTS_DIR REF ID: the image, fetched afresh (nothing of it kept from before), run once.
+# IDs are this test's own: runc keeps its state under /run/containerd/runc whichever containerd runs it.
 pull_and_run() {
   ctr images rm --sync "$2" >/dev/null 2>&1 || true
   ctr images pull --hosts-dir "$1" "$2" >"$T/pull.log" 2>&1 || fail "ctr images pull --hosts-dir $1 $2: $(tail -3 "$T/pull.log")"
@@ -36,7 +37,7 @@ expect_exit 0 "$AREC" registry-config containerd --out "$T/certs.d"
 expect_eq "wrote $T/certs.d/registry.mesh/hosts.toml: registry.mesh -> $OLD (plain HTTP)" "$OUT" "registry-config's output"
 expect_eq "server = \"http://$OLD\"" "$(grep '^server' "$T/certs.d/registry.mesh/hosts.toml")" "server in hosts.toml"
 expect_eq "registry.mesh" "$(ls "$T/certs.d")" "hosts written"
-expect_eq "hello from $M" "$(pull_and_run "$T/certs.d" "$ref" before)" "the program's output in its container"
+expect_eq "hello from $M" "$(pull_and_run "$T/certs.d" "$ref" "$M-before")" "the program's output in its container"
 # Without the hosts directory, registry.mesh is a name nobody answers to.
 ctr images pull --hosts-dir "$T/empty" "$ref" >/dev/null 2>&1 && fail "registry.mesh pulled without the hosts directory"
 
@@ -56,8 +57,8 @@ note "the command move printed, for this node: the name and the old address both
 expect_exit 0 "$AREC" ${bridge_line#arec } --out "$T/certs.d"
 expect_eq "wrote $T/certs.d/registry.mesh/hosts.toml: registry.mesh -> $NEW (plain HTTP)
 wrote $T/certs.d/$OLD/hosts.toml: $OLD -> $NEW (plain HTTP)" "$OUT" "registry-config's output after the move"
-expect_eq "hello from $M" "$(pull_and_run "$T/certs.d" "$ref" after)" "the same reference after the move"
-expect_eq "hello from $M" "$(pull_and_run "$T/certs.d" "$old_ref" bridged)" "the old address's reference, bridged"
+expect_eq "hello from $M" "$(pull_and_run "$T/certs.d" "$ref" "$M-after")" "the same reference after the move"
+expect_eq "hello from $M" "$(pull_and_run "$T/certs.d" "$old_ref" "$M-bridged")" "the old address's reference, bridged"
 rm -r "${T:?}/certs.d/$OLD"
 ctr images pull --hosts-dir "$T/certs.d" "$old_ref" >/dev/null 2>&1 && fail "pulled $old_ref without the bridge"
 
