@@ -63,4 +63,13 @@ expect_one_line_error "writing $T/a-file/registry.mesh/hosts.toml"
 settings "$T/bad.json" registry
 expect_exit 2 "$AREC" --nodes "$T/bad.json" registry-config containerd --out "$T/certs"
 expect_one_line_error "node settings $T/bad.json: .registry_name: \"registry\" is not a registry name"
+
+note "containerd's hosts: a run replaces the files it names and leaves the other hosts as they are"
+mkdir -p "$T/certs/other.example"
+echo 'server = "https://other.example"' >"$T/certs/other.example/hosts.toml"
+mkdir -p "$T/certs/registry.mesh" && echo stale >"$T/certs/registry.mesh/hosts.toml"
+expect_exit 0 "$AREC" registry-config containerd --out "$T/certs"
+expect_eq 'server = "https://other.example"' "$(cat "$T/certs/other.example/hosts.toml")" "another host's file"
+expect_eq "server = \"http://$NEW\"" "$(grep '^server' "$T/certs/registry.mesh/hosts.toml")" "registry.mesh's file, replaced"
+expect_eq "other.example registry.mesh" "$(ls "$T/certs" | paste -sd' ')" "hosts under the directory"
 echo PASS
