@@ -28,7 +28,10 @@ hello() {
   mkdir -p "$T/src"
   printf '#include <iostream>\nint main() { std::cout << "hello from %s" << std::endl; }\n' "$M" >"$T/src/hello.cpp"
   "${AREC_TEST_CXX:-c++}" -O1 -o "$T/src/hello" "$T/src/hello.cpp" || fail "compiling hello.cpp"
-  ldd "$T/src/hello" | grep -q libstdc++ || fail "hello is not linked to libstdc++ dynamically"
+  # Read whole first: grep -q stopping early would end ldd with SIGPIPE, which pipefail reports.
+  local libraries
+  libraries=$(ldd "$T/src/hello") || fail "ldd $T/src/hello"
+  [[ $libraries == *libstdc++* ]] || fail "hello is not linked to libstdc++ dynamically: $libraries"
   local identity
   identity=$("$AREC" record --module "$M" --name hello --file "$T/src/hello" --entrypoint /usr/local/bin/hello) || fail "recording hello"
   "$AREC" push "$M/hello" >/dev/null 2>&1 || fail "pushing $M/hello to $OLD"
