@@ -318,12 +318,18 @@ class Filler {
     } else if (std::ranges::none_of(*history, [&](const Record& h) { return h.manifest.digest.str() == digest; })) {
       return problem(line, quoted(r, text) + ": no record of " + repository + "@" + digest + " in " + in_store);
     }
-    const auto& registry = resolution_of("registry");
-    if (!registry) return problem(line, quoted(r, text) + ": " + registry.error().message);
-    auto endpoint = registry->endpoint();
-    if (!endpoint) return problem(line, quoted(r, text) + ": " + endpoint.error().message);
+    // The image's domain: the registry's stable name when the settings give one (each node's runtime
+    // maps it to the registry's address, so a move changes no declaration), otherwise its address.
+    std::string domain = m_settings.registry_name;
+    if (domain.empty()) {
+      const auto& registry = resolution_of("registry");
+      if (!registry) return problem(line, quoted(r, text) + ": " + registry.error().message);
+      auto endpoint = registry->endpoint();
+      if (!endpoint) return problem(line, quoted(r, text) + ": " + endpoint.error().message);
+      domain = std::move(*endpoint);
+    }
     ++m_filled;
-    std::string out = *endpoint + "/" + repository;
+    std::string out = domain + "/" + repository;
     if (!r.tag.empty()) out += ":" + std::string(r.tag);
     return Filled{out + "@" + digest, std::nullopt};
   }

@@ -96,7 +96,7 @@ FindingCount count_breaking(const std::vector<Finding>& findings) {
   return count;
 }
 
-RebuildQuery::RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records) {
+RebuildQuery::RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records) : m_registry_name(lower(settings.registry_name)) {
   std::map<std::uint16_t, std::string> loopback_ports;
   // The composing node's own ports first: on loopback, a port means what this node was given.
   if (const auto self = settings.nodes.find(settings.self); self != settings.nodes.end()) {
@@ -136,7 +136,13 @@ void RebuildQuery::add_elsewhere(std::string reference, std::string source, Clas
   m_findings.push_back({std::move(reference), std::move(source), "", 0, 0, what.kind, std::move(what.action)});
 }
 
+bool RebuildQuery::names_registry(const Reference& ref) const {
+  return !m_registry_name.empty() && lower(ref.domain) == m_registry_name;
+}
+
 std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& ref, FoundIn found_in) const {
+  // Each node's runtime maps the registry's name to wherever it is: such a reference follows a move.
+  if (names_registry(ref)) return Classified{FindingKind::external, "none: it names the registry by registry_name, which follows it"};
   if (!is_registry_domain(ref)) return Classified{FindingKind::external, "none: it does not name the mesh's registry"};
   if (ref.segments() == 1) return Classified{FindingKind::genesis_pinned, rebuild_action(ref)};
   if (ref.segments() == 2 && has_record(ref.path)) {
@@ -272,7 +278,7 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
     if (image != helm.end() && image->second.repository == ref.str() && ref.tag.empty() && ref.digest.empty()) {
       ref.tag = image->second.tag;
     }
-    if (is_registry_domain(ref)) reference_domains.insert(found.offset);
+    if (is_registry_domain(ref) || names_registry(ref)) reference_domains.insert(found.offset);
     if (auto what = classify(ref, FoundIn::declaration)) add(ref.str(), file, found.line, found.column, std::move(*what));
   }
   const LineIndex lines(text);

@@ -7,7 +7,8 @@
 //   no-build            module/name with no record in the store (or an image request without one)
 //   hard-coded-address  a literal mesh address with a record behind it, or a literal ADDR:PORT of a
 //                       service in a declaration: replace it with a request
-// Everything else is external. Requests that compose the registry's address into an image
+// Everything else is external, and so is a reference naming the settings' registry_name, which each
+// node's runtime maps to wherever the registry is. Requests that compose the registry's address into an image
 // (arec://endpoint/registry/PATH) are classified by PATH as references are.
 #pragma once
 
@@ -87,12 +88,14 @@ class RebuildQuery {
   void add(std::string reference, std::string_view file, std::size_t line, std::size_t column, Classified what);
   void add_elsewhere(std::string reference, std::string source, Classified what);
   bool is_registry_domain(const Reference& ref) const;
+  bool names_registry(const Reference& ref) const;  // its domain is the settings' registry_name
   bool has_record(std::string_view repository) const;
   std::map<std::size_t, HelmImage> helm_images(std::string_view text) const;
   void scan_requests_in(std::string_view text, std::string_view file, const LineIndex& lines);
   void scan_literal_endpoints(std::string_view text, std::string_view file, const LineIndex& lines,
                               const std::set<std::size_t>& reference_domains);
 
+  std::string m_registry_name;                              // lower-case registry_name, empty when none
   std::set<std::string> m_registry_domains;                 // lower-case host:port of every registry node
   std::set<std::string> m_registry_ports;                   // every registry port, for loopback hosts
   std::map<std::string, std::map<std::uint16_t, std::string>> m_endpoints;  // address -> port -> service

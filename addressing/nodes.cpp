@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "addressing/reference.hpp"
 #include "addressing/text_position.hpp"
 #include "recorder/fs.hpp"
 
@@ -97,6 +98,13 @@ bool is_service_name(std::string_view name) {
   });
 }
 
+bool is_reference_domain(std::string_view name) {
+  if (name.empty()) return false;
+  // The domain of "NAME/m/n" is NAME only when NAME is one: a '.' or ':' in it, or localhost.
+  auto ref = Reference::parse(std::string(name) + "/m/n");
+  return ref && ref->domain == name;
+}
+
 bool is_loopback_host(std::string_view host) {
   if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
   if (host == "localhost") return true;
@@ -117,6 +125,15 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
     if (key == "self") {
       if (!value.is_string()) return fail(settings_error(source, ".self", "must be a string, got " + type_name(value)));
       settings.self = value.get<std::string>();
+    } else if (key == "registry_name") {
+      if (!value.is_string()) return fail(settings_error(source, ".registry_name", "must be a string, got " + type_name(value)));
+      settings.registry_name = value.get<std::string>();
+      if (!is_reference_domain(settings.registry_name)) {
+        return fail(settings_error(source, ".registry_name",
+                                   "\"" + settings.registry_name +
+                                       "\" is not a registry name that references read as their domain (a DNS name with a '.', "
+                                       "optionally :PORT, e.g. \"registry.mesh\", or localhost)"));
+      }
     } else if (key == "nodes") {
       if (!value.is_object()) return fail(settings_error(source, ".nodes", "must be an object, got " + type_name(value)));
       for (const auto& [name, node_value] : value.items()) {
@@ -136,7 +153,7 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
         settings.services[service] = holder.get<std::string>();
       }
     } else {
-      return fail(settings_error(source, "." + key, "unknown key (expected self, nodes, services)"));
+      return fail(settings_error(source, "." + key, "unknown key (expected self, registry_name, nodes, services)"));
     }
   }
   for (const auto& [service, holder] : settings.services) {
@@ -180,6 +197,7 @@ Result<NodeSettings> NodeSettings::load(const std::string& path, const std::stri
 std::string NodeSettings::to_json_text() const {
   json doc = json::object();
   if (!self.empty()) doc["self"] = self;
+  if (!registry_name.empty()) doc["registry_name"] = registry_name;
   doc["nodes"] = json::object();
   for (const auto& [name, node] : nodes) {
     json n = json::object();

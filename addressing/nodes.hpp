@@ -21,6 +21,10 @@ struct Node {
 
 struct NodeSettings {
   std::string self;                             // the node this machine is; may be empty
+  // The registry's stable name, a reference domain ("registry.mesh"); empty when not given. With it,
+  // image requests compose to this name and each node's container runtime maps it to the registry's
+  // address (arec registry-config); without it, to the address.
+  std::string registry_name;
   std::map<std::string, Node> nodes;
   std::map<std::string, std::string> services;  // service -> node that holds it
   std::string source;                           // the file read, or "built-in default"
@@ -38,6 +42,10 @@ struct NodeSettings {
 
 // True for a service name as requests spell it: [a-z0-9][a-z0-9-]*
 bool is_service_name(std::string_view name);
+
+// True for a name that a reference reads as its domain: it contains a '.' or a ':', or is localhost
+// ("registry.mesh", "registry.mesh:5000", "10.0.0.5:5000", "[::1]:5000").
+bool is_reference_domain(std::string_view name);
 
 // Where a service is, and how that was decided.
 struct Resolution {

@@ -115,6 +115,7 @@ void add_check(CLI::App& app, Globals& globals, Action& action);
 void add_gc(CLI::App& app, Globals& globals, Action& action);
 void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action);
 void add_move(CLI::App& app, Globals& globals, Action& action);
+void add_registry_config(CLI::App& app, Globals& globals, Action& action);
 void add_resolve(CLI::App& app, Globals& globals, Action& action);
 void add_compose(CLI::App& app, Globals& globals, Action& action);
 void add_read_port(CLI::App& app, Globals& globals, Action& action);

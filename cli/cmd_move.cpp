@@ -154,6 +154,24 @@ std::vector<std::string> templates_in(const std::vector<std::string>& paths) {
   return out;
 }
 
+// With a registry_name, each node's runtime maps it to the registry: after the move every node writes
+// that mapping again, bridging the old address for what was composed to it. Empty without one.
+std::vector<std::string> registry_config_commands(const MovePlan& plan, const std::string& nodes_file) {
+  std::vector<std::string> out;
+  if (plan.moved.registry_name.empty()) return out;
+  for (const auto& [node, unused] : plan.moved.nodes) {
+    out.push_back("arec --nodes " + nodes_file + " --self " + node + " registry-config containerd --bridge " + plan.from.host);
+  }
+  return out;
+}
+
+void print_registry_config(const std::vector<std::string>& commands) {
+  if (commands.empty()) return;
+  std::cout << "\nthen on each node, map the registry's name to its new address, bridging the old one (podman, CRI-O: "
+               "registry-config podman):\n";
+  for (const auto& c : commands) std::cout << "  " << c << '\n';
+}
+
 nlohmann::ordered_json node_json(const std::string& node, const RegistryAddress& registry) {
   return {{"node", node}, {"registry", registry.host}};
 }
@@ -202,6 +220,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     json["settings"] = {{"file", globals.settings.nodes},
                         {"diff", diff},
                         {"after", read_json<nlohmann::ordered_json>(plan->settings_after).value_or(nullptr)}};
+    if (const auto commands = registry_config_commands(*plan, globals.settings.nodes); !commands.empty()) json["registry_config"] = commands;
     json["refused"] = refused;
     json["applied"] = false;
   } else {
@@ -220,6 +239,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     std::cout << "\nrecords to copy (" << plan->records.size() << "):\n";
     for (const auto& r : plan->records) std::cout << "  " << r.identity() << '\n';
     std::cout << "\nnode settings change:\n" << diff;
+    print_registry_config(registry_config_commands(*plan, globals.settings.nodes));
   }
   if (refused) {
     if (o.json) print();
@@ -263,6 +283,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   std::cout << "\ncompose again what was composed from them:\n";
   if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";
   for (const auto& t : templates) std::cout << "  arec --nodes " << globals.settings.nodes << " compose " << t << " -o OUTPUT\n";
+  print_registry_config(registry_config_commands(*plan, globals.settings.nodes));
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "addressing/nodes.hpp"
@@ -120,7 +121,13 @@ Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, con
 }
 
 Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, const ClientSettings& client) {
-  if (domain.empty()) return registry_from_settings(settings, client);
+  // The registry's name is no host to look up: it means the registry the settings place now.
+  const auto is_registry_name = [&] {
+    return std::ranges::equal(domain, settings.registry_name, [](char a, char b) {
+      return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    });
+  };
+  if (domain.empty() || (!settings.registry_name.empty() && is_registry_name())) return registry_from_settings(settings, client);
   InsecureRegistry insecure = InsecureRegistry::no;
   for (const auto& [name, node] : settings.nodes) {
     const auto port = node.ports.find("registry");

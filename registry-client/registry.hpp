@@ -53,8 +53,8 @@ struct RegistryAddress {
 
 // The registry the node settings give at this moment (service "registry").
 Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, const ClientSettings& client);
-// The registry of a reference's domain; an empty domain means the node settings' registry. A domain
-// that is a node's registry endpoint gets that node's insecure_registry.
+// The registry of a reference's domain; an empty domain, or the settings' registry_name, means the node
+// settings' registry. A domain that is a node's registry endpoint gets that node's insecure_registry.
 Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, const ClientSettings& client);
 
 // What a run asks of repositories, which is what a Bearer token is requested for.

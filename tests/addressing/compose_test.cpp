@@ -237,6 +237,23 @@ TEST(Compose, ImagesUseTheLatestRecordAndPinnedOnesMustExist) {
             "deploy.yaml.in:1: arec://image/mesh/builder@" + unknown + ": no record of mesh/builder@" + unknown + " in the store");
 }
 
+TEST(Compose, ImagesNameTheRegistryNameWhenTheSettingsGiveOne) {
+  Records records;
+  const auto v1 = records.record("mesh", "builder", "v1");
+  auto named = settings();
+  named.registry_name = "registry.mesh";
+  const std::string text = "image: arec://image/mesh/builder:1.0\nregistry: arec://endpoint/registry\n";
+  const std::string want = "image: registry.mesh/mesh/builder:1.0@" + v1.manifest.digest.str() + "\nregistry: ";
+  EXPECT_EQ(composed_text(text, named, records.reader()), want + "10.20.0.11:5000\n");
+  // The registry moved to another node and port: images compose byte for byte the same.
+  named.services["registry"] = "n3";
+  named.nodes["n3"].ports["registry"] = 5002;
+  EXPECT_EQ(composed_text("image: arec://image/mesh/builder:1.0\n", named, records.reader()),
+            "image: registry.mesh/mesh/builder:1.0@" + v1.manifest.digest.str() + "\n");
+  EXPECT_EQ(composed_text(text, settings(), records.reader()),
+            "image: 10.20.0.11:5000/mesh/builder:1.0@" + v1.manifest.digest.str() + "\nregistry: 10.20.0.11:5000\n");
+}
+
 TEST(Compose, AnImageWithNoRecordIsAnErrorNamingIt) {
   Records records;
   records.record("mesh", "builder", "v1");

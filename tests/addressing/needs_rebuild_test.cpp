@@ -82,6 +82,24 @@ TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
   EXPECT_EQ(findings[4].action, "replace it with arec://image/mesh/controlplane@sha256:" + std::string(k_zeros));
 }
 
+TEST(NeedsRebuild, AReferenceNamingTheRegistryNameFollowsIt) {
+  auto named = mesh();
+  named.registry_name = "localhost:5000";
+  RebuildQuery q(named, recorded({{"mesh", "controlplane"}}));
+  // At the registry's name: never reported, whatever its path; at its address: as before.
+  ASSERT_TRUE(q.scan_text("a: localhost:5000/controlplane:genesis\n"
+                          "b: LOCALHOST:5000/mesh/nope\n"
+                          "c: 10.20.0.11:5000/mesh/controlplane:1\n",
+                          "deploy.yaml"));
+  EXPECT_EQ(kinds(q.findings(RebuildQuery::External::omit)), "10.20.0.11:5000/mesh/controlplane:1 hard-coded-address deploy.yaml:3\n");
+  const auto all = q.findings(RebuildQuery::External::include);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].action, "none: it names the registry by registry_name, which follows it");
+  RebuildQuery without(mesh(), recorded({{"mesh", "controlplane"}}));
+  ASSERT_TRUE(without.scan_text("a: localhost:5000/controlplane:genesis\n", "deploy.yaml"));
+  EXPECT_EQ(kinds(without.findings(RebuildQuery::External::omit)), "localhost:5000/controlplane:genesis genesis-pinned deploy.yaml:1\n");
+}
+
 TEST(NeedsRebuild, EveryFormOfDeclaration) {
   RebuildQuery q(mesh(), recorded({{"mesh", "agent"}}));
   ASSERT_TRUE(q.scan_text("FROM 10.20.0.11:5000/controlplane:genesis AS build\n"

@@ -64,7 +64,7 @@ TEST(NodeSettings, BuiltInIsOneLocalNodeWithRegistryPort5000) {
 }
 
 TEST(NodeSettings, UnknownKeysAreErrorsWithTheirPath) {
-  EXPECT_EQ(refused(R"({"nodes": {}, "registry": "n1"})"), "node settings nodes.json: .registry: unknown key (expected self, nodes, services)");
+  EXPECT_EQ(refused(R"({"nodes": {}, "registry": "n1"})"), "node settings nodes.json: .registry: unknown key (expected self, registry_name, nodes, services)");
   EXPECT_EQ(refused(R"({"nodes": {"n1": {"adress": "10.0.0.1"}}})"),
             "node settings nodes.json: .nodes.n1.adress: unknown key (expected address, ports, insecure_registry)");
 }
@@ -179,6 +179,30 @@ TEST(NodeSettings, WrittenSettingsReadBackTheSame) {
   auto again = NodeSettings::parse(s.to_json_text(), "again.json");
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(again->to_json_text(), s.to_json_text());
+}
+
+TEST(NodeSettings, ARegistryNameIsAReferenceDomain) {
+  for (const std::string name : {"registry.mesh", "registry.mesh:5000", "localhost", "10.0.0.5:5000", "[fd00::1]:5000"}) {
+    auto s = NodeSettings::parse(R"({"registry_name": ")" + name + R"(", "nodes": {}})", "nodes.json");
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(s->registry_name, name);
+    auto again = NodeSettings::parse(s->to_json_text(), "again.json");
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(again->registry_name, name);
+    EXPECT_EQ(again->to_json_text(), s->to_json_text());
+  }
+  EXPECT_TRUE(NodeSettings::parse(R"({"nodes": {}})", "nodes.json")->registry_name.empty());
+  EXPECT_EQ(NodeSettings::parse(R"({"nodes": {}})", "nodes.json")->to_json_text().find("registry_name"), std::string::npos);
+  const std::string why = " is not a registry name that references read as their domain (a DNS name with a '.', optionally "
+                          ":PORT, e.g. \"registry.mesh\", or localhost)";
+  // A single word is a path component to every runtime, never a domain.
+  EXPECT_EQ(refused(R"({"registry_name": "registry", "nodes": {}})"), "node settings nodes.json: .registry_name: \"registry\"" + why);
+  EXPECT_EQ(refused(R"({"registry_name": "registry.mesh/mesh", "nodes": {}})"),
+            "node settings nodes.json: .registry_name: \"registry.mesh/mesh\"" + why);
+  EXPECT_EQ(refused(R"({"registry_name": "", "nodes": {}})"), "node settings nodes.json: .registry_name: \"\"" + why);
+  EXPECT_EQ(refused(R"({"registry_name": "Registry.mesh:x", "nodes": {}})"),
+            "node settings nodes.json: .registry_name: \"Registry.mesh:x\"" + why);
+  EXPECT_EQ(refused(R"({"registry_name": 5000, "nodes": {}})"), "node settings nodes.json: .registry_name: must be a string, got number");
 }
 
 TEST(Resolve, TheHoldersAddressAndPort) {

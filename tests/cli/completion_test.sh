@@ -25,7 +25,7 @@ complete_words() {
   printf '%s\n' "${COMPREPLY[@]}" | sort | paste -sd' '
 }
 expect_eq "record records" "$(complete_words arec rec)" "commands"
-expect_eq "read-port record records ref resolve" "$(complete_words arec -v re)" "commands after a global option"
+expect_eq "read-port record records ref registry-config resolve" "$(complete_words arec -v re)" "commands after a global option"
 expect_eq "--json" "$(complete_words arec records --js)" "options of records"
 expect_eq "--history" "$(complete_words arec --store "$AREC_STORE" records --hi)" "options after --store DIR"
 expect_eq "--chunk-size" "$(complete_words arec push --ch)" "options of push"

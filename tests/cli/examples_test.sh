@@ -30,6 +30,8 @@ cat >nodes.json <<JSON
                          "n2": {"address": "127.0.0.1", "ports": {"registry": $n2_port}}},
  "services": {"registry": "n1"}}
 JSON
+# registry-config's examples: the same settings, naming the registry.
+jq '. + {registry_name: "registry.mesh"}' nodes.json >runtime.json
 # Without --nodes the examples use the built-in settings, whose registry is 127.0.0.1:5000: here, n1's.
 [[ $mode == registry ]] && export AREC_NODES=$work/nodes.json
 

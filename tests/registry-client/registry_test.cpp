@@ -47,6 +47,21 @@ TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryMayFallBackToPlainHttp) {
   EXPECT_EQ(registry_for_domain("docker.io", *settings, {})->base_url(), "https://registry-1.docker.io");
 }
 
+TEST(Scheme, TheRegistryNameIsTheRegistryTheSettingsPlace) {
+  auto settings = NodeSettings::parse(R"({"self": "n1", "registry_name": "registry.mesh", "nodes": {
+      "n1": {"address": "10.0.0.1", "ports": {"registry": 5000}, "insecure_registry": true}},
+      "services": {"registry": "n1"}})",
+                                      "nodes.json");
+  ASSERT_TRUE(settings) << settings.error().message;
+  for (const char* domain : {"registry.mesh", "Registry.Mesh"}) {
+    auto resolved = registry_for_domain(domain, *settings, {});
+    ASSERT_TRUE(resolved) << domain;
+    EXPECT_EQ(resolved->host, "10.0.0.1:5000");
+    EXPECT_EQ(resolved->plain_http, PlainHttp::fallback);
+  }
+  EXPECT_EQ(registry_for_domain("registry.mesh:5000", *settings, {})->host, "registry.mesh:5000");
+}
+
 TEST(Lists, NamesFromAPageOfTagsOrCatalog) {
   EXPECT_EQ(names_from_list_page(R"({"name":"m/n","tags":["v1","latest"]})", "tags"), (std::vector<std::string>{"v1", "latest"}));
   EXPECT_EQ(names_from_list_page(R"({"repositories":["a/b",7,null,"c/d"]})", "repositories"),
