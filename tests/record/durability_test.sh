@@ -34,10 +34,11 @@ while IFS= read -r line; do
   to=$(sed -nE 's/.*rename[a-z0-9]*\(.*, "([^"]+)"(, [^,)]*)?\) = 0$/\1/p' <<<"$line")
   [[ -n $from && -n $to ]] || continue
   renames=$((renames + 1))
-  before=$(grep -nF "$line" "$T/sync.trace" | head -1 | cut -d: -f1)
-  head -n "$before" "$T/sync.trace" | grep -qE "fsync\([0-9]+<$from>\) = 0" ||
+  before=$(grep -m1 -nF "$line" "$T/sync.trace" | cut -d: -f1)
+  # grep reads a process substitution: under pipefail, `head | grep -q` fails when grep stops early.
+  grep -qE "fsync\([0-9]+<$from>\) = 0" <(head -n "$before" "$T/sync.trace") ||
     fail "$from was renamed to $to without an fsync before it"
-  tail -n "+$before" "$T/sync.trace" | grep -qE "fsync\([0-9]+<$(dirname "$to")>\) = 0" ||
+  grep -qE "fsync\([0-9]+<$(dirname "$to")>\) = 0" <(tail -n "+$before" "$T/sync.trace") ||
     fail "the directory of $to was not synced after the rename"
 done < <(grep -E 'rename[a-z0-9]*\(' "$T/sync.trace")
 ((renames >= 4)) || fail "only $renames renames seen: $(cat "$T/sync.trace")"
