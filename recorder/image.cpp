@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <functional>
 #include <future>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <map>
+#include <memory>
 
+#include "recorder/layering.hpp"
 #include "recorder/process.hpp"
 #include "recorder/sbom.hpp"
 
@@ -35,7 +40,7 @@ struct Layer {
 // an unchanged relink, whose SBOM the store has, never asks for them.
 class SbomHashes {
  public:
-  SbomHashes(const RecordRequest& request, const std::vector<LayerEntry>& entries) : m_request(request), m_entries(entries) {}
+  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries) : m_request(request), m_entries(std::move(entries)) {}
   void start() {
     if (m_request.sbom == SbomFormat::none || m_files.valid()) return;
     m_files = std::async(std::launch::async, [this] { return sbom_files(m_entries, DpkgDatabase()); });
@@ -47,7 +52,7 @@ class SbomHashes {
 
  private:
   const RecordRequest& m_request;
-  const std::vector<LayerEntry>& m_entries;
+  const std::vector<LayerEntry> m_entries;
   std::future<Result<std::vector<SbomFile>>> m_files;
 };
 
@@ -91,6 +96,40 @@ Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEn
   if (!descriptor) return fail(descriptor.error());
   if (compression != Compression::none) store.remember_layer(diff_id, compression, *descriptor);
   return Layer{*descriptor, diff_id};
+}
+
+// What a package's layer is made of, as it is on disk now: every entry, and for each file where it is
+// read from with its size, inode, modification and change times (the change time no tool can set back).
+// A layer of the same files is the same layer: found by this key, it is reused without its files being
+// read again, where the DiffID would need all of them read and hashed (23 MB for a program on OpenSSL).
+// Nothing for a file that cannot be seen, or uncompressed layers (their blob is the tar itself).
+std::optional<fs::Path> files_identity(const RecordRequest& request, const std::vector<LayerEntry>& entries, const Store& store) {
+  if (request.compression == Compression::none) return std::nullopt;
+  std::string text = std::string(compression_name(request.compression)) + " " + std::to_string(request.mtime) + "\n";
+  for (const auto& e : entries) {
+    text += std::to_string(static_cast<int>(e.type)) + " " + std::to_string(e.mode) + " " + e.path + "\0" + e.link_target + "\0";
+    if (e.type == LayerEntry::Type::file) {
+      struct stat st {};
+      if (::lstat(e.source.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != e.size) return std::nullopt;
+      text += e.source.string() + "\0" + std::to_string(st.st_size) + " " + std::to_string(st.st_dev) + " " +
+              std::to_string(st.st_ino) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+              " " + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+    }
+    text += "\n";
+  }
+  return store.layer_cache_dir() / ("files-" + digest_of(text).hex() + ".diffid");
+}
+
+// The layer compressed before from files of that identity, when the store still has it.
+std::optional<Layer> layer_of_identity(const RecordRequest& request, const fs::Path& identity, const Store& store) {
+  if (::access(identity.c_str(), F_OK) != 0) return std::nullopt;
+  auto text = fs::read_file(identity);
+  if (!text) return std::nullopt;
+  auto diff_id = Digest::parse(*text);
+  if (!diff_id) return std::nullopt;
+  auto cached = store.cached_layer(*diff_id, request.compression);
+  if (!cached) return std::nullopt;
+  return Layer{*cached, *diff_id};
 }
 
 // What a record takes from its base image: the manifest (its layers) and the config it extends.
@@ -259,23 +298,132 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
 
 namespace {
 
-// The recorded entries and their runtime closure; `base_manifest` is the base's, when there is one.
-Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, const Manifest* base_manifest) {
-  if (request.runtime == Runtime::none) return request.entries;
+// The runtime closure of the recorded entries (nothing with --runtime none), and the base's files when
+// they had to be read for it; `base_manifest` is the base's, when there is one.
+struct Closure {
+  RuntimeClosure closure;
+  std::optional<ImageFiles> base_files;
+};
+
+Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const Manifest* base_manifest) {
+  auto out = std::make_unique<Closure>();
+  if (request.runtime == Runtime::none) return out;
   ClosureOptions options;
   options.sysroot = request.sysroot;
-  std::optional<ImageFiles> base_files;
   if (request.base) {
-    options.base = [&]() -> Result<const ImageFiles*> {
+    options.base = [&request, base_manifest, &out]() -> Result<const ImageFiles*> {
       auto files = ImageFiles::read(request.base->layout, base_manifest->layers, "base image " + request.base->manifest.digest.str());
       if (!files) return fail(files.error());
-      base_files = std::move(*files);
-      return &*base_files;
+      out->base_files = std::move(*files);
+      return &*out->base_files;
     };
   }
-  auto closure = runtime_closure(request.entries, options);
+  auto closure = resolve_runtime_closure(request.entries, options);
   if (!closure) return fail(closure.error());
-  return merge_entries(request.entries, std::move(*closure), "the runtime closure");
+  out->closure = std::move(*closure);
+  return out;
+}
+
+// dpkg keeps no reverse index: which package lists a file is read from every info/*.list (11 MB on a
+// build machine, the larger part of an unchanged record's time). The answers are kept in the store
+// (arec/dpkg-owners.json) for as long as the database is as it was: every install, upgrade or removal
+// rewrites status and writes into info/, which changes their times, and then all is read again.
+class RememberedOwners {
+ public:
+  RememberedOwners(const Store& store, DpkgDatabase dpkg, const fs::Path& admin_dir)
+      : m_store(store), m_dpkg(std::move(dpkg)), m_path(store.dir() / "arec" / "dpkg-owners.json") {
+    struct stat status {};
+    struct stat info {};
+    if (::stat((admin_dir / "status").c_str(), &status) != 0 || ::stat((admin_dir / "info").c_str(), &info) != 0) return;
+    auto ns = [](const struct timespec& t) { return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec); };
+    m_stamp = admin_dir.string() + " " + ns(status.st_mtim) + " " + std::to_string(status.st_size) + " " + ns(info.st_mtim);
+  }
+
+  Result<std::map<std::string, std::vector<DebianPackage>>> operator()(const std::vector<std::string>& paths) const {
+    if (m_stamp.empty()) return m_dpkg.owners(paths);
+    nlohmann::json known = nlohmann::json::object();
+    if (::access(m_path.c_str(), F_OK) == 0) {
+      auto text = fs::read_file(m_path);
+      auto json = text ? read_json<nlohmann::json>(*text) : std::unexpected(JsonProblem{});
+      // Unreadable, or of another state of the database: asked again and written anew.
+      if (json && json->is_object() && json->contains("stamp") && (*json)["stamp"] == m_stamp && json->contains("owners") &&
+          (*json)["owners"].is_object()) {
+        known = std::move((*json)["owners"]);
+      }
+    }
+    std::vector<std::string> unknown;
+    for (const auto& path : paths) {
+      if (!known.contains(path)) unknown.push_back(path);
+    }
+    if (!unknown.empty()) {
+      auto found = m_dpkg.owners(unknown);
+      if (!found) return fail(found.error());
+      for (const auto& path : unknown) {
+        nlohmann::json list = nlohmann::json::array();
+        if (auto it = found->find(path); it != found->end()) {
+          for (const auto& p : it->second) list.push_back({p.name, p.version, p.architecture, p.maintainer});
+        }
+        known[path] = std::move(list);
+      }
+      // Only a shortcut: failing to keep it costs reading the database next time, nothing else.
+      (void)fs::write_file_atomic(m_store.temp_dir(), m_path, nlohmann::json{{"stamp", m_stamp}, {"owners", known}}.dump());
+    }
+    std::map<std::string, std::vector<DebianPackage>> out;
+    for (const auto& path : paths) {
+      const auto& list = known[path];
+      if (!list.is_array() || list.empty()) continue;
+      auto& packages = out[path];
+      for (const auto& p : list) {
+        if (!p.is_array() || p.size() != 4 || !p[0].is_string() || !p[1].is_string() || !p[2].is_string() || !p[3].is_string()) continue;
+        packages.push_back({p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<std::string>(), p[3].get<std::string>()});
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Store& m_store;
+  DpkgDatabase m_dpkg;
+  fs::Path m_path;
+  std::string m_stamp;
+};
+
+// The layers of the record, in order: by origin within the budget (recorder/layering), or one layer of
+// every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
+// record of one layer always had.
+Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure, const Store& store) {
+  // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
+  auto all = merge_entries(request.entries, closure.closure.entries, "the runtime closure");
+  if (!all) return fail(all.error());
+  auto one_layer = [&]() -> std::vector<LayerGroup> {
+    LayerGroup group;
+    group.entries = std::move(*all);
+    return {std::move(group)};
+  };
+  if (request.layers <= 1) return one_layer();
+  BaseHolds base_holds;
+  if (closure.base_files) {
+    base_holds = [&closure](const std::string& path) { return closure.base_files->lstat(path) != nullptr; };
+  }
+  const DpkgDatabase dpkg(request.dpkg_admin_dir);
+  const RememberedOwners owners(store, dpkg, request.dpkg_admin_dir);
+  auto groups = group_entries(request.entries, closure.closure, dpkg, base_holds, std::cref(owners));
+  if (!groups) return fail(groups.error());
+  if (groups->size() <= 1) return one_layer();
+  return fit_budget(std::move(*groups), request.layers);
+}
+
+// Every file of the record once, for the SBOM: the later layer's where two name one path.
+std::vector<LayerEntry> sbom_entries(const std::vector<LayerGroup>& groups) {
+  if (groups.size() == 1) return groups.front().entries;
+  std::map<std::string, const LayerEntry*> by_path;
+  for (const auto& g : groups) {
+    for (const auto& e : g.entries) by_path.insert_or_assign(e.path, &e);
+  }
+  std::vector<LayerEntry> out;
+  out.reserve(by_path.size());
+  for (const auto& [path, e] : by_path) out.push_back(*e);
+  return out;
 }
 
 // Dynamically linked files recorded with neither their runtime closure nor a base to provide it.
@@ -330,7 +478,8 @@ Status check_base_platform(const RecordRequest& request, const std::optional<Bas
 // The base's config (or the inputs' platform, else this machine's) with the new layer, environment and
 // entrypoint.
 ImageConfig image_config(const RecordRequest& request, const std::optional<BaseParts>& base,
-                         const std::optional<Platform>& platform, const Layer& layer) {
+                         const std::optional<Platform>& platform, const std::vector<Layer>& layers,
+                         const std::vector<LayerGroup>& groups) {
   ImageConfig config;
   if (base) {
     config = base->config;
@@ -342,8 +491,11 @@ ImageConfig image_config(const RecordRequest& request, const std::optional<BaseP
   }
   const std::string created = rfc3339(request.mtime);
   config.created = created;
-  config.diff_ids.push_back(layer.diff_id);
-  config.history.push_back({created, "arec record", "", "", false});
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    config.diff_ids.push_back(layers[i].diff_id);
+    // One layer is the record as it always was; of several, each says where its files come from.
+    config.history.push_back({created, "arec record", "", layers.size() == 1 ? std::string() : groups[i].origin, false});
+  }
   merge_env(config.config, request.env);
   if (!request.entrypoint.empty()) {
     config.config["Entrypoint"] = request.entrypoint;
@@ -395,8 +547,17 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!base) return fail(base.error());
   if (auto s = check_base_platform(request, *base, *platform); !s) return fail(s.error());
   // The closure is resolved first: a missing library or a base too old refuses before anything is written.
-  auto entries = layer_entries(request, *base ? &(*base)->manifest : nullptr);
-  if (!entries) return fail(entries.error());
+  auto closure = closure_of(request, *base ? &(*base)->manifest : nullptr);
+  if (!closure) return fail(closure.error());
+  auto groups = record_groups(request, **closure, store);
+  if (!groups) return fail(groups.error());
+  const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
+  if (base_layers + groups->size() > k_max_image_layers) {
+    return fail_input("the image would have " + std::to_string(base_layers + groups->size()) + " layers (" +
+                      std::to_string(base_layers) + " of the base, " + std::to_string(groups->size()) +
+                      " of this record), more than the " + std::to_string(k_max_image_layers) +
+                      " container runtimes accept; give a smaller --layers");
+  }
   auto warnings = unrunnable_warnings(request);
   if (!warnings) return fail(warnings.error());
   auto previous = store.latest(request.module, request.name);
@@ -404,11 +565,26 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
-  SbomHashes sbom(request, *entries);
-  auto layer = pack_layer(request, *entries, store, previous->has_value(), sbom);
-  if (!layer) return fail(layer.error());
-  layers->push_back(layer->descriptor);
-  auto manifest = write_image(request, image_config(request, *base, *platform, *layer), std::move(*layers), store);
+  SbomHashes sbom(request, sbom_entries(*groups));
+  std::vector<Layer> packed;
+  for (const auto& group : *groups) {
+    // A package's layer is shared by every record on that package, and its files rarely change: it is
+    // looked for by what its files are before anything is read.
+    const bool shared = group.kind == LayerOrigin::package || group.kind == LayerOrigin::merged_packages;
+    const auto identity = shared ? files_identity(request, group.entries, store) : std::nullopt;
+    auto layer = identity ? layer_of_identity(request, *identity, store) : std::nullopt;
+    if (!layer) {
+      auto made = pack_layer(request, group.entries, store, previous->has_value(), sbom);
+      if (!made) return fail(made.error());
+      layer = std::move(*made);
+      // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
+      if (identity) (void)fs::write_file_atomic(store.temp_dir(), *identity, layer->diff_id.str());
+    }
+    if (groups->size() > 1) layer->descriptor.annotations.emplace(annotation::k_layer_origin, group.origin);
+    layers->push_back(layer->descriptor);
+    packed.push_back(std::move(*layer));
+  }
+  auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
   // git runs only when the SBOM or a new record needs the revision: an unchanged relink asks nothing.
