@@ -36,6 +36,7 @@ struct RecordOptions {
   std::string revision;
   std::string sbom = "spdx";
   unsigned threads = 0;
+  unsigned layers = k_default_layer_budget;
   bool json = false;
 };
 
@@ -60,6 +61,10 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
   }
   if (o.sbom != "spdx" && o.sbom != "none") return fail_input("--sbom \"" + o.sbom + "\": expected spdx or none");
   request.sbom = o.sbom == "none" ? SbomFormat::none : SbomFormat::spdx;
+  if (o.layers < 1 || o.layers > k_max_layer_budget) {
+    return fail_input("--layers " + std::to_string(o.layers) + ": expected 1 to " + std::to_string(k_max_layer_budget));
+  }
+  request.layers = o.layers;
   auto compression = parse_compression(o.compression);
   if (!compression) return fail(compression.error());
   auto runtime = parse_runtime(o.runtime);
@@ -398,10 +403,19 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--sbom", o->sbom, "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)");
+  cmd->add_option("--layers", o->layers,
+                  "At most N layers of its own (1-100; with the base's at most 127): one per Debian package of the "
+                  "runtime closure, its files of no package, the build's shared libraries, the other files; past N "
+                  "the smallest packages share one layer. 1: one layer of everything")
+      ->type_name("N")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the whole record as JSON");
   describe(*cmd,
            "Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"
-           "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.",
+           "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.\n"
+           "A program with its runtime closure is several layers, each annotated dev.arec.layer.origin: one per Debian\n"
+           "package (all of its libraries, so images on the same packages share them), then files of no package, the\n"
+           "build's own shared libraries and the other files; a rebuild changes only the last ones.",
            {{"arec record --module mesh --name app --file build/app",
              "Records build/app as /usr/local/bin/app in an image of mesh/app; prints mesh/app@sha256:..."},
             {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint /usr/local/bin/server",

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <future>
+#include <map>
+#include <memory>
 
+#include "recorder/layering.hpp"
 #include "recorder/process.hpp"
 #include "recorder/sbom.hpp"
 
@@ -35,7 +38,7 @@ struct Layer {
 // an unchanged relink, whose SBOM the store has, never asks for them.
 class SbomHashes {
  public:
-  SbomHashes(const RecordRequest& request, const std::vector<LayerEntry>& entries) : m_request(request), m_entries(entries) {}
+  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries) : m_request(request), m_entries(std::move(entries)) {}
   void start() {
     if (m_request.sbom == SbomFormat::none || m_files.valid()) return;
     m_files = std::async(std::launch::async, [this] { return sbom_files(m_entries, DpkgDatabase()); });
@@ -47,7 +50,7 @@ class SbomHashes {
 
  private:
   const RecordRequest& m_request;
-  const std::vector<LayerEntry>& m_entries;
+  const std::vector<LayerEntry> m_entries;
   std::future<Result<std::vector<SbomFile>>> m_files;
 };
 
@@ -259,23 +262,66 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
 
 namespace {
 
-// The recorded entries and their runtime closure; `base_manifest` is the base's, when there is one.
-Result<std::vector<LayerEntry>> layer_entries(const RecordRequest& request, const Manifest* base_manifest) {
-  if (request.runtime == Runtime::none) return request.entries;
+// The runtime closure of the recorded entries (nothing with --runtime none), and the base's files when
+// they had to be read for it; `base_manifest` is the base's, when there is one.
+struct Closure {
+  RuntimeClosure closure;
+  std::optional<ImageFiles> base_files;
+};
+
+Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const Manifest* base_manifest) {
+  auto out = std::make_unique<Closure>();
+  if (request.runtime == Runtime::none) return out;
   ClosureOptions options;
   options.sysroot = request.sysroot;
-  std::optional<ImageFiles> base_files;
   if (request.base) {
-    options.base = [&]() -> Result<const ImageFiles*> {
+    options.base = [&request, base_manifest, &out]() -> Result<const ImageFiles*> {
       auto files = ImageFiles::read(request.base->layout, base_manifest->layers, "base image " + request.base->manifest.digest.str());
       if (!files) return fail(files.error());
-      base_files = std::move(*files);
-      return &*base_files;
+      out->base_files = std::move(*files);
+      return &*out->base_files;
     };
   }
-  auto closure = runtime_closure(request.entries, options);
+  auto closure = resolve_runtime_closure(request.entries, options);
   if (!closure) return fail(closure.error());
-  return merge_entries(request.entries, std::move(*closure), "the runtime closure");
+  out->closure = std::move(*closure);
+  return out;
+}
+
+// The layers of the record, in order: by origin within the budget (recorder/layering), or one layer of
+// every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
+// record of one layer always had.
+Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure) {
+  // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
+  auto all = merge_entries(request.entries, closure.closure.entries, "the runtime closure");
+  if (!all) return fail(all.error());
+  auto one_layer = [&]() -> std::vector<LayerGroup> {
+    LayerGroup group;
+    group.entries = std::move(*all);
+    return {std::move(group)};
+  };
+  if (request.layers <= 1) return one_layer();
+  BaseHolds base_holds;
+  if (closure.base_files) {
+    base_holds = [&closure](const std::string& path) { return closure.base_files->lstat(path) != nullptr; };
+  }
+  auto groups = group_entries(request.entries, closure.closure, DpkgDatabase(request.dpkg_admin_dir), base_holds);
+  if (!groups) return fail(groups.error());
+  if (groups->size() <= 1) return one_layer();
+  return fit_budget(std::move(*groups), request.layers);
+}
+
+// Every file of the record once, for the SBOM: the later layer's where two name one path.
+std::vector<LayerEntry> sbom_entries(const std::vector<LayerGroup>& groups) {
+  if (groups.size() == 1) return groups.front().entries;
+  std::map<std::string, const LayerEntry*> by_path;
+  for (const auto& g : groups) {
+    for (const auto& e : g.entries) by_path.insert_or_assign(e.path, &e);
+  }
+  std::vector<LayerEntry> out;
+  out.reserve(by_path.size());
+  for (const auto& [path, e] : by_path) out.push_back(*e);
+  return out;
 }
 
 // Dynamically linked files recorded with neither their runtime closure nor a base to provide it.
@@ -330,7 +376,8 @@ Status check_base_platform(const RecordRequest& request, const std::optional<Bas
 // The base's config (or the inputs' platform, else this machine's) with the new layer, environment and
 // entrypoint.
 ImageConfig image_config(const RecordRequest& request, const std::optional<BaseParts>& base,
-                         const std::optional<Platform>& platform, const Layer& layer) {
+                         const std::optional<Platform>& platform, const std::vector<Layer>& layers,
+                         const std::vector<LayerGroup>& groups) {
   ImageConfig config;
   if (base) {
     config = base->config;
@@ -342,8 +389,11 @@ ImageConfig image_config(const RecordRequest& request, const std::optional<BaseP
   }
   const std::string created = rfc3339(request.mtime);
   config.created = created;
-  config.diff_ids.push_back(layer.diff_id);
-  config.history.push_back({created, "arec record", "", "", false});
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    config.diff_ids.push_back(layers[i].diff_id);
+    // One layer is the record as it always was; of several, each says where its files come from.
+    config.history.push_back({created, "arec record", "", layers.size() == 1 ? std::string() : groups[i].origin, false});
+  }
   merge_env(config.config, request.env);
   if (!request.entrypoint.empty()) {
     config.config["Entrypoint"] = request.entrypoint;
@@ -395,8 +445,17 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!base) return fail(base.error());
   if (auto s = check_base_platform(request, *base, *platform); !s) return fail(s.error());
   // The closure is resolved first: a missing library or a base too old refuses before anything is written.
-  auto entries = layer_entries(request, *base ? &(*base)->manifest : nullptr);
-  if (!entries) return fail(entries.error());
+  auto closure = closure_of(request, *base ? &(*base)->manifest : nullptr);
+  if (!closure) return fail(closure.error());
+  auto groups = record_groups(request, **closure);
+  if (!groups) return fail(groups.error());
+  const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
+  if (base_layers + groups->size() > k_max_image_layers) {
+    return fail_input("the image would have " + std::to_string(base_layers + groups->size()) + " layers (" +
+                      std::to_string(base_layers) + " of the base, " + std::to_string(groups->size()) +
+                      " of this record), more than the " + std::to_string(k_max_image_layers) +
+                      " container runtimes accept; give a smaller --layers");
+  }
   auto warnings = unrunnable_warnings(request);
   if (!warnings) return fail(warnings.error());
   auto previous = store.latest(request.module, request.name);
@@ -404,11 +463,18 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
-  SbomHashes sbom(request, *entries);
-  auto layer = pack_layer(request, *entries, store, previous->has_value(), sbom);
-  if (!layer) return fail(layer.error());
-  layers->push_back(layer->descriptor);
-  auto manifest = write_image(request, image_config(request, *base, *platform, *layer), std::move(*layers), store);
+  SbomHashes sbom(request, sbom_entries(*groups));
+  std::vector<Layer> packed;
+  for (const auto& group : *groups) {
+    // A package's layer is shared by every record on that package: worth looking for even in a first record.
+    const bool shared = group.kind == LayerOrigin::package || group.kind == LayerOrigin::merged_packages;
+    auto layer = pack_layer(request, group.entries, store, previous->has_value() || shared, sbom);
+    if (!layer) return fail(layer.error());
+    if (groups->size() > 1) layer->descriptor.annotations.emplace(annotation::k_layer_origin, group.origin);
+    layers->push_back(layer->descriptor);
+    packed.push_back(std::move(*layer));
+  }
+  auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
   // git runs only when the SBOM or a new record needs the revision: an unchanged relink asks nothing.

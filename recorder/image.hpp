@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "recorder/layer.hpp"
+#include "recorder/layering.hpp"
 #include "recorder/runtime_closure.hpp"
 #include "recorder/store.hpp"
 
@@ -49,6 +50,9 @@ struct RecordRequest {
   std::string config;
   std::string revision;  // empty: found from the git work tree around the working directory
   SbomFormat sbom = SbomFormat::spdx;
+  // --layers: at most this many layers of its own (recorder/layering); 1 is one layer of everything.
+  unsigned layers = k_default_layer_budget;
+  fs::Path dpkg_admin_dir = "/var/lib/dpkg";  // where the packages of the closure's files are looked up
 };
 
 struct RecordOutcome {
@@ -57,7 +61,7 @@ struct RecordOutcome {
   std::vector<std::string> warnings;
 };
 
-// Reads the base, resolves the runtime closure, packs the layer, writes config and manifest, the SBOM
+// Reads the base, resolves the runtime closure, packs the layers (by origin, within the budget), writes config and manifest, the SBOM
 // as their referrer, and commits the record (unless the store holds this digest as the latest already).
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store);
 

@@ -36,6 +36,9 @@ inline constexpr std::string_view k_ref_name = "org.opencontainers.image.ref.nam
 inline constexpr std::string_view k_created = "org.opencontainers.image.created";
 inline constexpr std::string_view k_revision = "org.opencontainers.image.revision";
 inline constexpr std::string_view k_base_digest = "org.opencontainers.image.base.digest";
+// On a layer's descriptor: where its files come from ("deb:NAME=VERSION:ARCH", "deb:merged",
+// "no-package", "own-libraries", "files"; see recorder/layering.hpp). A record of one layer has none.
+inline constexpr std::string_view k_layer_origin = "dev.arec.layer.origin";
 }  // namespace annotation
 
 using Annotations = std::map<std::string, std::string>;

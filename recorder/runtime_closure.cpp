@@ -136,6 +136,7 @@ class Resolver {
   }
 
   std::vector<LayerEntry> take() { return std::move(m_added); }
+  const std::string& root() const { return m_root; }
 
  private:
   // Where the loader and libraries come from: the sysroot given; else this machine for its own
@@ -633,9 +634,15 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view origi
 }
 
 Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options) {
+  auto closure = resolve_runtime_closure(entries, options);
+  if (!closure) return fail(closure.error());
+  return std::move(closure->entries);
+}
+
+Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options) {
   Resolver resolver(entries, options);
   if (auto s = resolver.run(entries); !s) return fail(s.error());
-  return resolver.take();
+  return RuntimeClosure{resolver.take(), resolver.root()};
 }
 
 Result<std::vector<std::string>> dynamic_executables(const std::vector<LayerEntry>& entries) {

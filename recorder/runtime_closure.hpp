@@ -61,6 +61,15 @@ struct ClosureOptions {
 // loader will look is not added; every symbol version needed from it must be defined by the base's copy.
 Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
 
+// The closure's entries and the target root they were taken from: empty for this machine, else the
+// sysroot or /usr/TRIPLET (a file at ROOT/PATH is at PATH in the image). Layering needs the root to
+// find the rest of a package's files where the closure found some.
+struct RuntimeClosure {
+  std::vector<LayerEntry> entries;
+  std::string root;
+};
+Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
+
 // The image paths of the dynamically linked executables among `entries`.
 Result<std::vector<std::string>> dynamic_executables(const std::vector<LayerEntry>& entries);
 

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -84,13 +85,6 @@ std::vector<std::string> dpkg_spellings(const std::string& path) {
   return out;
 }
 
-bool is_system_path(std::string_view path) {
-  for (std::string_view prefix : {"/usr/", "/lib", "/bin/", "/sbin/", "/etc/", "/opt/", "/var/"}) {
-    if (path.starts_with(prefix)) return true;
-  }
-  return false;
-}
-
 // Lines of a text, without their newline.
 template <typename F>
 void for_each_line(std::string_view text, F&& f) {
@@ -157,6 +151,13 @@ nlohmann::json relationship(std::string_view from, std::string_view type, std::s
 }
 
 }  // namespace
+
+bool is_system_path(std::string_view path) {
+  for (std::string_view prefix : {"/usr/", "/lib", "/bin/", "/sbin/", "/etc/", "/opt/", "/var/"}) {
+    if (path.starts_with(prefix)) return true;
+  }
+  return false;
+}
 
 std::string debian_purl(const DebianPackage& package) {
   std::string out = "pkg:deb/debian/" + purl_encode(package.name) + "@" + purl_encode(package.version);
@@ -238,6 +239,22 @@ Result<std::map<std::string, std::vector<DebianPackage>>> DpkgDatabase::owners(c
     packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
   }
   return out;
+}
+
+Result<std::vector<std::string>> DpkgDatabase::listed_files(const DebianPackage& package) const {
+  // Packages of several architectures (Multi-Arch: same) keep NAME:ARCH.list, the others NAME.list.
+  for (const auto& stem : {package.name + ":" + package.architecture, package.name}) {
+    const fs::Path list = m_dir / "info" / (stem + ".list");
+    if (::access(list.c_str(), F_OK) != 0) continue;
+    auto text = fs::read_file(list);
+    if (!text) return fail(std::move(text.error()).context("reading the dpkg database"));
+    std::vector<std::string> out;
+    for_each_line(*text, [&](std::string_view line) {
+      if (!line.empty()) out.emplace_back(line);
+    });
+    return out;
+  }
+  return fail_input("the dpkg database " + m_dir.string() + " has no file list of " + package.name + ":" + package.architecture);
 }
 
 Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg) {

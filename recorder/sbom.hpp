@@ -46,10 +46,17 @@ class DpkgDatabase {
   // absent from the answer. One pass over the .list files, then one over status, only for the owners.
   // A missing database owns nothing.
   Result<std::map<std::string, std::vector<DebianPackage>>> owners(const std::vector<std::string>& paths) const;
+  // Every path an installed package lists (its info/NAME:ARCH.list or NAME.list), directories too,
+  // as dpkg spells them.
+  Result<std::vector<std::string>> listed_files(const DebianPackage& package) const;
 
  private:
   fs::Path m_dir;
 };
+
+// Whether a host path lies under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var):
+// only such a file can have been installed by a package.
+bool is_system_path(std::string_view path);
 
 // One regular file of the layer.
 struct SbomFile {

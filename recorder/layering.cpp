@@ -1,0 +1,324 @@
+#include "recorder/layering.hpp"
+
+#include <elf.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "recorder/elf.hpp"
+#include "recorder/image_files.hpp"
+
+namespace arec {
+
+namespace {
+
+std::uint32_t file_mode(mode_t mode) { return (mode & 0111) != 0 ? 0755 : 0644; }
+
+std::string parent_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
+}
+
+// An image path (no leading slash) of `target`, a link at `link_path`: relative to its directory, or
+// from the root when absolute; ".." stops at the root.
+std::string link_destination(const std::string& link_path, const std::string& target) {
+  std::vector<std::string> parts;
+  if (!target.starts_with('/')) parts = path_components(parent_of(link_path));
+  for (auto& part : path_components(target)) {
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else {
+      parts.push_back(std::move(part));
+    }
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "/") + p;
+  return out;
+}
+
+// A recorded file named like a shared object ("libfoo.so", "libfoo.so.1.2") that is one: an ELF
+// shared object that is not a position-independent program.
+Result<bool> is_shared_object(const LayerEntry& entry) {
+  const std::string name = entry.path.substr(entry.path.rfind('/') + 1);
+  if (!name.ends_with(".so") && name.find(".so.") == std::string::npos) return false;
+  auto elf = read_elf(entry.source);
+  if (!elf) return fail(elf.error());
+  return *elf && (*elf)->type == ET_DYN && !(*elf)->executable;
+}
+
+// A group being filled: its entries by path, so one put twice (a link two paths pass through) is one.
+struct Builder {
+  LayerOrigin kind = LayerOrigin::files;
+  std::string origin;
+  std::string key;
+  std::map<std::string, LayerEntry> entries;
+
+  bool holds(const LayerEntry& e) const {
+    auto it = entries.find(e.path);
+    return it != entries.end() && it->second.type == e.type && it->second.link_target == e.link_target &&
+           it->second.source == e.source;
+  }
+};
+
+// A package's files under the library directories, as the closure would place them from the target's
+// root: each listed path's directory resolved on this machine (the links met on the way kept as links,
+// merged /usr's lib -> usr/lib), files and links at their real place. What the base holds or the recorded
+// inputs name is left to them.
+Status add_package_files(const std::vector<std::string>& listed, const std::string& root, const BaseHolds& base_holds,
+                         const std::set<std::string>& recorded, Builder& group) {
+  auto put = [&](LayerEntry entry) {
+    if (recorded.contains(entry.path) || (base_holds && base_holds(entry.path))) return;
+    group.entries.try_emplace(entry.path, std::move(entry));
+  };
+  for (const auto& host_listed : listed) {
+    if (!root.empty() && !host_listed.starts_with(root + "/")) continue;
+    const std::string listed_path = host_listed.substr(root.size());
+    std::string image_path;
+    for (const auto& part : path_components(listed_path)) image_path += (image_path.empty() ? "" : "/") + part;
+    if (!in_library_directory(image_path)) continue;
+    std::vector<LayerEntry> links;
+    bool missing = false;
+    auto dir = resolve_symlinks(parent_of(image_path), [&](const std::string& prefix) -> Result<std::optional<std::string>> {
+      struct stat st {};
+      const std::string host = root + "/" + prefix;
+      if (::lstat(host.c_str(), &st) != 0) {
+        missing = true;
+        return fail_input(host + ": " + fs::errno_text(errno));
+      }
+      if (!S_ISLNK(st.st_mode)) return std::nullopt;
+      std::error_code ec;
+      std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
+      links.push_back({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0});
+      return target;
+    });
+    // A listed path that is gone (excluded by dpkg's path-exclude, removed by hand) is not there to take.
+    if (!dir && missing) continue;
+    if (!dir) return fail(dir.error());
+    const std::string name = image_path.substr(image_path.rfind('/') + 1);
+    const std::string placed = dir->empty() ? name : *dir + "/" + name;
+    const std::string host = root + "/" + placed;
+    struct stat st {};
+    if (::lstat(host.c_str(), &st) != 0) continue;
+    for (auto& link : links) put(std::move(link));
+    if (S_ISREG(st.st_mode)) {
+      put({LayerEntry::Type::file, placed, fs::Path(host), {}, file_mode(st.st_mode), st.st_size});
+    } else if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
+      put({LayerEntry::Type::symlink, placed, {}, std::move(target), 0777, 0});
+    }
+  }
+  return {};
+}
+
+// The entries of a group, sorted and with their parent directories, and the bytes of its files.
+Result<LayerGroup> finish(Builder builder) {
+  LayerGroup group;
+  group.kind = builder.kind;
+  group.origin = std::move(builder.origin);
+  group.key = std::move(builder.key);
+  std::vector<LayerEntry> entries;
+  entries.reserve(builder.entries.size());
+  for (auto& [path, entry] : builder.entries) {
+    if (entry.type == LayerEntry::Type::file) group.size += entry.size;
+    entries.push_back(std::move(entry));
+  }
+  auto merged = merge_entries({}, std::move(entries), "the layer " + group.origin);
+  if (!merged) return fail(merged.error());
+  group.entries = std::move(*merged);
+  return group;
+}
+
+// The union of groups' entries; where two put something at one path, the later group's, as the later
+// layer's would be seen.
+std::vector<LayerEntry> union_of(const std::vector<const LayerGroup*>& groups) {
+  std::map<std::string, LayerEntry> by_path;
+  for (const auto* g : groups) {
+    for (const auto& e : g->entries) by_path.insert_or_assign(e.path, e);
+  }
+  std::vector<LayerEntry> out;
+  out.reserve(by_path.size());
+  for (auto& [path, e] : by_path) out.push_back(std::move(e));
+  return out;
+}
+
+LayerGroup merge_groups(const std::vector<const LayerGroup*>& parts, LayerOrigin kind, std::string origin) {
+  LayerGroup merged;
+  merged.kind = kind;
+  merged.origin = std::move(origin);
+  merged.key = merged.origin;
+  merged.entries = union_of(parts);
+  for (const auto& e : merged.entries) {
+    if (e.type == LayerEntry::Type::file) merged.size += e.size;
+  }
+  return merged;
+}
+
+}  // namespace
+
+std::string package_origin(const DebianPackage& package) {
+  return "deb:" + package.name + "=" + package.version + ":" + package.architecture;
+}
+
+bool in_library_directory(std::string_view image_path) {
+  auto parts = path_components(image_path);
+  const auto is_lib = [](const std::string& part) {
+    return part == "lib" || part == "lib32" || part == "lib64" || part == "libx32";
+  };
+  if (!parts.empty() && is_lib(parts[0])) return true;
+  return parts.size() >= 2 && parts[0] == "usr" && is_lib(parts[1]);
+}
+
+Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
+                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds) {
+  const std::string& root = closure.root;
+  // The owners of the closure's files that can have one: under a system directory or the target's root.
+  std::vector<std::string> system_sources;
+  for (const auto& e : closure.entries) {
+    if (e.type != LayerEntry::Type::file) continue;
+    const auto source = std::filesystem::absolute(e.source).lexically_normal().string();
+    if (is_system_path(source) || (!root.empty() && source.starts_with(root + "/"))) system_sources.push_back(source);
+  }
+  std::map<std::string, std::vector<DebianPackage>> owners;
+  if (!system_sources.empty()) {
+    auto found = dpkg.owners(system_sources);
+    if (!found) return fail(found.error());
+    owners = std::move(*found);
+  }
+
+  std::map<std::string, DebianPackage> packages;  // "NAME:ARCH" -> the package
+  std::map<std::string, Builder> package_groups;
+  Builder no_package{LayerOrigin::no_package, "no-package", "no-package", {}};
+  Builder own{LayerOrigin::own_libraries, "own-libraries", "own-libraries", {}};
+  Builder files{LayerOrigin::files, "files", "files", {}};
+
+  std::set<std::string> recorded_paths;
+  for (const auto& e : recorded) recorded_paths.insert(e.path);
+
+  // Each closure file: its package's group (which then takes the rest of the package), else no-package
+  // for a system file, else one of the build's own libraries.
+  std::vector<const LayerEntry*> closure_links;
+  for (const auto& e : closure.entries) {
+    if (e.type != LayerEntry::Type::file) {
+      closure_links.push_back(&e);
+      continue;
+    }
+    const auto source = std::filesystem::absolute(e.source).lexically_normal().string();
+    if (auto it = owners.find(source); it != owners.end() && !it->second.empty()) {
+      const DebianPackage& package = it->second.front();
+      const std::string key = package.name + ":" + package.architecture;
+      packages.try_emplace(key, package);
+      auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(package), key, {}}).first->second;
+      group.entries.try_emplace(e.path, e);
+    } else if (is_system_path(source) || (!root.empty() && source.starts_with(root + "/"))) {
+      no_package.entries.try_emplace(e.path, e);
+    } else {
+      own.entries.try_emplace(e.path, e);
+    }
+  }
+  for (const auto& [key, package] : packages) {
+    auto listed = dpkg.listed_files(package);
+    if (!listed) return fail(listed.error());
+    if (auto s = add_package_files(*listed, root, base_holds, recorded_paths, package_groups.at(key)); !s) return fail(s.error());
+  }
+
+  // The recorded inputs: shared objects are the build's own libraries, everything else is files.
+  std::vector<const LayerEntry*> recorded_links;
+  for (const auto& e : recorded) {
+    if (e.type == LayerEntry::Type::symlink) {
+      recorded_links.push_back(&e);
+    } else if (e.type == LayerEntry::Type::file) {
+      auto shared = is_shared_object(e);
+      if (!shared) return fail(shared.error());
+      (*shared ? own : files).entries.try_emplace(e.path, e);
+    } else {
+      files.entries.try_emplace(e.path, e);
+    }
+  }
+
+  // A link goes with what it leads to; a package's layer takes none it does not list itself (it stays
+  // the same bytes in every image), so a closure link no package gave goes with no-package or the
+  // build's own libraries, and a recorded one with the build's own libraries or the files.
+  auto leads_into = [](const Builder& group, const std::string& destination) {
+    if (group.entries.contains(destination)) return true;
+    auto below = group.entries.lower_bound(destination + "/");
+    return below != group.entries.end() && below->first.starts_with(destination + "/");
+  };
+  for (const auto* link : closure_links) {
+    bool given = false;
+    for (const auto& [key, group] : package_groups) given = given || group.holds(*link);
+    if (given) continue;
+    const std::string destination = link_destination(link->path, link->link_target);
+    (leads_into(own, destination) && !leads_into(no_package, destination) ? own : no_package).entries.try_emplace(link->path, *link);
+  }
+  for (const auto* link : recorded_links) {
+    const std::string destination = link_destination(link->path, link->link_target);
+    (leads_into(own, destination) ? own : files).entries.try_emplace(link->path, *link);
+  }
+
+  std::vector<LayerGroup> out;
+  for (auto& [key, group] : package_groups) {
+    auto finished = finish(std::move(group));
+    if (!finished) return fail(finished.error());
+    out.push_back(std::move(*finished));
+  }
+  for (Builder* group : {&no_package, &own, &files}) {
+    if (group->entries.empty()) continue;
+    auto finished = finish(std::move(*group));
+    if (!finished) return fail(finished.error());
+    out.push_back(std::move(*finished));
+  }
+  return out;
+}
+
+std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budget) {
+  budget = std::max(budget, 1U);
+  if (groups.size() <= budget) return groups;
+  std::vector<LayerGroup> packages;
+  std::vector<LayerGroup> others;
+  for (auto& g : groups) (g.kind == LayerOrigin::package ? packages : others).push_back(std::move(g));
+
+  // The packages to merge: the smallest, by bytes then key, so which ones depends on the packages only.
+  std::size_t keep = others.size() + 1 <= budget ? budget - others.size() - 1 : 0;
+  keep = std::min(keep, packages.size());
+  std::vector<std::size_t> by_size(packages.size());
+  for (std::size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+  std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
+    return packages[a].size != packages[b].size ? packages[a].size < packages[b].size : packages[a].key < packages[b].key;
+  });
+  std::set<std::size_t> merged_indexes(by_size.begin(), by_size.end() - static_cast<std::ptrdiff_t>(keep));
+
+  std::vector<LayerGroup> out;
+  std::vector<const LayerGroup*> merged_parts;
+  for (std::size_t i = 0; i < packages.size(); ++i) {
+    if (merged_indexes.contains(i)) {
+      merged_parts.push_back(&packages[i]);
+    }
+  }
+  for (std::size_t i = 0; i < packages.size(); ++i) {
+    if (!merged_indexes.contains(i)) out.push_back(std::move(packages[i]));
+  }
+  // The merged layer after the packages kept: its bytes change whenever one of its packages does, and a
+  // layer changes every layer above it in a node's snapshots (chain IDs), so the steadier go first.
+  if (merged_parts.size() == 1) {
+    out.push_back(*merged_parts.front());
+  } else if (!merged_parts.empty()) {
+    out.push_back(merge_groups(merged_parts, LayerOrigin::merged_packages, "deb:merged"));
+  }
+  for (auto& g : others) out.push_back(std::move(g));
+
+  // Fewer layers than kinds of files: the first (the steadiest) are merged until the budget is met.
+  while (out.size() > budget) {
+    const std::string origin = out[0].origin + "," + out[1].origin;
+    LayerGroup merged = merge_groups({&out[0], &out[1]}, LayerOrigin::mixed, origin);
+    out.erase(out.begin(), out.begin() + 2);
+    out.insert(out.begin(), std::move(merged));
+  }
+  return out;
+}
+
+}  // namespace arec

@@ -1,0 +1,67 @@
+// Layers by origin: a record's entries split by where they come from and how often they change, so a
+// rebuild moves only the layer that changed and images on the same libraries share those layers.
+//
+// In order: one layer per Debian package the runtime closure takes files from (ordered by package
+// name), the closure's files of no package, the project's own shared libraries, then the programs and
+// every other named file. A package's layer holds all of the package's files under the library
+// directories (its shared objects, the loader, what they load by path such as OpenSSL's ossl-modules
+// or glibc's gconv, their links and the links of the path leading there), not only the ones one
+// program needs: it is the same bytes in every image that uses the package, whichever of its
+// libraries that image needs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "recorder/layer.hpp"
+#include "recorder/runtime_closure.hpp"
+#include "recorder/sbom.hpp"
+
+namespace arec {
+
+// `--layers`: how many layers a record may add to its base's.
+inline constexpr unsigned k_default_layer_budget = 16;
+inline constexpr unsigned k_max_layer_budget = 100;
+// containerd refuses an image of more layers than this, its base's included.
+inline constexpr std::size_t k_max_image_layers = 127;
+
+enum class LayerOrigin {
+  package,          // one Debian package: "deb:NAME=VERSION:ARCH"
+  merged_packages,  // the smallest packages, merged to fit the budget: "deb:merged"
+  no_package,       // closure files no package lists (/usr/local/lib, a sysroot's own): "no-package"
+  own_libraries,    // shared objects of the build: recorded, or found by the closure in the build tree
+  files,            // the programs and every other recorded file
+  mixed,            // a budget smaller than the kinds of files: several of the above, origins joined by ','
+};
+
+struct LayerGroup {
+  LayerOrigin kind = LayerOrigin::files;
+  std::string origin;  // the layer's dev.arec.layer.origin
+  std::string key;     // packages: "NAME:ARCH", what they are ordered by; else the origin
+  std::vector<LayerEntry> entries;  // sorted by path, parents present
+  std::int64_t size = 0;            // bytes of its regular files
+};
+
+// "deb:NAME=VERSION:ARCH".
+std::string package_origin(const DebianPackage& package);
+
+// Whether an image path ("usr/lib/x86_64-linux-gnu/libc.so.6") lies under a directory the loader
+// searches or libraries load from: /lib, /lib32, /lib64, /libx32 and the same under /usr.
+bool in_library_directory(std::string_view image_path);
+
+// What the base image holds at an image path (without leading slash); a package's file there is left out.
+using BaseHolds = std::function<bool(const std::string& image_path)>;
+
+// The groups of `recorded` (the named inputs) and `closure` (what the loader needs besides), in layer
+// order, empty ones left out. Packages are found in `dpkg` by the closure files' host paths.
+Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
+                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds);
+
+// At most `budget` groups: when there are more, the smallest package groups (by size, then key, so the
+// same packages give the same layers on any machine) become one "deb:merged" group after the packages
+// kept; a budget smaller than the other kinds plus one merges the first groups in order as well.
+std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budget);
+
+}  // namespace arec

@@ -1,0 +1,168 @@
+#include "recorder/layering.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+
+namespace arec {
+namespace {
+
+using test::TempDir;
+using test::write_file;
+
+// A target root with one package (libfoo1: two libraries, a plugin loaded by path, a link and its
+// documentation), a library no package lists, and a dpkg database saying so.
+struct Root {
+  TempDir dir;
+  std::string root = (dir / "root").string();
+
+  Root() {
+    write_file(dir / "root/usr/lib/libfoo.so.1.0", "foo");
+    write_file(dir / "root/usr/lib/libfoo-extra.so.1", "extra!");
+    write_file(dir / "root/usr/lib/foo/plugins/p.so", "plugin");
+    write_file(dir / "root/usr/share/doc/libfoo1/copyright", "text");
+    write_file(dir / "root/usr/lib/libloose.so.2", "loose");
+    std::filesystem::create_symlink("libfoo.so.1.0", dir / "root/usr/lib/libfoo.so.1");
+    // merged /usr: the package lists its link under /lib, which leads to usr/lib
+    std::filesystem::create_symlink("usr/lib", dir / "root/lib");
+    write_file(dir / "dpkg/info/libfoo1:amd64.list",
+               "/.\n" + root + "/lib\n" + root + "/usr/lib/libfoo.so.1.0\n" + root + "/lib/libfoo.so.1\n" + root +
+                   "/usr/lib/libfoo-extra.so.1\n" + root + "/usr/lib/foo\n" + root + "/usr/lib/foo/plugins/p.so\n" + root +
+                   "/usr/share/doc/libfoo1/copyright\n");
+    write_file(dir / "dpkg/status",
+               "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.0-1\n\n");
+  }
+
+  LayerEntry file(const std::string& image_path, const std::string& host) const {
+    return {LayerEntry::Type::file, image_path, dir / host, {}, 0644, static_cast<std::int64_t>(std::filesystem::file_size(dir / host))};
+  }
+  DpkgDatabase dpkg() const { return DpkgDatabase(dir / "dpkg"); }
+};
+
+std::vector<std::string> paths_of(const LayerGroup& group) {
+  std::vector<std::string> out;
+  for (const auto& e : group.entries) out.push_back(e.path + (e.type == LayerEntry::Type::symlink ? " -> " + e.link_target : ""));
+  return out;
+}
+
+TEST(Layering, GroupsByOriginInLayerOrder) {
+  Root r;
+  write_file(r.dir / "build/app", "program");
+  write_file(r.dir / "build/libmine.so.1", "mine");
+  const std::vector<LayerEntry> recorded{{LayerEntry::Type::directory, "usr", {}, {}, 0755, 0},
+                                         {LayerEntry::Type::directory, "usr/local", {}, {}, 0755, 0},
+                                         {LayerEntry::Type::directory, "usr/local/bin", {}, {}, 0755, 0},
+                                         r.file("usr/local/bin/app", "build/app")};
+  RuntimeClosure closure;
+  closure.root = r.root;
+  closure.entries = {{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0},
+                     {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0},
+                     r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0"),
+                     r.file("usr/lib/libloose.so.2", "root/usr/lib/libloose.so.2"),
+                     r.file("usr/local/lib/libmine.so.1", "build/libmine.so.1")};
+  auto groups = group_entries(recorded, closure, r.dpkg(), {});
+  ASSERT_TRUE(groups) << groups.error().message;
+  ASSERT_EQ(groups->size(), 4U);
+  EXPECT_EQ((*groups)[0].origin, "deb:libfoo1=1.0-1:amd64");
+  EXPECT_EQ((*groups)[0].kind, LayerOrigin::package);
+  // All of the package's files under the library directories, with the link leading there; not its docs.
+  EXPECT_EQ(paths_of((*groups)[0]), (std::vector<std::string>{"lib -> usr/lib", "usr", "usr/lib", "usr/lib/foo", "usr/lib/foo/plugins",
+                                                               "usr/lib/foo/plugins/p.so", "usr/lib/libfoo-extra.so.1",
+                                                               "usr/lib/libfoo.so.1 -> libfoo.so.1.0", "usr/lib/libfoo.so.1.0"}));
+  EXPECT_EQ((*groups)[0].size, 3 + 6 + 6);
+  EXPECT_EQ((*groups)[1].origin, "no-package");
+  EXPECT_EQ(paths_of((*groups)[1]), (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libloose.so.2"}));
+  EXPECT_EQ((*groups)[2].origin, "own-libraries");
+  EXPECT_EQ(paths_of((*groups)[2]), (std::vector<std::string>{"usr", "usr/local", "usr/local/lib", "usr/local/lib/libmine.so.1"}));
+  EXPECT_EQ((*groups)[3].origin, "files");
+  EXPECT_EQ(paths_of((*groups)[3]), (std::vector<std::string>{"usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
+}
+
+TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
+  Root r;
+  write_file(r.dir / "build/app", "program");
+  const std::vector<LayerEntry> recorded{r.file("app", "build/app")};
+  RuntimeClosure one{{{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0},
+                      {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0},
+                      r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")},
+                     r.root};
+  RuntimeClosure other{{r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")}, r.root};
+  auto a = group_entries(recorded, one, r.dpkg(), {});
+  auto b = group_entries(recorded, other, r.dpkg(), {});
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->size(), 2U);
+  ASSERT_EQ(b->size(), 2U);
+  EXPECT_EQ(paths_of(a->front()), paths_of(b->front()));
+  // What the base holds stays the base's.
+  auto on_base = group_entries(recorded, other, r.dpkg(), [](const std::string& path) { return path == "usr/lib/foo/plugins/p.so"; });
+  ASSERT_TRUE(on_base);
+  EXPECT_EQ(on_base->front().size, 3 + 6);
+}
+
+TEST(Layering, LibraryDirectories) {
+  EXPECT_TRUE(in_library_directory("lib/x86_64-linux-gnu/libc.so.6"));
+  EXPECT_TRUE(in_library_directory("usr/lib64/ld-linux-x86-64.so.2"));
+  EXPECT_TRUE(in_library_directory("usr/lib/x86_64-linux-gnu/ossl-modules/legacy.so"));
+  EXPECT_FALSE(in_library_directory("usr/libexec/tool"));
+  EXPECT_FALSE(in_library_directory("usr/share/doc/libc6/copyright"));
+  EXPECT_FALSE(in_library_directory("etc/ld.so.conf"));
+}
+
+LayerGroup group(LayerOrigin kind, std::string key, std::int64_t size) {
+  LayerGroup g;
+  g.kind = kind;
+  g.key = key;
+  g.origin = kind == LayerOrigin::package ? "deb:" + key : key;
+  g.size = size;
+  g.entries = {{LayerEntry::Type::file, key, "/dev/null", {}, 0644, size}};
+  return g;
+}
+
+std::vector<std::string> origins(const std::vector<LayerGroup>& groups) {
+  std::vector<std::string> out;
+  for (const auto& g : groups) out.push_back(g.origin);
+  return out;
+}
+
+std::vector<LayerGroup> sample() {
+  return {group(LayerOrigin::package, "libc6", 12), group(LayerOrigin::package, "libgcc-s1", 1),
+          group(LayerOrigin::package, "libssl3", 7), group(LayerOrigin::package, "libstdc++6", 2),
+          group(LayerOrigin::package, "zlib1g", 1), group(LayerOrigin::own_libraries, "own-libraries", 3),
+          group(LayerOrigin::files, "files", 1)};
+}
+
+TEST(Layering, WithinTheBudgetNothingIsMerged) {
+  EXPECT_EQ(origins(fit_budget(sample(), 16)), origins(sample()));
+  EXPECT_EQ(origins(fit_budget(sample(), 7)), origins(sample()));
+}
+
+TEST(Layering, TheSmallestPackagesAreMergedByASizeThenNameRule) {
+  auto fitted = fit_budget(sample(), 5);
+  // 5 = 2 packages kept (the largest), the merged one, own-libraries, files.
+  EXPECT_EQ(origins(fitted), (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:merged", "own-libraries", "files"}));
+  EXPECT_EQ(fitted[2].kind, LayerOrigin::merged_packages);
+  EXPECT_EQ(fitted[2].size, 1 + 2 + 1);
+  EXPECT_EQ(paths_of(fitted[2]), (std::vector<std::string>{"libgcc-s1", "libstdc++6", "zlib1g"}));
+  // Equal sizes: the name decides (libgcc-s1 before zlib1g), whatever order the groups came in.
+  auto shuffled = sample();
+  std::reverse(shuffled.begin(), shuffled.begin() + 5);
+  std::sort(shuffled.begin(), shuffled.begin() + 5, [](const LayerGroup& a, const LayerGroup& b) { return a.key < b.key; });
+  EXPECT_EQ(origins(fit_budget(shuffled, 6)), (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:libstdc++6", "deb:merged",
+                                                                       "own-libraries", "files"}));
+  EXPECT_EQ(paths_of(fit_budget(shuffled, 6)[3]), (std::vector<std::string>{"libgcc-s1", "zlib1g"}));
+}
+
+TEST(Layering, ABudgetBelowTheKindsMergesTheFirstLayers) {
+  auto three = fit_budget(sample(), 3);
+  EXPECT_EQ(origins(three), (std::vector<std::string>{"deb:merged", "own-libraries", "files"}));
+  auto two = fit_budget(sample(), 2);
+  EXPECT_EQ(origins(two), (std::vector<std::string>{"deb:merged,own-libraries", "files"}));
+  EXPECT_EQ(two[0].kind, LayerOrigin::mixed);
+  EXPECT_EQ(two[0].size, 23 + 3);
+  auto one = fit_budget(sample(), 1);
+  ASSERT_EQ(one.size(), 1U);
+  EXPECT_EQ(one[0].entries.size(), 7U);
+}
+
+}  // namespace
+}  // namespace arec
