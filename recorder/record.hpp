@@ -19,9 +19,6 @@ inline constexpr std::string_view k_config = "dev.arec.config";
 // On the index.json entry of a referrer (an SBOM): the digest of the image manifest it refers to.
 // Such an entry is not a record, and is kept while its subject is.
 inline constexpr std::string_view k_subject = "dev.arec.subject";
-// On a layer's descriptor: what the layer holds, e.g. "deb:libssl3=3.0.15-1~deb12u1:amd64" (one Debian
-// package's files), "own-libraries", "files". What `arec inspect` shows beside each layer.
-inline constexpr std::string_view k_layer_origin = "dev.arec.layer.origin";
 }  // namespace annotation
 
 struct Record {
