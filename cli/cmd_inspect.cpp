@@ -78,7 +78,9 @@ void print_text(const ImageDescription& d) {
   }
   for (std::size_t i = 0; i < d.manifest.layers.size(); ++i) {
     const auto& layer = d.manifest.layers[i];
-    row("layer", layer.digest.str() + " " + layer.media_type + " " + std::to_string(layer.size) + " bytes");
+    const auto origin = layer.annotation(annotation::k_layer_origin);
+    row("layer", layer.digest.str() + " " + layer.media_type + " " + std::to_string(layer.size) + " bytes" +
+                     (origin.empty() ? "" : " " + origin));
     if (i >= d.files.size()) continue;
     for (const auto& f : d.files[i]) {
       std::cout << "  " << mode_string(f) << ' ' << std::right << std::setw(10) << f.size << ' ' << f.path;

@@ -112,8 +112,8 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
                summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded, summary->uploaded == 1 ? "" : "s",
                summary->bytes, summary->mounted, summary->skipped);
   if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
-    spdlog::info("referrers (SBOMs): {} pushed, {} listed under fallback tags", summary->referrers.pushed,
-                 summary->referrers.listed);
+    spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->referrers.pushed,
+                 summary->referrers.bytes, summary->referrers.listed);
   }
   return 0;
 }
@@ -199,7 +199,9 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
   describe(*cmd,
            "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
            "registry clean-up of untagged manifests keeps it. Blobs the repository holds are skipped; blobs\n"
-           "another repository of the registry holds are mounted.\n"
+           "another repository of the registry holds are mounted: one the store noted holding them (where a push\n"
+           "sent or found them, or a pull fetched them, even under a name whose record was removed), else one\n"
+           "of the store's records; a blob no such repository holds is uploaded.\n"
            "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
            "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
            "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",

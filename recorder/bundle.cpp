@@ -171,6 +171,9 @@ nlohmann::json to_json(const ImageDescription& d) {
   nlohmann::json layers = nlohmann::json::array();
   for (std::size_t i = 0; i < d.manifest.layers.size(); ++i) {
     auto layer = descriptor_json(d.manifest.layers[i]);
+    // null for a layer that does not say (a base's, or one recorded before layers had origins).
+    const auto origin = d.manifest.layers[i].annotation(annotation::k_layer_origin);
+    layer["origin"] = origin.empty() ? nlohmann::json(nullptr) : nlohmann::json(origin);
     if (i < d.files.size()) {
       layer["files"] = nlohmann::json::array();
       for (const auto& f : d.files[i]) layer["files"].push_back(to_json(f));

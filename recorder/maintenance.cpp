@@ -253,6 +253,11 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
     auto d = read_descriptor_file(entry.path());
     if (!d || !store.has_blob(*d)) ::unlink(entry.path().c_str());
   }
+  // So are the repositories noted for a blob that is gone: no push will send it.
+  for (const auto& entry : std::filesystem::directory_iterator(store.mount_hints_dir(), ec)) {
+    auto digest = Digest::parse("sha256:" + entry.path().filename().string());
+    if (!digest || !std::filesystem::exists(store.blob_path(*digest), ec)) ::unlink(entry.path().c_str());
+  }
   return report;
 }
 

@@ -287,6 +287,38 @@ fs::Path Store::layer_cache_path(const Digest& diff_id, Compression compression)
 }
 
 namespace {
+// Enough for a blob that many services share to find one to mount from, small enough to read per blob.
+constexpr std::size_t k_mount_hints = 8;
+}  // namespace
+
+std::vector<std::string> Store::repositories_holding(const Digest& digest) const {
+  std::vector<std::string> out;
+  auto text = fs::read_file(mount_hints_dir() / digest.hex());
+  if (!text) return out;
+  std::string_view rest = *text;
+  while (!rest.empty() && out.size() < k_mount_hints) {
+    const auto end = rest.find('\n');
+    const auto line = rest.substr(0, end);
+    if (!line.empty()) out.emplace_back(line);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  }
+  return out;
+}
+
+void Store::note_repository(const Digest& digest, std::string_view repository) const {
+  if (repository.empty() || repository.find('\n') != std::string_view::npos) return;
+  auto known = repositories_holding(digest);
+  if (!known.empty() && known.front() == repository) return;  // nothing to write
+  std::erase(known, std::string(repository));
+  known.insert(known.begin(), std::string(repository));
+  if (known.size() > k_mount_hints) known.resize(k_mount_hints);
+  std::string text;
+  for (const auto& r : known) text += r + "\n";
+  // Only a hint: failing to note it (a read-only store, two pushes noting at once) costs an upload later.
+  if (fs::make_directories(mount_hints_dir())) (void)fs::write_file_atomic(temp_dir(), mount_hints_dir() / digest.hex(), text);
+}
+
+namespace {
 
 constexpr std::string_view k_generation = "dev.arec.generation";
 

@@ -5,6 +5,7 @@
 //   arec/lock                                   serialises writers of the history and index.json (flock)
 //   arec/tmp/                                   temporaries, renamed into place when complete
 //   arec/layers/<hex>.<compression>             compressed layer known for a DiffID, to skip recompression
+//   arec/mounts/<hex>                           repositories a push or pull found holding a blob, to mount from
 //
 // The history database is the source of truth. index.json is the OCI view derived from it: the latest
 // record of each module/name (carrying org.opencontainers.image.ref.name, which tools look images up
@@ -105,6 +106,14 @@ class Store : public Layout {
   fs::Path layer_cache_dir() const { return m_dir / "arec" / "layers"; }
   fs::Path layer_cache_path(const Digest& diff_id, Compression compression) const;
   void remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const;
+
+  // Where a blob was last seen at a registry: the repositories (paths only, no registry, rule 1) a push
+  // sent it to or found it in, or a pull fetched it from, newest first. A later push may mount the blob
+  // from one of them instead of uploading it, also after the record that took it there was removed.
+  // Only a hint: the registry checks a mount, and a repository that lacks the blob gets an upload.
+  fs::Path mount_hints_dir() const { return m_dir / "arec" / "mounts"; }
+  std::vector<std::string> repositories_holding(const Digest& digest) const;
+  void note_repository(const Digest& digest, std::string_view repository) const;
 
   Result<std::vector<Record>> records(History history) const;
   // The same, one record at a time, without holding them all (History::all of a large store).

@@ -145,9 +145,38 @@ Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& recor
   return plan;
 }
 
+// How many repositories a blob's mount is looked for in before it is uploaded: a HEAD each.
+constexpr std::size_t k_mount_candidates = 3;
+
+// Where `job`'s blob may be mounted into `repository` from: the repository of this job that has it by
+// now (certain), else the sources' candidates. With one candidate the mount is simply asked for, since
+// a registry that refuses it opens the upload in the same answer. With several, each is asked whether
+// it holds the blob (HEAD) until one does, so that the mount asked for is one that works; a candidate
+// that does not answer yes (absent, or not readable with these credentials) is passed over.
+Result<std::optional<std::string>> mount_source(Run& run, Session& session, const MountSources& sources, const BlobToPush& job,
+                                                const std::string& repository, const std::optional<std::string>& holder,
+                                                std::stop_token stop) {
+  if (holder) return holder;
+  auto candidates = sources.candidates(job.blob.digest, repository, k_mount_candidates);
+  if (candidates.size() <= 1) return candidates.empty() ? std::nullopt : std::optional(std::move(candidates.front()));
+  for (auto& candidate : candidates) {
+    const std::string doing = "pushing " + repository + " to " + run.host() + ": looking for blob " + job.blob.digest.str() + " in " + candidate;
+    auto size = with_retry(run.options.retry, doing, stop, [&]() -> RegistryResult<std::optional<std::int64_t>> {
+      auto found = session.blob_size(candidate, job.blob.digest);
+      // A repository these credentials may not read is no source, not a failure of the push.
+      if (!found && (found.error().status == 401 || found.error().status == 403)) return std::nullopt;
+      return found;
+    });
+    if (!size) return fail(size.error().to_error(doing));
+    if (size->has_value()) return std::optional(std::move(candidate));
+  }
+  return std::nullopt;
+}
+
 // One blob into every repository that needs it: skipped where present; the first repository that
-// lacks it gets it mounted from a store repository that may have it, else uploaded; the others
-// mount it from a repository that has it by then.
+// lacks it gets it mounted from a repository that may have it (mount_source), else uploaded; the
+// others mount it from a repository that has it by then. Each repository that has it in the end is
+// noted in the store, for later pushes to mount from.
 Status push_blob(Run& run, Session& session, const Store& store, const MountSources& sources, const BlobToPush& job,
                  std::size_t slot, ProgressBoard& board, BlobOutcome& outcome, std::stop_token stop) {
   const std::string digest = job.blob.digest.str();
@@ -160,24 +189,31 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
     if (size->has_value()) {
       ++outcome.skipped;
       holder = repository;
+      store.note_repository(job.blob.digest, repository);
       continue;
     }
-    const auto from = holder ? holder : sources.candidate(job.blob.digest, repository);
+    auto from = mount_source(run, session, sources, job, repository, holder, stop);
+    if (!from) return fail(from.error());
     auto fd = fs::open_read(store.blob_path(job.blob.digest));
     if (!fd) return fail(std::move(fd.error()).context(context));
     bool mounted = false;
     auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
       // Each attempt is a new upload session: a failed one is never resumed.
-      board.set_state(slot, from ? "mounting" : "starting");
+      board.set_state(slot, *from ? "mounting" : "starting");
       board.set_bytes(slot, 0);
-      auto start = session.start_upload(repository, job.blob.digest, from);
+      auto start = session.start_upload(repository, job.blob.digest, *from);
+      // A mount these credentials may not make (no pull access to the source) is an upload instead.
+      if (!start && *from && (start.error().status == 401 || start.error().status == 403)) {
+        spdlog::debug("mounting {} into {} from {} refused ({}): uploading it", digest, repository, **from, start.error().status);
+        start = session.start_upload(repository, job.blob.digest, std::nullopt);
+      }
       if (!start) return std::unexpected(start.error());
       if ((mounted = start->mounted)) return {};
       board.set_state(slot, "uploading");
       return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size, progress_to(board, slot, stop));
     });
     if (!sent) return fail(sent.error());
-    spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository, mounted ? " from " + *from : "");
+    spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository, mounted ? " from " + **from : "");
     if (mounted) {
       ++outcome.mounted;
     } else {
@@ -185,6 +221,7 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
       outcome.bytes += job.blob.size;
     }
     holder = repository;
+    store.note_repository(job.blob.digest, repository);
   }
   board.finish(slot, outcome.uploaded > 0 ? "uploaded" : outcome.mounted > 0 ? "mounted" : "present");
   return {};
@@ -419,8 +456,11 @@ BlobPlan plan_blobs(const std::vector<ImageToPush>& images) {
   return plan;
 }
 
-MountSources MountSources::of(const Store& store) {
+MountSources MountSources::of(const Store& store, const std::vector<Digest>& blobs) {
   MountSources sources;
+  for (const auto& digest : blobs) {
+    for (const auto& repository : store.repositories_holding(digest)) sources.add_noted(digest, repository);
+  }
   // The latest of each module/name: what a registry holds under each repository, at a cost that does
   // not grow with the store's history.
   auto records = store.records(History::latest);
@@ -438,13 +478,28 @@ void MountSources::add(const std::string& repository, const Manifest& manifest) 
   }
 }
 
-std::optional<std::string> MountSources::candidate(const Digest& digest, std::string_view repository) const {
-  const auto it = m_repositories.find(digest);
-  if (it == m_repositories.end()) return std::nullopt;
-  for (const auto& r : it->second) {
-    if (r != repository) return r;
+void MountSources::add_noted(const Digest& digest, const std::string& repository) {
+  auto& repositories = m_noted[digest];
+  if (std::ranges::find(repositories, repository) == repositories.end()) repositories.push_back(repository);
+}
+
+std::vector<std::string> MountSources::candidates(const Digest& digest, std::string_view repository, std::size_t limit) const {
+  std::vector<std::string> out;
+  for (const auto* from : {&m_noted, &m_repositories}) {
+    const auto it = from->find(digest);
+    if (it == from->end()) continue;
+    for (const auto& r : it->second) {
+      if (out.size() == limit) return out;
+      if (r != repository && std::ranges::find(out, r) == out.end()) out.push_back(r);
+    }
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> MountSources::candidate(const Digest& digest, std::string_view repository) const {
+  auto found = candidates(digest, repository, 1);
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
 }
 
 nlohmann::json to_json(const PushSummary& summary) {
@@ -482,7 +537,9 @@ Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& p
   std::vector<std::size_t> slots;
   for (const auto& job : jobs) slots.push_back(board.add(job.blob.digest.str().substr(0, 19), job.blob.size));
   // Read only when some blob is missing: a push of what is there already reads no other manifest.
-  const MountSources sources = jobs.empty() ? MountSources() : MountSources::of(store);
+  std::vector<Digest> missing;
+  for (const auto& job : jobs) missing.push_back(job.blob.digest);
+  const MountSources sources = jobs.empty() ? MountSources() : MountSources::of(store, missing);
   std::vector<BlobOutcome> outcomes(jobs.size());
   auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
     return push_blob(run, session, store, sources, jobs[i], slots[i], board, outcomes[i], stop);
@@ -643,6 +700,8 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   if (!pulled) return fail(pulled.error());
   outcome.downloaded = static_cast<int>(missing.size());
   for (const auto& blob : missing) outcome.bytes += blob.size;
+  // The repository holds every blob of the image: a push of an image built on it mounts them from there.
+  for (const auto& blob : blobs_of(*manifest)) store.note_repository(blob.digest, repository);
 
   Descriptor listed = outcome.image;
   listed.annotations.emplace(k_pulled_annotation, "true");

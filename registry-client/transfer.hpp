@@ -94,19 +94,30 @@ struct BlobPlan {
 
 BlobPlan plan_blobs(const std::vector<ImageToPush>& images);
 
-// Where a blob the registry lacks may be mounted from instead of uploaded: the repositories of the
-// store's records that use it, the newest record first.
+// Where a blob the registry lacks may be mounted from instead of uploaded. Two kinds of source, the
+// first preferred: the repositories the store noted holding it (Store::repositories_holding: where a
+// push sent or found it, or a pull fetched it, newest first), which may name a module/name whose
+// record was since removed or one this store never recorded; then the repositories of the store's
+// records that use it, the newest record first. Neither is proof that this registry holds it there
+// (a note names no registry, a record may never have been pushed): the registry checks every mount,
+// and a blob no source holds is uploaded.
 class MountSources {
  public:
   MountSources() = default;
-  // From every record of the store's history; a record whose manifest cannot be read offers nothing.
-  static MountSources of(const Store& store);
+  // The notes of `blobs`, then every latest record of the store; a record whose manifest cannot be
+  // read offers nothing.
+  static MountSources of(const Store& store, const std::vector<Digest>& blobs = {});
   // Adds the blobs of an image in `repository`; what was added first is preferred.
   void add(const std::string& repository, const Manifest& manifest);
-  // The preferred repository other than `repository` that uses `digest`, if any.
+  // Adds a repository known to have held `digest`; preferred over every record's.
+  void add_noted(const Digest& digest, const std::string& repository);
+  // The repositories other than `repository` that may hold `digest`, the preferred first, at most `limit`.
+  std::vector<std::string> candidates(const Digest& digest, std::string_view repository, std::size_t limit) const;
+  // The preferred one, if any.
   std::optional<std::string> candidate(const Digest& digest, std::string_view repository) const;
 
  private:
+  std::map<Digest, std::vector<std::string>> m_noted;
   std::map<Digest, std::vector<std::string>> m_repositories;
 };
 

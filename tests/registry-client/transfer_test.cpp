@@ -130,6 +130,50 @@ TEST(MountSources, OfAStoreOffersTheNewestRecordFirst) {
   EXPECT_EQ(MountSources::of(*store).candidate(older.manifest.digest, "mesh/x"), std::nullopt) << "manifests are not blobs to mount";
 }
 
+TEST(MountSources, NotedRepositoriesComeBeforeRecordsAndNeverTheTarget) {
+  MountSources sources;
+  sources.add("mesh/record", manifest_of({blob('1', 1), blob('e', 9)}));
+  sources.add_noted(blob('e', 9).digest, "mesh/pushed");
+  sources.add_noted(blob('e', 9).digest, "mesh/record");  // noted and recorded: offered once
+  sources.add_noted(blob('e', 9).digest, "mesh/app");
+  EXPECT_EQ(sources.candidate(blob('e', 9).digest, "mesh/app"), "mesh/pushed");
+  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/app", 5), (std::vector<std::string>{"mesh/pushed", "mesh/record"}));
+  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/pushed", 5), (std::vector<std::string>{"mesh/record", "mesh/app"}));
+  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/other", 2), (std::vector<std::string>{"mesh/pushed", "mesh/record"}));
+  EXPECT_TRUE(sources.candidates(blob('9', 9).digest, "mesh/app", 5).empty());
+}
+
+TEST(MountSources, OfAStoreOffersWhereItsBlobsWereNotedAfterTheirRecordIsGone) {
+  test::TempDir tmp;
+  auto store = Store::open(tmp / "store");
+  ASSERT_TRUE(store) << store.error().message;
+  test::write_file(tmp / "src/shared.txt", "a layer pushed under a name since removed");
+  auto outcome = record_image(test::plain_request(tmp / "src", "mesh", "gone"), *store);
+  ASSERT_TRUE(outcome) << outcome.error().message;
+  auto manifest = store->read_manifest(outcome->record.manifest);
+  ASSERT_TRUE(manifest) << manifest.error().message;
+  const Digest layer = manifest->layers.back().digest;
+  store->note_repository(layer, "mesh/gone");
+  store->note_repository(layer, "other/pushed");
+  ASSERT_TRUE(store->remove("mesh", "gone", std::nullopt));
+  EXPECT_EQ(store->repositories_holding(layer), (std::vector<std::string>{"other/pushed", "mesh/gone"})) << "newest first";
+  const auto sources = MountSources::of(*store, {layer});
+  EXPECT_EQ(sources.candidates(layer, "mesh/new", 5), (std::vector<std::string>{"other/pushed", "mesh/gone"}));
+  EXPECT_EQ(MountSources::of(*store).candidate(layer, "mesh/new"), std::nullopt) << "notes are read only for the blobs asked for";
+}
+
+TEST(MountSources, AStoreKeepsTheNewestEightRepositoriesOfABlob) {
+  test::TempDir tmp;
+  auto store = Store::open(tmp / "store");
+  ASSERT_TRUE(store) << store.error().message;
+  const Digest digest = blob('a', 1).digest;
+  for (int i = 0; i < 10; ++i) store->note_repository(digest, "mesh/s" + std::to_string(i));
+  store->note_repository(digest, "mesh/s3");  // seen again: first again, not twice
+  const auto held = store->repositories_holding(digest);
+  EXPECT_EQ(held, (std::vector<std::string>{"mesh/s3", "mesh/s9", "mesh/s8", "mesh/s7", "mesh/s6", "mesh/s5", "mesh/s4", "mesh/s2"}));
+  EXPECT_TRUE(store->repositories_holding(blob('b', 1).digest).empty());
+}
+
 TEST(Sizes, TooLargeIsRefusedNotWrapped) {
   // 17179869185 GiB is 2^64 + 1 GiB: shifted blindly it would wrap to 1 GiB.
   const auto wrapped = parse_size("17179869185G");
