@@ -49,6 +49,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [COMPRESSION gzip|zstd|none]
                 [RUNTIME auto|none]
                 [SBOM spdx|none]
+                [LAYERS <n>]
                 [STORE <dir>])
 
   Adds a ``POST_BUILD`` step to ``<target>`` that runs ``arec record`` on ``$<TARGET_FILE:<target>>``.
@@ -112,6 +113,11 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
     The SBOM kept beside the record: an SPDX 2.3 document of its layer (``arec sbom`` prints it), or
     none. Default: ``spdx``.
 
+  ``LAYERS <n>``
+    At most ``<n>`` layers of the record's own, 1 to 100 (default 16): one per Debian package of the
+    runtime closure, its files of no package, the build's shared libraries, the other files; past
+    ``<n>`` the smallest packages share one layer. ``1`` records one layer of everything.
+
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
 
@@ -136,7 +142,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
 function(arec_record target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     ""
-    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;STORE"
+    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;LAYERS;STORE"
     "FILES;DIRECTORIES;ENTRYPOINT;ENV")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
@@ -179,6 +185,9 @@ function(arec_record target)
     message(FATAL_ERROR "arec_record(${target}): SBOM \"${arg_SBOM}\" is not one of spdx, none")
   endif()
 
+  if(DEFINED arg_LAYERS AND (NOT arg_LAYERS MATCHES "^[1-9][0-9]*$" OR arg_LAYERS GREATER 100))
+    message(FATAL_ERROR "arec_record(${target}): LAYERS \"${arg_LAYERS}\" is not a number from 1 to 100")
+  endif()
   if(DEFINED arg_RUNTIME AND NOT arg_RUNTIME MATCHES "^(auto|none)$")
     message(FATAL_ERROR "arec_record(${target}): RUNTIME \"${arg_RUNTIME}\" is not one of auto, none")
   endif()
@@ -210,6 +219,9 @@ function(arec_record target)
   endif()
   if(DEFINED arg_SBOM)
     list(APPEND args "--sbom=${arg_SBOM}")
+  endif()
+  if(DEFINED arg_LAYERS)
+    list(APPEND args "--layers=${arg_LAYERS}")
   endif()
   if(CMAKE_CROSSCOMPILING)
     _arec_toolchain_platform(platform)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <future>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <map>
 #include <memory>
 
@@ -94,6 +96,40 @@ Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEn
   if (!descriptor) return fail(descriptor.error());
   if (compression != Compression::none) store.remember_layer(diff_id, compression, *descriptor);
   return Layer{*descriptor, diff_id};
+}
+
+// What a package's layer is made of, as it is on disk now: every entry, and for each file where it is
+// read from with its size, inode, modification and change times (the change time no tool can set back).
+// A layer of the same files is the same layer: found by this key, it is reused without its files being
+// read again, where the DiffID would need all of them read and hashed (23 MB for a program on OpenSSL).
+// Nothing for a file that cannot be seen, or uncompressed layers (their blob is the tar itself).
+std::optional<fs::Path> files_identity(const RecordRequest& request, const std::vector<LayerEntry>& entries, const Store& store) {
+  if (request.compression == Compression::none) return std::nullopt;
+  std::string text = std::string(compression_name(request.compression)) + " " + std::to_string(request.mtime) + "\n";
+  for (const auto& e : entries) {
+    text += std::to_string(static_cast<int>(e.type)) + " " + std::to_string(e.mode) + " " + e.path + "\0" + e.link_target + "\0";
+    if (e.type == LayerEntry::Type::file) {
+      struct stat st {};
+      if (::lstat(e.source.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != e.size) return std::nullopt;
+      text += e.source.string() + "\0" + std::to_string(st.st_size) + " " + std::to_string(st.st_dev) + " " +
+              std::to_string(st.st_ino) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+              " " + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+    }
+    text += "\n";
+  }
+  return store.layer_cache_dir() / ("files-" + digest_of(text).hex() + ".diffid");
+}
+
+// The layer compressed before from files of that identity, when the store still has it.
+std::optional<Layer> layer_of_identity(const RecordRequest& request, const fs::Path& identity, const Store& store) {
+  if (::access(identity.c_str(), F_OK) != 0) return std::nullopt;
+  auto text = fs::read_file(identity);
+  if (!text) return std::nullopt;
+  auto diff_id = Digest::parse(*text);
+  if (!diff_id) return std::nullopt;
+  auto cached = store.cached_layer(*diff_id, request.compression);
+  if (!cached) return std::nullopt;
+  return Layer{*cached, *diff_id};
 }
 
 // What a record takes from its base image: the manifest (its layers) and the config it extends.
@@ -288,10 +324,74 @@ Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const 
   return out;
 }
 
+// dpkg keeps no reverse index: which package lists a file is read from every info/*.list (11 MB on a
+// build machine, the larger part of an unchanged record's time). The answers are kept in the store
+// (arec/dpkg-owners.json) for as long as the database is as it was: every install, upgrade or removal
+// rewrites status and writes into info/, which changes their times, and then all is read again.
+class RememberedOwners {
+ public:
+  RememberedOwners(const Store& store, DpkgDatabase dpkg, const fs::Path& admin_dir)
+      : m_store(store), m_dpkg(std::move(dpkg)), m_path(store.dir() / "arec" / "dpkg-owners.json") {
+    struct stat status {};
+    struct stat info {};
+    if (::stat((admin_dir / "status").c_str(), &status) != 0 || ::stat((admin_dir / "info").c_str(), &info) != 0) return;
+    auto ns = [](const struct timespec& t) { return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec); };
+    m_stamp = admin_dir.string() + " " + ns(status.st_mtim) + " " + std::to_string(status.st_size) + " " + ns(info.st_mtim);
+  }
+
+  Result<std::map<std::string, std::vector<DebianPackage>>> operator()(const std::vector<std::string>& paths) const {
+    if (m_stamp.empty()) return m_dpkg.owners(paths);
+    nlohmann::json known = nlohmann::json::object();
+    if (::access(m_path.c_str(), F_OK) == 0) {
+      auto text = fs::read_file(m_path);
+      auto json = text ? read_json<nlohmann::json>(*text) : std::unexpected(JsonProblem{});
+      // Unreadable, or of another state of the database: asked again and written anew.
+      if (json && json->is_object() && json->contains("stamp") && (*json)["stamp"] == m_stamp && json->contains("owners") &&
+          (*json)["owners"].is_object()) {
+        known = std::move((*json)["owners"]);
+      }
+    }
+    std::vector<std::string> unknown;
+    for (const auto& path : paths) {
+      if (!known.contains(path)) unknown.push_back(path);
+    }
+    if (!unknown.empty()) {
+      auto found = m_dpkg.owners(unknown);
+      if (!found) return fail(found.error());
+      for (const auto& path : unknown) {
+        nlohmann::json list = nlohmann::json::array();
+        if (auto it = found->find(path); it != found->end()) {
+          for (const auto& p : it->second) list.push_back({p.name, p.version, p.architecture, p.maintainer});
+        }
+        known[path] = std::move(list);
+      }
+      // Only a shortcut: failing to keep it costs reading the database next time, nothing else.
+      (void)fs::write_file_atomic(m_store.temp_dir(), m_path, nlohmann::json{{"stamp", m_stamp}, {"owners", known}}.dump());
+    }
+    std::map<std::string, std::vector<DebianPackage>> out;
+    for (const auto& path : paths) {
+      const auto& list = known[path];
+      if (!list.is_array() || list.empty()) continue;
+      auto& packages = out[path];
+      for (const auto& p : list) {
+        if (!p.is_array() || p.size() != 4 || !p[0].is_string() || !p[1].is_string() || !p[2].is_string() || !p[3].is_string()) continue;
+        packages.push_back({p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<std::string>(), p[3].get<std::string>()});
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Store& m_store;
+  DpkgDatabase m_dpkg;
+  fs::Path m_path;
+  std::string m_stamp;
+};
+
 // The layers of the record, in order: by origin within the budget (recorder/layering), or one layer of
 // every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
 // record of one layer always had.
-Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure) {
+Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure, const Store& store) {
   // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
   auto all = merge_entries(request.entries, closure.closure.entries, "the runtime closure");
   if (!all) return fail(all.error());
@@ -305,7 +405,9 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
   if (closure.base_files) {
     base_holds = [&closure](const std::string& path) { return closure.base_files->lstat(path) != nullptr; };
   }
-  auto groups = group_entries(request.entries, closure.closure, DpkgDatabase(request.dpkg_admin_dir), base_holds);
+  const DpkgDatabase dpkg(request.dpkg_admin_dir);
+  const RememberedOwners owners(store, dpkg, request.dpkg_admin_dir);
+  auto groups = group_entries(request.entries, closure.closure, dpkg, base_holds, std::cref(owners));
   if (!groups) return fail(groups.error());
   if (groups->size() <= 1) return one_layer();
   return fit_budget(std::move(*groups), request.layers);
@@ -447,7 +549,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // The closure is resolved first: a missing library or a base too old refuses before anything is written.
   auto closure = closure_of(request, *base ? &(*base)->manifest : nullptr);
   if (!closure) return fail(closure.error());
-  auto groups = record_groups(request, **closure);
+  auto groups = record_groups(request, **closure, store);
   if (!groups) return fail(groups.error());
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
   if (base_layers + groups->size() > k_max_image_layers) {
@@ -466,10 +568,18 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   SbomHashes sbom(request, sbom_entries(*groups));
   std::vector<Layer> packed;
   for (const auto& group : *groups) {
-    // A package's layer is shared by every record on that package: worth looking for even in a first record.
+    // A package's layer is shared by every record on that package, and its files rarely change: it is
+    // looked for by what its files are before anything is read.
     const bool shared = group.kind == LayerOrigin::package || group.kind == LayerOrigin::merged_packages;
-    auto layer = pack_layer(request, group.entries, store, previous->has_value() || shared, sbom);
-    if (!layer) return fail(layer.error());
+    const auto identity = shared ? files_identity(request, group.entries, store) : std::nullopt;
+    auto layer = identity ? layer_of_identity(request, *identity, store) : std::nullopt;
+    if (!layer) {
+      auto made = pack_layer(request, group.entries, store, previous->has_value(), sbom);
+      if (!made) return fail(made.error());
+      layer = std::move(*made);
+      // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
+      if (identity) (void)fs::write_file_atomic(store.temp_dir(), *identity, layer->diff_id.str());
+    }
     if (groups->size() > 1) layer->descriptor.annotations.emplace(annotation::k_layer_origin, group.origin);
     layers->push_back(layer->descriptor);
     packed.push_back(std::move(*layer));

@@ -174,7 +174,7 @@ bool in_library_directory(std::string_view image_path) {
 }
 
 Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
-                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds) {
+                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds, const OwnersOf& owners_of) {
   const std::string& root = closure.root;
   // The owners of the closure's files that can have one: under a system directory or the target's root.
   std::vector<std::string> system_sources;
@@ -185,7 +185,7 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
   }
   std::map<std::string, std::vector<DebianPackage>> owners;
   if (!system_sources.empty()) {
-    auto found = dpkg.owners(system_sources);
+    auto found = owners_of ? owners_of(system_sources) : dpkg.owners(system_sources);
     if (!found) return fail(found.error());
     owners = std::move(*found);
   }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,15 @@ bool in_library_directory(std::string_view image_path);
 // What the base image holds at an image path (without leading slash); a package's file there is left out.
 using BaseHolds = std::function<bool(const std::string& image_path)>;
 
+// The packages that list each of a set of host paths, as DpkgDatabase::owners answers.
+using OwnersOf = std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
+
 // The groups of `recorded` (the named inputs) and `closure` (what the loader needs besides), in layer
-// order, empty ones left out. Packages are found in `dpkg` by the closure files' host paths.
+// order, empty ones left out. Packages are found by the closure files' host paths through `owners_of`
+// (else `dpkg.owners`), and their files in `dpkg`.
 Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
-                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds);
+                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds,
+                                              const OwnersOf& owners_of = {});
 
 // At most `budget` groups: when there are more, the smallest package groups (by size, then key, so the
 // same packages give the same layers on any machine) become one "deb:merged" group after the packages

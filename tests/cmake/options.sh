@@ -29,6 +29,10 @@ check_store "$env_store"
   fail "Tool's record has no SBOM listing its four files"
 expect_eq 0 "$(jq '[.manifests[] | select(.annotations["dev.arec.subject"])] | length' "$probe_store/index.json")" \
   "SBOMs in the store of Net+Probe (SBOM none)"
+# LAYERS 1: Net+Probe and its runtime closure are one layer.
+probe_manifest=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "my_fancy.project/net-probe") | .digest' \
+  "$probe_store/index.json")
+expect_eq 1 "$(jq '.layers | length' "$probe_store/blobs/sha256/${probe_manifest#sha256:}")" "layers of Net+Probe (LAYERS 1)"
 
 # Only the Release items, and the target file names filled in.
 expect_eq "./etc/tool/release.conf ./usr/local/bin/Tool ./usr/local/libexec/Net+Probe ./usr/share/tool/data.txt" \
