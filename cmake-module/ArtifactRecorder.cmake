@@ -110,7 +110,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
   ``g++-aarch64-linux-gnu``, ``/usr/aarch64-linux-gnu``), never from the build machine.
 
   ``SBOM spdx|none``
-    The SBOM kept beside the record: an SPDX 2.3 document of its layer (``arec sbom`` prints it), or
+    The SBOM kept beside the record: an SPDX 2.3 document of its layers (``arec sbom`` prints it), or
     none. Default: ``spdx``.
 
   ``LAYERS <n>``

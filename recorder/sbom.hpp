@@ -1,4 +1,4 @@
-// The SBOM of a record: an SPDX 2.3 JSON document of what its layer holds, made from the entries arec
+// The SBOM of a record: an SPDX 2.3 JSON document of what its layers hold, made from the entries arec
 // packed (every regular file with its SHA-1 and SHA-256), with the Debian package that installed each
 // file taken from the host's dpkg database. Kept in the store as an OCI artifact whose subject is the
 // record's image manifest (a referrer), so the record's own digest does not change because of it.

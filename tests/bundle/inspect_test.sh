@@ -18,7 +18,11 @@ expect_contains "$OUT" $'\n'"config      $config "
 expect_contains "$OUT" $'\n'"platform    linux/amd64"$'\n'
 expect_contains "$OUT" $'\n'"entrypoint  /usr/local/bin/tool"$'\n'
 expect_contains "$OUT" $'\n'"env         MODE=fast"$'\n'
-expect_contains "$OUT" $'\n'"layer       $layer application/vnd.oci.image.layer.v1.tar+gzip $layer_size bytes"$'\n'
+# Each layer with its size and, where its descriptor names one, its origin (a program's libraries come
+# one Debian package a layer).
+expect_eq "$(jq -r '.layers[] | "layer       \(.digest) \(.mediaType) \(.size) bytes\(.annotations["dev.arec.layer.origin"] // "" | if . == "" then "" else " " + . end)"' <<<"$manifest")" \
+  "$(grep '^layer ' <<<"$OUT")" "the layer lines"
+expect_contains "$OUT" $'\n'"layer       $layer application/vnd.oci.image.layer.v1.tar+gzip $layer_size bytes"
 expect_contains "$OUT" $'\n'"referrer    $sbom application/spdx+json "
 expect_not_contains "$OUT" "/usr/local/bin/tool -> " "files without --files"
 
@@ -28,7 +32,9 @@ expect_eq "mesh/tool@$TOOL" "$(jq -r .reference <<<"$OUT")" "reference"
 expect_eq "$TOOL $config linux/amd64" "$(jq -r '"\(.manifest.digest) \(.config.digest) \(.config.platform)"' <<<"$OUT")" "digests, platform"
 expect_eq '["/usr/local/bin/tool"]' "$(jq -c .config.entrypoint <<<"$OUT")" "entrypoint"
 expect_eq MODE=fast "$(jq -r '.config.env[] | select(startswith("MODE="))' <<<"$OUT")" "env"
-expect_eq "$(jq -r '.layers[] | "\(.digest) \(.size)"' <<<"$manifest")" "$(jq -r '.layers[] | "\(.digest) \(.size)"' <<<"$OUT")" "layers"
+expect_eq "$(jq -c '[.layers[] | {digest, size, origin: .annotations["dev.arec.layer.origin"]}]' <<<"$manifest")" \
+  "$(jq -c '[.layers[] | {digest, size, origin}]' <<<"$OUT")" "layers: digest, size, origin"
+expect_eq "$(jq '[.config.size, .layers[].size] | add' <<<"$manifest")" "$(jq .size <<<"$OUT")" "size: the config and every layer"
 expect_eq "$sbom application/spdx+json" "$(jq -r '.referrers[] | "\(.digest) \(.artifactType)"' <<<"$OUT")" "referrers"
 expect_eq "mesh tool" "$(jq -r '"\(.record.module) \(.record.name)"' <<<"$OUT")" "record"
 expect_eq null "$(jq -c .layers[0].files <<<"$OUT")" "files without --files"

@@ -95,6 +95,11 @@ new=$(comm -13 <(cut -d' ' -f2 "$T/tls.layers" | sort) <(cut -d' ' -f2 "$T/tls2.
 expect_eq 1 "$(grep -c . <<<"$new")" "new layer digests after a one-line change ($new)"
 expect_eq "$(tail -1 "$T/tls2.layers" | cut -d' ' -f2)" "$new" "the new layer"
 
+note "recorded again unchanged: the same record, and nothing written"
+blobs_before=$(ls "$AREC_STORE/blobs/sha256" | sort)
+expect_eq "$tls2" "$(record tls "$T/build/tls/tls")" "tls recorded again"
+expect_eq "$blobs_before" "$(ls "$AREC_STORE/blobs/sha256" | sort)" "the store's blobs after recording tls again"
+
 note "the image runs: unpacked, in a chroot with /proc mounted"
 if [[ $(id -u) -eq 0 ]] && chroot=$(command -v chroot); then
   unpack "$tls2" "$T/tls-bundle"
