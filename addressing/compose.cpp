@@ -57,8 +57,12 @@ std::size_t path_component_at(std::string_view text, std::size_t from) {
   return length;
 }
 
+// Looked for no further than a message quotes (one byte more, so that quoted() knows to add "..."):
+// the scanner looks into an unreadable request again after its scheme, so a search to the end of a long
+// word for each of the schemes in it would make a text of nothing but "arec://" quadratic to scan.
 std::size_t word_end(std::string_view text, std::size_t from) {
-  while (from < text.size() && !ends_word(text[from])) ++from;
+  const std::size_t limit = std::min(text.size(), from + k_max_quoted + 1);
+  while (from < limit && !ends_word(text[from])) ++from;
   return from;
 }
 

@@ -2,6 +2,7 @@
 #include <archive.h>
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -22,10 +23,23 @@ constexpr std::array<AddCommand, 20> k_commands = {add_record,  add_records, add
                                                    add_inspect, add_export, add_import, add_tag, add_rm,
                                                    add_index};
 
+// %* in a pattern: the message with its control characters escaped (printable). Messages carry what
+// registries, bundles and files said, and none of it may drive the terminal or forge a line.
+class PrintableMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string text = printable(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<PrintableMessage>(); }
+};
+
 void setup_logging(const Globals& globals) {
   // Multi-threaded: push and pull log from their transfer workers.
   auto logger = spdlog::stderr_logger_mt("arec");
-  logger->set_pattern("arec: %l: %v");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<PrintableMessage>('*').set_pattern("arec: %l: %*");
+  logger->set_formatter(std::move(formatter));
   spdlog::level::level_enum level = spdlog::level::info;
   if (globals.quiet) level = spdlog::level::err;
   if (globals.verbose == 1) level = spdlog::level::debug;
