@@ -132,8 +132,10 @@ void add_import(CLI::App& app, Globals& globals, Action& action) {
       ->capture_default_str()
       ->type_name("N");
   describe(*cmd,
-           "Every blob is verified; a bundle with an absolute path, \"..\", a link or a blob that does not match\n"
-           "its digest is refused before the store is touched. Records already in the store are skipped.",
+           "Every blob is verified; a bundle with an absolute path, \"..\", a link, a blob that does not match\n"
+           "its digest, a blob other than sha256, a record field that is not valid (created not RFC 3339, base\n"
+           "not a digest), or entries holding more than --max-expansion times the bundle's size, is refused\n"
+           "before the store is touched. Records already in the store are skipped.",
            {{"arec import mesh.tar", "Adds the records of mesh.tar, with their history and SBOMs; then `arec push mesh` sends them."}},
            "0 imported, 2 a bundle refused or bad input");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_import(globals, *o); }; });

@@ -100,7 +100,7 @@ Result<Index> Layout::read_index() const {
 Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
   const auto path = blob_path(descriptor.digest);
   // A manifest or config: small, and read only up to one byte past its size.
-  if (descriptor.size < 0 || descriptor.size > (std::int64_t{64} << 20)) {
+  if (descriptor.size < 0 || descriptor.size > (std::int64_t{256} << 20)) {
     return fail_input(path.string() + ": a document of " + std::to_string(descriptor.size) + " bytes is more than arec reads whole");
   }
   auto fd = open_blob(descriptor.digest);

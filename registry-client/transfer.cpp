@@ -130,8 +130,6 @@ struct BlobOutcome {
 
 Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
   RecordPlan plan{record, {}, record.manifest.media_type, {}, false, {}};
-  // A blob replaced by a link would go up with another file's bytes: refused before anything is sent.
-  if (auto files = store.check_image_files(record.manifest); !files) return fail(std::move(files.error()).context("pushing " + record.identity()));
   // The manifest goes up exactly as stored: its bytes, and what they say.
   auto bytes = store.read_blob(record.manifest);
   if (!bytes) return fail(std::move(bytes.error()).context("pushing " + record.identity()));
@@ -534,6 +532,10 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
       }
     }
     indexes.emplace_back(std::move(image), std::move(index_tags));
+  }
+  // A blob replaced by a link would go up with another file's bytes: refused before the registry is asked.
+  for (const auto& record : all) {
+    if (auto files = store.check_image_files(record.manifest); !files) return fail(std::move(files.error()).context("pushing " + record.identity()));
   }
   if (auto s = run.ping(context); !s) return fail(s.error());
 

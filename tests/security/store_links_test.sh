@@ -58,6 +58,7 @@ rm "$AREC_STORE/arec/tmp/.tmp-link"
 
 note "a blob replaced by a link to a file of the same size: check reports it; push, verify and export refuse it"
 expect_exit 0 "$AREC" records --json
+digest=$(jq -r '.[] | select(.module == "sec" and .name == "app") | .digest' <<<"$OUT")
 layer=$(jq -r '.layers[0].digest' "$AREC_STORE/blobs/sha256/${digest#sha256:}")
 blob=$AREC_STORE/blobs/sha256/${layer#sha256:}
 head -c "$(stat -c %s "$blob")" /dev/zero >"$T/elsewhere/same-size"
@@ -68,11 +69,11 @@ expect_contains "$OUT" "problem: $blob: a symbolic link where a blob must be" "c
 # The registry is never reached: the refusal comes first.
 printf '{"self": "n1", "nodes": {"n1": {"ports": {"registry": 9}}}, "services": {"registry": "n1"}}\n' >"$T/nodes.json"
 export AREC_NODES=$T/nodes.json
-expect_exit 2 "$AREC" push sec/app@"$digest"
+expect_exit 2 "$AREC" push sec/app
 expect_one_line_error "$blob: a symbolic link where a blob must be"
-expect_exit 2 "$AREC" verify sec/app@"$digest"
+expect_exit 2 "$AREC" verify sec/app
 expect_one_line_error "$blob: a symbolic link where a blob must be"
-expect_exit 2 "$AREC" export --output "$T/bundle.tar" sec/app@"$digest"
+expect_exit 2 "$AREC" export --output "$T/bundle.tar" sec/app
 expect_contains "$ERR" "$blob: a symbolic link where arec keeps a file it wrote" "export"
 [[ ! -e $T/bundle.tar ]] || fail "export wrote a bundle through the link"
 rm "$blob"
