@@ -262,7 +262,9 @@ class Filler {
     if (m_problems.empty()) return {};
     if (m_problems.size() == 1) return fail_input(m_problems.front());
     std::string message = std::to_string(m_problems.size()) + " requests cannot be filled:";
-    for (std::size_t i = 0; i < std::min(m_problems.size(), k_max_listed); ++i) message += "\n  " + m_problems[i];
+    // One problem a line: what a problem quotes from the template is escaped, so that only these
+    // newlines start a line.
+    for (std::size_t i = 0; i < std::min(m_problems.size(), k_max_listed); ++i) message += "\n  " + printable(m_problems[i]);
     if (m_problems.size() > k_max_listed) message += "\n  ... and " + std::to_string(m_problems.size() - k_max_listed) + " more";
     return fail_input(message);
   }

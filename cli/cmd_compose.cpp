@@ -162,7 +162,13 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
 
   auto composed = compose(*text, options, *settings, read_history);
   if (!composed) return fail(composed.error());
-  for (const auto& warning : composed->warnings) spdlog::warn("{}", warning);
+  // At most k_max_warnings, then how many more: a template of nothing but unknown requests would
+  // otherwise print a line for each of them.
+  constexpr std::size_t k_max_warnings = 20;
+  for (std::size_t i = 0; i < std::min(composed->warnings.size(), k_max_warnings); ++i) spdlog::warn("{}", composed->warnings[i]);
+  if (composed->warnings.size() > k_max_warnings) {
+    spdlog::warn("... and {} more warnings like these", composed->warnings.size() - k_max_warnings);
+  }
 
   if (args.out.empty()) {
     std::cout << composed->text << std::flush;

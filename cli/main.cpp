@@ -28,8 +28,19 @@ constexpr std::array<AddCommand, 20> k_commands = {add_record,  add_records, add
 class PrintableMessage final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-    const std::string text = printable(std::string_view(msg.payload.data(), msg.payload.size()));
-    dest.append(text.data(), text.data() + text.size());
+    // A newline followed by two spaces starts one of the indented continuation lines arec writes (a
+    // list of problems); it is kept, as it cannot begin a line of arec's own ("arec: ..."). Every other
+    // control character, and every other newline, is written as text.
+    std::string_view rest(msg.payload.data(), msg.payload.size());
+    for (;;) {
+      const auto cut = rest.find("\n  ");
+      const std::string text = printable(rest.substr(0, cut));
+      dest.append(text.data(), text.data() + text.size());
+      if (cut == std::string_view::npos) break;
+      constexpr std::string_view k_continuation = "\n  ";
+      dest.append(k_continuation.data(), k_continuation.data() + k_continuation.size());
+      rest.remove_prefix(cut + 3);
+    }
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<PrintableMessage>(); }
 };
