@@ -46,6 +46,7 @@ struct Transfer {
   std::int64_t body_position = 0;  // of the request body, for the read callback
   std::optional<Error> local;      // a failure of ours (sink, file) that aborted the transfer
   bool length_checked = false;     // Request::expected_length, against the response's Content-Length
+  std::string wrong_length;        // why a body was refused before its first byte reached the sink
 };
 
 std::int64_t body_length(const Body& body) {
@@ -77,9 +78,11 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     if (t.request->expected_length && !t.length_checked) {
       t.length_checked = true;
       const auto announced = t.response.headers.get("Content-Length");
-      if (announced && std::atoll(announced->c_str()) != *t.request->expected_length) {
-        t.local = Error::registry("the registry announces " + printable(*announced) + " bytes for " + t.request->url + ", which should have " +
-                                  std::to_string(*t.request->expected_length));
+      const auto length = announced ? std::atoll(announced->c_str()) : *t.request->expected_length;
+      if (length != *t.request->expected_length) {
+        t.wrong_length = "the registry announces " + std::to_string(length) + " bytes for " + t.request->url + ", " +
+                         (length > *t.request->expected_length ? "more" : "fewer") + " than the " +
+                         std::to_string(*t.request->expected_length) + " its descriptor says";
         return 0;
       }
     }
@@ -345,7 +348,12 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   if (code != CURLE_OK) {
     Failure failure;
     failure.message = m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(curl_easy_strerror(code));
-    if (t.local) {
+    if (!t.wrong_length.empty()) {
+      // Like an answer cut short: a connection may have been confused, so it is worth another try
+      // (within the retry budget); what matters is that nothing of it was written.
+      failure.cause = Failure::Cause::network;
+      failure.message = t.wrong_length;
+    } else if (t.local) {
       failure.cause = Failure::Cause::local;
       failure.local = *t.local;
       failure.message = t.local->message;

@@ -43,6 +43,7 @@ note "a layer announced with a Content-Length its manifest does not allow: aband
 start_hostile long-layer
 timed 10000 3 "$AREC" pull "$HOSTILE/evil/long:latest"
 expect_one_line_error "the registry announces 1099511627776 bytes for"
+expect_contains "$ERR" "more than the 1048576 its descriptor says" "error"
 expect_eq "" "$(find "$AREC_STORE" -type f -size +1M)" "large files in the store"
 
 note "a registry trickling a byte every 0.5 s: abandoned after AREC_STALL_TIMEOUT below AREC_MIN_RATE"
