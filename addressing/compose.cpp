@@ -57,8 +57,12 @@ std::size_t path_component_at(std::string_view text, std::size_t from) {
   return length;
 }
 
+// Looked for no further than a message quotes (one byte more, so that quoted() knows to add "..."):
+// the scanner looks into an unreadable request again after its scheme, so a search to the end of a long
+// word for each of the schemes in it would make a text of nothing but "arec://" quadratic to scan.
 std::size_t word_end(std::string_view text, std::size_t from) {
-  while (from < text.size() && !ends_word(text[from])) ++from;
+  const std::size_t limit = std::min(text.size(), from + k_max_quoted + 1);
+  while (from < limit && !ends_word(text[from])) ++from;
   return from;
 }
 
@@ -258,7 +262,9 @@ class Filler {
     if (m_problems.empty()) return {};
     if (m_problems.size() == 1) return fail_input(m_problems.front());
     std::string message = std::to_string(m_problems.size()) + " requests cannot be filled:";
-    for (std::size_t i = 0; i < std::min(m_problems.size(), k_max_listed); ++i) message += "\n  " + m_problems[i];
+    // One problem a line: what a problem quotes from the template is escaped, so that only these
+    // newlines start a line.
+    for (std::size_t i = 0; i < std::min(m_problems.size(), k_max_listed); ++i) message += "\n  " + printable(m_problems[i]);
     if (m_problems.size() > k_max_listed) message += "\n  ... and " + std::to_string(m_problems.size() - k_max_listed) + " more";
     return fail_input(message);
   }

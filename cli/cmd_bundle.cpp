@@ -82,10 +82,14 @@ Result<int> run_export(const Globals& globals, const ExportOptions& o) {
 struct ImportOptions {
   std::string bundle;
   bool json = false;
+  std::int64_t max_expansion = k_default_max_expansion;
 };
 
 Result<int> run_import(const Globals& globals, const ImportOptions& o) {
-  auto summary = import_bundle(o.bundle, store_dir(globals));
+  if (o.max_expansion < 1 || o.max_expansion > 1'000'000) {
+    return fail_input("--max-expansion " + std::to_string(o.max_expansion) + ": not a whole number from 1 to 1000000");
+  }
+  auto summary = import_bundle(o.bundle, store_dir(globals), o.max_expansion);
   if (!summary) return fail(summary.error());
   if (o.json) {
     print_json(to_json(*summary));
@@ -123,9 +127,15 @@ void add_import(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("import", "Add the records of a bundle (from arec export) to the store, with their history");
   cmd->add_option("bundle", o->bundle, "The tarball")->required()->type_name("FILE");
   cmd->add_flag("--json", o->json, "Print a JSON summary");
+  cmd->add_option("--max-expansion", o->max_expansion,
+                  "How many times its own size a bundle's entries may hold (a compressed bundle expands)")
+      ->capture_default_str()
+      ->type_name("N");
   describe(*cmd,
-           "Every blob is verified; a bundle with an absolute path, \"..\", a link or a blob that does not match\n"
-           "its digest is refused before the store is touched. Records already in the store are skipped.",
+           "Every blob is verified; a bundle with an absolute path, \"..\", a link, a blob that does not match\n"
+           "its digest, a blob other than sha256, a record field that is not valid (created not RFC 3339, base\n"
+           "not a digest), or entries holding more than --max-expansion times the bundle's size, is refused\n"
+           "before the store is touched. Records already in the store are skipped.",
            {{"arec import mesh.tar", "Adds the records of mesh.tar, with their history and SBOMs; then `arec push mesh` sends them."}},
            "0 imported, 2 a bundle refused or bad input");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_import(globals, *o); }; });

@@ -3,11 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <iterator>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "addressing/compose.hpp"
 #include "addressing/nodes.hpp"
@@ -87,10 +90,30 @@ bool same_file(const std::string& a, const std::string& b) {
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// A template is text a person wrote: a bound far above any, so that an endless standard input (or a
+// device given as the template) ends in an error rather than in memory running out.
+constexpr std::size_t k_max_template = std::size_t{256} << 20;
+
 Result<std::string> read_template(const ComposeArgs& args) {
-  if (!from_stdin(args)) return fs::read_file(args.template_path);
-  std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-  if (std::cin.bad()) return fail_input("reading the template from standard input failed");
+  const fs::Path what = from_stdin(args) ? fs::Path("standard input") : fs::Path(args.template_path);
+  std::optional<fs::Fd> opened;
+  if (!from_stdin(args)) {
+    auto fd = fs::open_read(args.template_path);
+    if (!fd) return fail(fd.error());
+    opened.emplace(std::move(*fd));
+  }
+  const int fd = opened ? opened->get() : STDIN_FILENO;
+  std::string text;
+  std::vector<std::byte> buffer(std::size_t{1} << 16);
+  for (;;) {
+    auto n = fs::read_some(fd, buffer, what);
+    if (!n) return fail(n.error());
+    if (*n == 0) break;
+    if (text.size() + *n > k_max_template) {
+      return fail_input(what.string() + ": larger than 256 MiB, the most arec reads as a template");
+    }
+    text.append(reinterpret_cast<const char*>(buffer.data()), *n);
+  }
   return text;
 }
 
@@ -139,7 +162,13 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
 
   auto composed = compose(*text, options, *settings, read_history);
   if (!composed) return fail(composed.error());
-  for (const auto& warning : composed->warnings) spdlog::warn("{}", warning);
+  // At most k_max_warnings, then how many more: a template of nothing but unknown requests would
+  // otherwise print a line for each of them.
+  constexpr std::size_t k_max_warnings = 20;
+  for (std::size_t i = 0; i < std::min(composed->warnings.size(), k_max_warnings); ++i) spdlog::warn("{}", composed->warnings[i]);
+  if (composed->warnings.size() > k_max_warnings) {
+    spdlog::warn("... and {} more warnings like these", composed->warnings.size() - k_max_warnings);
+  }
 
   if (args.out.empty()) {
     std::cout << composed->text << std::flush;

@@ -47,7 +47,8 @@ class TemporaryDirectory {
 
 void print_text(const ImageDescription& d) {
   const auto row = [](std::string_view key, const std::string& value) {
-    std::cout << std::left << std::setw(12) << key << value << '\n';
+    // Values come from the image's config and the record: printed with their control characters escaped.
+    std::cout << std::left << std::setw(12) << key << printable(value) << '\n';
   };
   const auto json_list = [](const nlohmann::json& value) {
     if (value.is_null()) return std::string();
@@ -83,9 +84,12 @@ void print_text(const ImageDescription& d) {
                      (origin.empty() ? "" : " " + origin));
     if (i >= d.files.size()) continue;
     for (const auto& f : d.files[i]) {
-      std::cout << "  " << mode_string(f) << ' ' << std::right << std::setw(10) << f.size << ' ' << f.path;
-      if (f.type == LayerFile::Type::symlink) std::cout << " -> " << f.link_target;
-      if (f.type == LayerFile::Type::hardlink) std::cout << " link to " << f.link_target;
+      // A device shows "major,minor" where a file shows its size, as `tar tv` does.
+      const bool device = f.other_kind == 'c' || f.other_kind == 'b';
+      const std::string size = device ? std::to_string(f.major) + "," + std::to_string(f.minor) : std::to_string(f.size);
+      std::cout << "  " << mode_string(f) << ' ' << std::right << std::setw(10) << size << ' ' << printable(f.path);
+      if (f.type == LayerFile::Type::symlink) std::cout << " -> " << printable(f.link_target);
+      if (f.type == LayerFile::Type::hardlink) std::cout << " link to " << printable(f.link_target);
       std::cout << '\n';
     }
   }

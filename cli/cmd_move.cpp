@@ -1,6 +1,7 @@
 // `arec needs-rebuild` and `arec move`: before the registry moves, and the move itself.
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <iostream>
 #include <memory>
 
@@ -70,18 +71,19 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
 }
 
 void print_findings(const std::vector<Finding>& findings) {
+  // References and sources come from files and from the registry's catalog: escaped before printing.
+  std::vector<std::array<std::string, 4>> rows;
+  for (const auto& f : findings) rows.push_back({printable(f.reference), printable(f.source), std::string(kind_name(f.kind)), printable(f.action)});
   std::size_t widths[3] = {9, 6, 4};
-  for (const auto& f : findings) {
-    widths[0] = std::max(widths[0], f.reference.size());
-    widths[1] = std::max(widths[1], f.source.size());
-    widths[2] = std::max(widths[2], kind_name(f.kind).size());
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i < 3; ++i) widths[i] = std::max(widths[i], r[i].size());
   }
   auto row = [&](std::string_view a, std::string_view b, std::string_view c, std::string_view d) {
     std::cout << a << std::string(widths[0] + 2 - a.size(), ' ') << b << std::string(widths[1] + 2 - b.size(), ' ') << c
               << std::string(widths[2] + 2 - c.size(), ' ') << d << '\n';
   };
   row("REFERENCE", "SOURCE", "KIND", "ACTION");
-  for (const auto& f : findings) row(f.reference, f.source, kind_name(f.kind), f.action);
+  for (const auto& r : rows) row(r[0], r[1], r[2], r[3]);
   const auto count = count_breaking(findings);
   std::cout << count.references << (count.references == 1 ? " reference" : " references") << " in " << count.occurrences
             << (count.occurrences == 1 ? " place" : " places") << " would break on a registry move\n";

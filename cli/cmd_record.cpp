@@ -312,6 +312,10 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
       row.push_back(cell(r.base_digest));
     }
   }
+  // Fields of imported records came from outside: printed with their control characters escaped.
+  for (auto& row : rows) {
+    for (auto& value : row) value = printable(value);
+  }
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());

@@ -30,9 +30,10 @@ void print_check(const fs::Path& dir, const CheckReport& report, const RepairRep
                 {"removed", repaired.temporaries_removed}});
     return;
   }
-  for (const auto& problem : report.problems) std::cout << "problem: " << problem << '\n';
+  // Problems name files and fields of the store, whatever a planted file is called.
+  for (const auto& problem : report.problems) std::cout << "problem: " << printable(problem) << '\n';
   for (const auto& p : report.stray_temporaries) {
-    std::cout << "stray temporary: " << p.string() << " (left by a killed writer, harmless; --repair removes it)\n";
+    std::cout << "stray temporary: " << printable(p.string()) << " (left by a killed writer, harmless; --repair removes it)\n";
   }
   if (report.index_behind) {
     std::cout << "index.json is behind the history (a writer was stopped before rewriting it); the next record or "

@@ -2,6 +2,7 @@
 #include <archive.h>
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -22,10 +23,34 @@ constexpr std::array<AddCommand, 21> k_commands = {add_record,  add_records, add
                                                    add_inspect, add_export, add_import, add_tag, add_rm,
                                                    add_index};
 
+// %* in a pattern: the message with its control characters escaped (printable). Messages carry what
+// registries, bundles and files said, and none of it may drive the terminal or forge a line.
+class PrintableMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    // A newline followed by two spaces starts one of the indented continuation lines arec writes (a
+    // list of problems); it is kept, as it cannot begin a line of arec's own ("arec: ..."). Every other
+    // control character, and every other newline, is written as text.
+    std::string_view rest(msg.payload.data(), msg.payload.size());
+    for (;;) {
+      const auto cut = rest.find("\n  ");
+      const std::string text = printable(rest.substr(0, cut));
+      dest.append(text.data(), text.data() + text.size());
+      if (cut == std::string_view::npos) break;
+      constexpr std::string_view k_continuation = "\n  ";
+      dest.append(k_continuation.data(), k_continuation.data() + k_continuation.size());
+      rest.remove_prefix(cut + 3);
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<PrintableMessage>(); }
+};
+
 void setup_logging(const Globals& globals) {
   // Multi-threaded: push and pull log from their transfer workers.
   auto logger = spdlog::stderr_logger_mt("arec");
-  logger->set_pattern("arec: %l: %v");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<PrintableMessage>('*').set_pattern("arec: %l: %*");
+  logger->set_formatter(std::move(formatter));
   spdlog::level::level_enum level = spdlog::level::info;
   if (globals.quiet) level = spdlog::level::err;
   if (globals.verbose == 1) level = spdlog::level::debug;

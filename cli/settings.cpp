@@ -22,7 +22,8 @@ constexpr std::array k_variables = {
     Variable{"AREC_LOCK_TIMEOUT", "duration", "seconds, more than 0 and at most 86400, e.g. 2.5", "How long a writer waits for the store's lock. Default: 120."},
     Variable{"AREC_CHUNK_SIZE", "size", "bytes, or a whole number with k, M or G, e.g. 64M", "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: 64M."},
     Variable{"AREC_RETRY_BUDGET", "duration", "seconds from 0 to 86400, e.g. 2.5", "How long a registry step is retried before it gives up. Default: 60."},
-    Variable{"AREC_STALL_TIMEOUT", "duration", "whole seconds from 1 to 86400", "A registry transfer that moves nothing this long is abandoned (and retried). Default: 60."},
+    Variable{"AREC_STALL_TIMEOUT", "duration", "whole seconds from 1 to 86400", "A registry transfer slower than AREC_MIN_RATE this long is abandoned (and retried). Default: 60."},
+    Variable{"AREC_MIN_RATE", "rate", "bytes a second from 1 to 1G, or a whole number with k, M or G, e.g. 4k", "The slowest a registry transfer may be for AREC_STALL_TIMEOUT. Default: 1k."},
     Variable{"SOURCE_DATE_EPOCH", "time", "whole seconds since 1970-01-01 UTC, 0 or more", "The mtime of every entry of a recorded layer, for reproducible digests. Default: 0."},
     Variable{"XDG_DATA_HOME", "", "a directory", "Where the default store is: $XDG_DATA_HOME/arec/store."},
     Variable{"HOME", "", "a directory", "Where the default store is without XDG_DATA_HOME, and ~/.docker/config.json."},
@@ -122,6 +123,11 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
     const auto stall = whole_number(text, 1, 86400);
     if (!stall) return fail(bad_value(variable("AREC_STALL_TIMEOUT"), text));
     s.client.stall_timeout = std::chrono::seconds(*stall);
+  }
+  if (const auto text = get("AREC_MIN_RATE"); !text.empty()) {
+    const auto rate = parse_size(text);
+    if (!rate || *rate < 1 || *rate > (std::int64_t{1} << 30)) return fail(bad_value(variable("AREC_MIN_RATE"), text));
+    s.client.min_rate = *rate;
   }
   if (const auto text = get("SOURCE_DATE_EPOCH"); !text.empty()) {
     const auto epoch = whole_number(text, 0, std::numeric_limits<std::int64_t>::max());

@@ -55,7 +55,7 @@ struct Settings {
   std::int64_t chunk_size = k_default_chunk_size;  // AREC_CHUNK_SIZE (push --chunk-size overrides)
   std::int64_t source_date_epoch = 0;                 // SOURCE_DATE_EPOCH: every mtime in a layer
   RetryPolicy retry;        // its budget from AREC_RETRY_BUDGET
-  ClientSettings client;    // --ca-file / AREC_CA_FILE, AREC_STALL_TIMEOUT, the credential files
+  ClientSettings client;    // --ca-file / AREC_CA_FILE, AREC_STALL_TIMEOUT, AREC_MIN_RATE, the credential files
 };
 
 // Reads every variable of variables() from `env`, each flag taking the place of its variable. A set

@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 namespace arec {
 
@@ -112,6 +114,17 @@ Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Desc
     if (f.type == LayerFile::Type::file) f.size = archive_entry_size(entry);
     if (f.type == LayerFile::Type::symlink && archive_entry_symlink(entry) != nullptr) f.link_target = archive_entry_symlink(entry);
     if (f.type == LayerFile::Type::hardlink) f.link_target = image_path(archive_entry_hardlink(entry));
+    if (f.type == LayerFile::Type::other) {
+      switch (archive_entry_filetype(entry)) {
+        case AE_IFCHR: f.other_kind = 'c'; break;
+        case AE_IFBLK: f.other_kind = 'b'; break;
+        case AE_IFIFO: f.other_kind = 'p'; break;
+        case AE_IFSOCK: f.other_kind = 's'; break;
+        default: break;
+      }
+      f.major = static_cast<std::uint32_t>(archive_entry_rdevmajor(entry));
+      f.minor = static_cast<std::uint32_t>(archive_entry_rdevminor(entry));
+    }
     files.push_back(std::move(f));
     // The data is skipped, not read into memory (libarchive decompresses past it).
   }
@@ -152,11 +165,19 @@ std::string mode_string(const LayerFile& file) {
     case LayerFile::Type::directory: out = "d"; break;
     case LayerFile::Type::symlink: out = "l"; break;
     case LayerFile::Type::hardlink: out = "h"; break;
-    case LayerFile::Type::other: out = "?"; break;
+    case LayerFile::Type::other: out = std::string(1, file.other_kind); break;
     case LayerFile::Type::file: out = "-"; break;
   }
   constexpr std::string_view k_letters = "rwxrwxrwx";
   for (int bit = 0; bit < 9; ++bit) out.push_back((file.mode & (0400u >> bit)) != 0 ? k_letters[static_cast<std::size_t>(bit)] : '-');
+  // As ls and tar: s (t) over an execute bit that is set, S (T) where it is not.
+  const auto special = [&out, &file](std::uint32_t bit, std::size_t at, char letter) {
+    if ((file.mode & bit) == 0) return;
+    out[at] = out[at] == 'x' ? letter : static_cast<char>(std::toupper(static_cast<unsigned char>(letter)));
+  };
+  special(04000, 3, 's');
+  special(02000, 6, 's');
+  special(01000, 9, 't');
   return out;
 }
 
@@ -164,6 +185,10 @@ nlohmann::json to_json(const LayerFile& file) {
   nlohmann::json out = {{"path", file.path}, {"type", type_name(file.type)}, {"mode", mode_string(file)}};
   if (file.type == LayerFile::Type::file) out["size"] = file.size;
   if (!file.link_target.empty()) out["linkTarget"] = file.link_target;
+  if (file.other_kind == 'c' || file.other_kind == 'b') {
+    out["major"] = file.major;
+    out["minor"] = file.minor;
+  }
   return out;
 }
 
@@ -230,7 +255,7 @@ la_ssize_t write_to_file(archive*, void* context, const void* buffer, std::size_
 Status copy_blob_data(archive* a, const Layout& store, const Descriptor& blob, std::vector<std::byte>& buffer,
                       const TarOutput& out) {
   const auto path = store.blob_path(blob.digest);
-  auto fd = fs::open_read(path);
+  auto fd = store.open_blob(blob.digest);
   if (!fd) return fail(fd.error());
   Hasher hasher(blob.digest.algorithm());
   std::int64_t remaining = blob.size;
@@ -501,7 +526,12 @@ Status check_blob_data(archive* a, const Digest& digest, std::int64_t size, std:
 }
 
 // The first pass: every entry checked, every blob verified, nothing written.
-Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& what) {
+Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& what, std::int64_t max_expansion) {
+  std::error_code ec;
+  const auto bundle_size = static_cast<std::int64_t>(std::filesystem::file_size(bundle, ec));
+  // A gzip stream expands up to about a thousand times: a few megabytes could fill the disk with a blob.
+  const std::int64_t allowed = std::max<std::int64_t>(ec ? 0 : bundle_size * max_expansion, std::int64_t{1} << 20);
+  std::int64_t expanded = 0;
   auto a = open_tar(bundle, what);
   if (!a) return fail(a.error());
   CheckedBundle out;
@@ -530,9 +560,20 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
     if (path->empty()) continue;
     if (!seen.insert(*path).second) return fail_input(what + ": entry " + in_quotes(name) + ": appears twice");
     if (type == LayerFile::Type::directory) continue;
+    expanded += std::max<std::int64_t>(archive_entry_size(entry), 0);
+    if (expanded > allowed) {
+      return fail_input(what + ": its entries hold more than " + std::to_string(allowed) + " bytes, " + std::to_string(max_expansion) +
+                        " times the bundle's " + std::to_string(bundle_size) + " (--max-expansion allows more)");
+    }
     if (path->starts_with("blobs/")) {
       auto digest = blob_digest(*path);
       if (!digest) return fail_input(what + ": entry " + in_quotes(name) + ": not a blob name (" + digest.error().message + ")");
+      // The store keeps sha256 blobs (blobs/sha256/): another algorithm is refused here, before the
+      // store is created or a byte written.
+      if (digest->algorithm() != DigestAlgorithm::sha256) {
+        return fail_input(what + ": entry " + in_quotes(name) + ": a blob under " + std::string(digest->algorithm_name()) +
+                          ", which arec does not accept (only sha256)");
+      }
       if (auto s = check_blob_data(a->get(), *digest, archive_entry_size(entry), buffer, what, name); !s) return fail(s.error());
       out.blobs.emplace(*digest, archive_entry_size(entry));
     } else if (*path == "index.json") {
@@ -637,9 +678,9 @@ nlohmann::json to_json(const ImportSummary& s) {
           {"blobs_written", s.blobs_written}, {"blobs_present", s.blobs_present},     {"bytes", s.bytes}};
 }
 
-Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir) {
+Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir, std::int64_t max_expansion) {
   const std::string what = "bundle " + bundle.string();
-  auto checked = check_bundle(bundle, what);
+  auto checked = check_bundle(bundle, what, max_expansion);
   if (!checked) return fail(checked.error());
   auto index_json = parse_json(checked->index, what + ": index.json");
   if (!index_json) return fail(index_json.error());
@@ -656,6 +697,9 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
     }
   }
   if (records.empty()) return fail_input(what + ": index.json lists no records (arec import reads what arec export writes)");
+  for (const auto& record : records) {
+    if (auto s = validate_record_fields(record, what + ": index.json"); !s) return fail(s.error());
+  }
   // Everything named must be in the bundle before anything is written: the manifests index.json lists,
   // and their configs and layers.
   const auto held = [&](const Descriptor& d) {
@@ -688,20 +732,24 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
 
   auto history = store->records(History::all);
   if (!history) return fail(history.error());
+  // Looked up in a set, not by a walk of the history per record: an import is O(N log N) in records.
+  std::set<std::tuple<std::string, Digest, std::string>> held_records;
+  for (const auto& r : *history) held_records.emplace(r.repository(), r.manifest.digest, r.recorded);
+  // Added in one transaction and one write of the view, so an import is O(N) in records.
+  std::vector<std::pair<Record, std::vector<Descriptor>>> to_add;
   for (const auto& record : records) {
-    const bool in_history = std::any_of(history->begin(), history->end(), [&](const Record& r) {
-      return r.repository() == record.repository() && r.manifest.digest == record.manifest.digest && r.recorded == record.recorded;
-    });
-    if (in_history) {
+    if (held_records.contains({record.repository(), record.manifest.digest, record.recorded})) {
       ++summary.records_present;
       continue;
     }
-    const auto& of_record = referrers[record.manifest.digest.str()];
-    auto committed = store->commit(record, of_record);
-    if (!committed) return fail(committed.error());
-    if (committed->changed) {
+    to_add.emplace_back(record, referrers[record.manifest.digest.str()]);
+  }
+  auto committed = store->commit_all(to_add);
+  if (!committed) return fail(committed.error());
+  for (std::size_t i = 0; i < committed->size(); ++i) {
+    if ((*committed)[i].changed) {
       ++summary.records_added;
-      summary.referrers += static_cast<int>(of_record.size());
+      summary.referrers += static_cast<int>(to_add[i].second.size());
     } else {
       ++summary.records_present;
     }

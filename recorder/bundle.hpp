@@ -24,6 +24,8 @@ struct LayerFile {
   std::uint32_t mode = 0;   // permission bits
   std::int64_t size = 0;    // regular files
   std::string link_target;  // symbolic and hard links
+  char other_kind = '?';    // Type::other: 'c' character device, 'b' block device, 'p' FIFO, 's' socket
+  std::uint32_t major = 0, minor = 0;  // devices
 };
 
 // The entries of a layer blob of `layout`, read through its compression in one streamed pass.
@@ -51,7 +53,8 @@ Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& 
 
 nlohmann::json to_json(const ImageDescription& description);
 nlohmann::json to_json(const LayerFile& file);
-// "-rwxr-xr-x" as ls and tar print it.
+// "-rwxr-xr-x" as ls and tar print it, with setuid, setgid and sticky ("-rwsr-sr-t") and the
+// kind of a special file ("crw-rw-rw-").
 std::string mode_string(const LayerFile& file);
 
 // ---- export ----------------------------------------------------------------------------------------
@@ -96,6 +99,10 @@ nlohmann::json to_json(const ImportSummary& summary);
 // wrong is refused before the store is opened. The third writes the blobs the store lacks; then each
 // record of index.json is committed, oldest first, with its referrers; one the store's history holds
 // already (same digest and time) is skipped.
-Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir);
+// What the entries of a bundle may hold, as a multiple of the bundle file's size (at least 1 MiB): a
+// compressed bundle expanding further is refused before anything is written (`import --max-expansion`).
+inline constexpr std::int64_t k_default_max_expansion = 100;
+Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir,
+                                    std::int64_t max_expansion = k_default_max_expansion);
 
 }  // namespace arec

@@ -2,7 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +62,37 @@ Result<Fd> open_read(const Path& path, FollowSymlinks follow) {
   const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return fail(io_error("opening", path, errno));
   return Fd(fd);
+}
+
+std::string file_kind(unsigned mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a regular file";
+}
+
+Result<Fd> open_own_file(const Path& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      return fail_input(path.string() + ": a symbolic link where arec keeps a file it wrote; arec reads none through a link");
+    }
+    return fail(io_error("opening", path, errno));
+  }
+  Fd owned(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail(io_error("reading the status of", path, errno));
+  if (!S_ISREG(st.st_mode)) {
+    return fail_input(path.string() + ": " + file_kind(st.st_mode) + " where arec keeps a file it wrote; arec reads only regular files");
+  }
+  // Reads of a regular file never block; clear the flag so that nothing downstream sees EAGAIN.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return owned;
 }
 
 Result<std::size_t> read_some(int fd, std::span<std::byte> buffer, const Path& path) {
@@ -207,14 +239,66 @@ Result<FileLock> FileLock::acquire(const Path& path, std::chrono::milliseconds t
   }
 }
 
-bool is_abandoned_temporary(const Path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+namespace {
+
+// Whether the file `name` in the directory `dir_fd` is an abandoned temporary; opened without
+// following a link and without blocking (a FIFO), and only a regular file qualifies.
+bool is_abandoned_at(int dir_fd, const char* name) {
+  const int fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return false;
   Fd owned(fd);
   struct stat st {};
   // A writer locks its temporary right after creating it; the age covers that instant.
-  if (::fstat(fd, &st) != 0 || std::time(nullptr) - st.st_mtime < 2) return false;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || std::time(nullptr) - st.st_mtime < 2) return false;
   return ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> free_bytes(const Path& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::int64_t>(st.f_bavail) * static_cast<std::int64_t>(st.f_frsize);
+}
+
+bool is_abandoned_temporary(const Path& path) { return is_abandoned_at(AT_FDCWD, path.c_str()); }
+
+Result<TemporaryScan> scan_temporaries(const Path& dir, RemoveAbandoned remove) {
+  TemporaryScan scan;
+  // One descriptor, opened without following a link: every name below is looked up in this directory,
+  // so a link planted in its place, or swapped in later, never sends a removal elsewhere.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) {
+    if (errno == ENOENT) return scan;
+    if (errno == ELOOP || errno == ENOTDIR) {
+      struct stat st {};
+      const std::string kind = ::lstat(dir.c_str(), &st) == 0 ? file_kind(st.st_mode) : "not a directory";
+      return fail_input(dir.string() + ": " + kind + " where the store keeps its temporary files; arec follows no link it did not make (remove it)");
+    }
+    return fail(io_error("opening directory", dir, errno));
+  }
+  Fd owned(dir_fd);
+  DIR* listing = ::fdopendir(::dup(dir_fd));
+  if (listing == nullptr) return fail(io_error("listing", dir, errno));
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    if (::fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+    if (!S_ISREG(st.st_mode)) {
+      scan.foreign.push_back((dir / name).string() + ": " + file_kind(st.st_mode) + ", not a temporary file arec writes");
+      continue;
+    }
+    if (!name.starts_with(".tmp-")) {
+      scan.foreign.push_back((dir / name).string() + ": not a temporary file arec writes (they are named .tmp-*)");
+      continue;
+    }
+    if (!is_abandoned_at(dir_fd, entry->d_name)) continue;
+    scan.abandoned.push_back(dir / name);
+    if (remove == RemoveAbandoned::yes && ::unlinkat(dir_fd, entry->d_name, 0) == 0) ++scan.removed;
+  }
+  ::closedir(listing);
+  return scan;
 }
 
 }  // namespace arec::fs

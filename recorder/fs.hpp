@@ -7,9 +7,11 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "recorder/error.hpp"
 
@@ -43,6 +45,12 @@ class Fd {
 enum class FollowSymlinks { yes, no };
 
 Result<Fd> open_read(const Path& path, FollowSymlinks follow = FollowSymlinks::yes);
+// Opens a file arec wrote itself (a blob, a document of the store) for reading: never through a
+// symbolic link, never blocking on a FIFO, and only a regular file. Anything else was planted, and the
+// error says what it is.
+Result<Fd> open_own_file(const Path& path);
+// What a non-regular file is, for messages: "a symbolic link", "a FIFO", "a directory", ...
+std::string file_kind(unsigned mode);
 
 // Reads up to buffer.size() bytes; returns the count, 0 at end of file. Retries on EINTR.
 Result<std::size_t> read_some(int fd, std::span<std::byte> buffer, const Path& path);
@@ -123,6 +131,21 @@ class FileLock {
 // temporary until it is committed or removed, and the kernel drops it when they die. A temporary
 // younger than 2 s is never called abandoned (its writer may be between creating and locking it).
 bool is_abandoned_temporary(const Path& path);
+
+// What a directory of temporaries holds, read through one descriptor opened without following a link:
+// the abandoned temporaries (see is_abandoned_temporary), and what cannot be a temporary arec wrote
+// (a link, a FIFO, a device, a directory, a file of another name), which is never opened or removed.
+struct TemporaryScan {
+  std::vector<Path> abandoned;
+  std::vector<std::string> foreign;  // "PATH: a symbolic link", ...
+  std::size_t removed = 0;
+};
+enum class RemoveAbandoned { no, yes };
+// Fails (naming it) when `dir` is a symbolic link or not a directory; nothing when it does not exist.
+Result<TemporaryScan> scan_temporaries(const Path& dir, RemoveAbandoned remove);
+
+// The bytes an unprivileged writer may still put on the file system holding `path`; nothing when unknown.
+std::optional<std::int64_t> free_bytes(const Path& path);
 
 // A short description of errno for messages ("No such file or directory").
 std::string errno_text(int error);

@@ -24,8 +24,10 @@ void reach(const Store& store, const Descriptor& d, std::set<Digest>& reached, s
   if (!is_manifest && !is_index) {
     struct stat st {};
     const auto path = store.blob_path(d.digest);
-    if (::stat(path.c_str(), &st) != 0) {
+    if (::lstat(path.c_str(), &st) != 0) {
       problems.push_back(path.string() + ": missing (" + d.media_type + ")");
+    } else if (!S_ISREG(st.st_mode)) {
+      problems.push_back(path.string() + ": " + fs::file_kind(st.st_mode) + " where a blob must be (arec writes only regular files)");
     } else if (st.st_size != d.size) {
       problems.push_back(path.string() + ": " + std::to_string(st.st_size) + " bytes, its descriptor says " +
                          std::to_string(d.size));
@@ -51,7 +53,7 @@ void reach(const Store& store, const Descriptor& d, std::set<Digest>& reached, s
 
 // Hashes a blob file in blocks and compares it with its name.
 std::optional<std::string> verify_blob_file(const fs::Path& path, const Digest& digest) {
-  auto fd = fs::open_read(path);
+  auto fd = fs::open_own_file(path);
   if (!fd) return fd.error().message;
   Hasher hasher(digest.algorithm());
   std::vector<std::byte> buffer(std::size_t{1} << 20);
@@ -136,7 +138,8 @@ Result<CheckReport> check_store(const Store& store) {
   // Sizes were checked on the way; now every reached blob's content, which is the expensive part.
   for (const auto& digest : reached) {
     const auto path = store.blob_path(digest);
-    if (::access(path.c_str(), F_OK) != 0) continue;  // reported as missing already
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // reported on the way already
     ++report.blobs_checked;
     if (auto problem = verify_blob_file(path, digest)) report.problems.push_back(*problem);
   }
@@ -173,9 +176,12 @@ Result<CheckReport> check_store(const Store& store) {
         break;
     }
   }
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(store.temp_dir(), ec)) {
-    if (fs::is_abandoned_temporary(entry.path())) report.stray_temporaries.push_back(entry.path());
+  if (auto own = Store::check_own_directories(store.dir()); !own) report.problems.push_back(own.error().message);
+  if (auto scan = fs::scan_temporaries(store.temp_dir(), fs::RemoveAbandoned::no); !scan) {
+    report.problems.push_back(scan.error().message);
+  } else {
+    report.stray_temporaries = std::move(scan->abandoned);
+    for (auto& foreign : scan->foreign) report.problems.push_back(std::move(foreign));
   }
   return report;
 }
@@ -232,10 +238,12 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
   std::vector<fs::Path> doomed;
   std::error_code ec;
   for (const auto& algorithm : std::filesystem::directory_iterator(store.dir() / "blobs", ec)) {
+    // A link in blobs/ was planted: what it points at is not the store's to remove.
+    if (!algorithm.is_directory(ec) || algorithm.is_symlink(ec)) continue;
     for (const auto& blob : std::filesystem::directory_iterator(algorithm.path(), ec)) {
       auto digest = Digest::parse(algorithm.path().filename().string() + ":" + blob.path().filename().string());
       if (digest && reached.contains(*digest)) continue;
-      if (!digest) continue;  // not a blob arec could have written: left alone
+      if (!digest || !blob.is_regular_file(ec) || blob.is_symlink(ec)) continue;  // not a blob arec could have written: left alone
       ++report.blobs_removed;
       report.bytes_removed += static_cast<std::int64_t>(blob.file_size(ec));
       doomed.push_back(blob.path());

@@ -44,6 +44,56 @@ Status validate_record_part(std::string_view value, std::string_view what) {
                     "separated by '.', '_', '__' or '-')");
 }
 
+bool is_rfc3339(std::string_view t) {
+  const auto digits = [&t](std::size_t at, std::size_t count, int& out) {
+    if (at + count > t.size()) return false;
+    out = 0;
+    for (std::size_t i = at; i < at + count; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      out = out * 10 + (t[i] - '0');
+    }
+    return true;
+  };
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!digits(0, 4, year) || t.size() < 20 || t[4] != '-' || !digits(5, 2, month) || t[7] != '-' || !digits(8, 2, day) ||
+      (t[10] != 'T' && t[10] != 't') || !digits(11, 2, hour) || t[13] != ':' || !digits(14, 2, minute) || t[16] != ':' ||
+      !digits(17, 2, second)) {
+    return false;
+  }
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  static constexpr int k_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1 || day > k_days[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
+  if (hour > 23 || minute > 59 || second > 60) return false;
+  std::size_t pos = 19;
+  if (pos < t.size() && t[pos] == '.') {
+    const std::size_t start = ++pos;
+    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') ++pos;
+    if (pos == start) return false;
+  }
+  if (pos < t.size() && (t[pos] == 'Z' || t[pos] == 'z')) return pos + 1 == t.size();
+  int offset_hour = 0, offset_minute = 0;
+  return pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && digits(pos + 1, 2, offset_hour) && t[pos + 3] == ':' &&
+         digits(pos + 4, 2, offset_minute) && offset_hour <= 23 && offset_minute <= 59;
+}
+
+Status validate_record_fields(const Record& record, std::string_view what) {
+  const std::string of = std::string(what) + ": record " + printable(record.repository()) + "@" + record.manifest.digest.str();
+  if (auto s = validate_record_part(record.module, "module"); !s) return fail(std::move(s.error()).context(of));
+  if (auto s = validate_record_part(record.name, "name"); !s) return fail(std::move(s.error()).context(of));
+  if (!is_rfc3339(record.recorded)) {
+    return fail_input(of + ": recorded \"" + printable(record.recorded) + "\" is not an RFC 3339 time (e.g. 2026-12-02T11:39:53Z)");
+  }
+  if (!record.base_digest.empty()) {
+    if (auto d = Digest::parse(record.base_digest); !d) {
+      return fail_input(of + ": base \"" + printable(record.base_digest) + "\" is not a digest (ALGORITHM:HEX)");
+    }
+  }
+  for (auto [key, value] : {std::pair{"target", &record.target}, {"config", &record.config}, {"revision", &record.revision}}) {
+    if (has_control_characters(*value)) return fail_input(of + ": " + key + " \"" + printable(*value) + "\" holds control characters");
+  }
+  return {};
+}
+
 Descriptor to_descriptor(const Record& record, Latest latest) {
   Descriptor d = record.manifest;
   d.annotations.clear();

@@ -42,6 +42,15 @@ bool is_path_component(std::string_view text);
 // Checks a module or name; `what` is "module" or "name".
 Status validate_record_part(std::string_view value, std::string_view what);
 
+// Whether `text` is an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)), each field in
+// its range (a day the month has; a leap second :60 allowed).
+bool is_rfc3339(std::string_view text);
+
+// Checks the fields of a record that came from outside (a bundle) as arec's own are made: module and
+// name, `recorded` an RFC 3339 time, `base` empty or a digest, and no control character in target,
+// config or revision. `what` names where it came from.
+Status validate_record_fields(const Record& record, std::string_view what);
+
 // The index.json descriptor of a record: the manifest descriptor plus address-free annotations.
 // Latest::yes adds org.opencontainers.image.ref.name = module/name, which tools look images up by.
 enum class Latest { no, yes };

@@ -19,7 +19,7 @@ constexpr std::size_t k_write_buffer = std::size_t{1} << 20;
 // See Layout::has_blob.
 bool is_complete_blob(const fs::Path& path, std::int64_t size) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && st.st_size == size;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == size;
 }
 
 std::string in_store(const fs::Path& dir, std::string_view what) { return (dir / what).string(); }
@@ -62,6 +62,32 @@ fs::Path Layout::blob_path(const Digest& digest) const {
 
 bool Layout::has_blob(const Descriptor& descriptor) const { return is_complete_blob(blob_path(descriptor.digest), descriptor.size); }
 
+Result<fs::Fd> Layout::open_blob(const Digest& digest) const { return fs::open_own_file(blob_path(digest)); }
+
+Status Layout::check_image_files(const Descriptor& manifest) const {
+  const auto regular_or_absent = [this](const Digest& digest) -> Status {
+    struct stat st {};
+    const auto path = blob_path(digest);
+    if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+    return fail_input(path.string() + ": " + fs::file_kind(st.st_mode) + " where a blob must be; arec reads no blob through it (see arec check)");
+  };
+  if (auto s = regular_or_absent(manifest.digest); !s) return s;
+  if (manifest.media_type == media_type::k_index || manifest.media_type == media_type::k_docker_list) {
+    auto index = read_image_index(manifest);
+    if (!index) return {};
+    for (const auto& m : index->manifests) {
+      if (auto s = check_image_files(m); !s) return s;
+    }
+    return {};
+  }
+  auto read = read_manifest(manifest);
+  if (!read) return {};
+  for (const auto& blob : blobs_of(*read)) {
+    if (auto s = regular_or_absent(blob.digest); !s) return s;
+  }
+  return {};
+}
+
 Result<Index> Layout::read_index() const {
   const auto path = m_dir / "index.json";
   auto text = fs::read_file(path);
@@ -73,13 +99,26 @@ Result<Index> Layout::read_index() const {
 
 Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
   const auto path = blob_path(descriptor.digest);
-  auto bytes = fs::read_file(path);
-  if (!bytes) return fail(bytes.error());
-  if (static_cast<std::int64_t>(bytes->size()) != descriptor.size) {
-    return fail_input(path.string() + ": size " + std::to_string(bytes->size()) + " does not match the descriptor's " +
-                      std::to_string(descriptor.size));
+  // A manifest or config: small, and read only up to one byte past its size.
+  if (descriptor.size < 0 || descriptor.size > (std::int64_t{256} << 20)) {
+    return fail_input(path.string() + ": a document of " + std::to_string(descriptor.size) + " bytes is more than arec reads whole");
   }
-  if (digest_of(*bytes, descriptor.digest.algorithm()) != descriptor.digest) {
+  auto fd = open_blob(descriptor.digest);
+  if (!fd) return fail(fd.error());
+  std::string bytes(static_cast<std::size_t>(descriptor.size) + 1, '\0');
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    auto n = fs::read_some(fd->get(), std::as_writable_bytes(std::span(bytes.data() + got, bytes.size() - got)), path);
+    if (!n) return fail(n.error());
+    if (*n == 0) break;
+    got += *n;
+  }
+  bytes.resize(got);
+  if (static_cast<std::int64_t>(bytes.size()) != descriptor.size) {
+    return fail_input(path.string() + ": size " + (got > static_cast<std::size_t>(descriptor.size) ? "larger than" : std::to_string(bytes.size()) + " does not match") +
+                      " the descriptor's " + std::to_string(descriptor.size));
+  }
+  if (digest_of(bytes, descriptor.digest.algorithm()) != descriptor.digest) {
     return fail_input(path.string() + ": content does not match its digest");
   }
   return bytes;
@@ -170,9 +209,26 @@ std::chrono::milliseconds Store::lock_timeout() { return std::chrono::millisecon
 
 void Store::set_lock_timeout(std::chrono::milliseconds timeout) { g_lock_timeout_ms.store(timeout.count(), std::memory_order_relaxed); }
 
+Status Store::check_own_directories(const fs::Path& dir) {
+  for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts"}) {
+    const auto path = dir / sub;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      return fail_input("store " + dir.string() + ": " + path.string() + ": " + fs::errno_text(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return fail_input("store " + dir.string() + ": " + path.string() + " is " + fs::file_kind(st.st_mode) +
+                        " where arec keeps a directory; arec follows no link it did not make (remove it)");
+    }
+  }
+  return {};
+}
+
 Result<Store> Store::open_existing(const fs::Path& dir) {
   auto layout = Layout::open(dir);
   if (!layout) return fail(layout.error());
+  if (auto s = check_own_directories(dir); !s) return fail(s.error());
   Store store(dir);
   // Without the database (a store of format 1), readers read index.json as it is.
   if (path_exists(store.history_path())) {
@@ -188,9 +244,13 @@ Result<Store> Store::open(const fs::Path& dir) {
   if (!path_exists(dir / "oci-layout") && holds_foreign_files(dir)) {
     return fail_input(what + ": exists and is not an OCI image layout; give an empty or new directory");
   }
+  // Before creating anything: creating arec/tmp under a planted link would create it elsewhere.
+  if (auto s = check_own_directories(dir); !s) return fail(s.error());
   for (const auto& sub : {dir / "blobs" / "sha256", dir / "arec" / "tmp", dir / "arec" / "layers"}) {
     if (auto s = fs::make_directories(sub); !s) return fail(std::move(s.error()).context(what));
   }
+  // Again: a link planted between the check and the creation.
+  if (auto s = check_own_directories(dir); !s) return fail(s.error());
   if (::access(dir.c_str(), W_OK) != 0) return fail_input(what + ": not writable: " + fs::errno_text(errno));
   Store store(dir);
   auto writers = fs::FileLock::acquire(store.writers_lock_path(), lock_timeout(), fs::LockMode::shared);
@@ -210,12 +270,9 @@ Result<Store> Store::open(const fs::Path& dir) {
 }
 
 std::size_t Store::sweep_abandoned_temporaries() const {
-  std::size_t removed = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(temp_dir(), ec)) {
-    if (fs::is_abandoned_temporary(entry.path()) && ::unlink(entry.path().c_str()) == 0) ++removed;
-  }
-  return removed;
+  // A link in place of arec/tmp is refused when the store is opened; here it is simply not swept.
+  auto scan = fs::scan_temporaries(temp_dir(), fs::RemoveAbandoned::yes);
+  return scan ? scan->removed : 0;
 }
 
 Result<BlobWriter> Store::begin_blob(Hashing hashing) {
@@ -237,7 +294,7 @@ Result<Descriptor> Store::put_blob(std::string_view bytes, std::string_view medi
 Result<Descriptor> Store::copy_blob(const Layout& from, const Descriptor& descriptor) {
   if (has_blob(descriptor)) return descriptor;
   const auto source = from.blob_path(descriptor.digest);
-  auto fd = fs::open_read(source);
+  auto fd = from.open_blob(descriptor.digest);
   if (!fd) return fail(fd.error());
   auto writer = begin_blob(Hashing::no);
   if (!writer) return fail(writer.error());
@@ -638,6 +695,43 @@ Result<Store::Commit> Store::commit(const Record& record, const std::vector<Desc
   if (auto v = changed ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
   if (existing) return Commit{*existing, false};
   return Commit{record, true};
+}
+
+Result<std::vector<Store::Commit>> Store::commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  std::vector<Commit> out;
+  bool any = false;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    out.clear();
+    any = false;
+    for (const auto& [record, referrers] : records) {
+      auto latest = (*db)->latest(record.module, record.name);
+      if (!latest) return fail(latest.error());
+      // Like commit(): the same digest as the latest is not appended again, and is "not changed"
+      // unless a referrer was added with it.
+      const bool held = *latest && (*latest)->manifest.digest == record.manifest.digest;
+      if (!held) {
+        if (auto a = (*db)->append(record); !a) return fail(a.error());
+      }
+      bool referrer_added = false;
+      for (const auto& referrer : referrers) {
+        auto added = (*db)->add_other(referrer);
+        if (!added) return fail(added.error());
+        referrer_added = referrer_added || *added;
+      }
+      out.push_back({held ? **latest : record, !held || referrer_added});
+      any = any || !held || referrer_added;
+    }
+    if (!any) return HistoryDb::Outcome::roll_back;
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = any ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return out;
 }
 
 Result<bool> Store::keep(const Descriptor& image) const {

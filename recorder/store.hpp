@@ -46,7 +46,14 @@ class Layout {
   // Whether the layout holds the blob at its full size. Content-addressed: a blob of the right name
   // and size holds the right bytes; one of another size was cut short by a power loss (see fs::syncing)
   // and counts as missing, so whatever needs it writes it again.
+  // Only a regular file counts: a symbolic link in blobs/ was planted, since arec never makes one.
   bool has_blob(const Descriptor& descriptor) const;
+  // A blob's file opened for reading with fs::open_own_file: a link, a FIFO or a device is an error
+  // naming it, so that nothing is read (or pushed) through a link to another file.
+  Result<fs::Fd> open_blob(const Digest& digest) const;
+  // The image `manifest` names has no blob that is a link or any other non-regular file (what push and
+  // verify check before they speak for the store's copy). A missing blob is not this check's concern.
+  Status check_image_files(const Descriptor& manifest) const;
   Result<Index> read_index() const;
   // A small blob (manifest, config), verified against the descriptor's size and digest.
   Result<std::string> read_blob(const Descriptor& descriptor) const;
@@ -155,6 +162,9 @@ class Store : public Layout {
   // Makes `record` the latest of its module/name, under the store lock, and lists its referrers
   // (artifacts whose subject it is, such as its SBOM) in the same write of index.json.
   Result<Commit> commit(const Record& record, const std::vector<Descriptor>& referrers = {}) const;
+  // commit() of several records in order (an import), in one transaction and one write of index.json:
+  // N records cost one rewrite of the view, not N.
+  Result<std::vector<Commit>> commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) const;
   // The index.json entries of the referrers of the manifest `subject` (annotation::k_subject), in order.
   Result<std::vector<Descriptor>> referrers(const Digest& subject) const;
   // Lists an image that is not a record (a pulled base image) in index.json, once per digest, under
@@ -195,6 +205,10 @@ class Store : public Layout {
   // Removes temporaries that killed writers left behind (see fs::is_abandoned_temporary).
   // Returns how many it removed.
   std::size_t sweep_abandoned_temporaries() const;
+  // The directories arec makes in a store (blobs/, blobs/sha256/, arec/, arec/tmp/, arec/layers/):
+  // each, when present, must be a directory and not a symbolic link. A link there was planted, and
+  // following it would write into, or remove from, a directory elsewhere: an error naming it.
+  static Status check_own_directories(const fs::Path& dir);
 
  private:
   using Layout::Layout;

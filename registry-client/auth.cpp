@@ -119,14 +119,6 @@ Result<std::optional<Credential>> credential_from_entry(const json& entry, std::
   return std::optional<Credential>(std::move(c));
 }
 
-// The host of a scheme://host:port origin.
-std::string host_of(std::string_view origin) {
-  const auto start = origin.find("://");
-  if (start == std::string_view::npos) return {};
-  const auto host = origin.substr(start + 3);
-  return std::string(host.substr(0, host.rfind(':')));
-}
-
 // The server URL a credential helper knows a registry by (what `docker login` stored).
 std::string helper_server(const std::string& key) { return key == k_docker_hub ? "https://index.docker.io/v1/" : key; }
 
@@ -270,6 +262,10 @@ Result<Token> parse_token_response(std::string_view body, std::chrono::steady_cl
   token.value = json_string(answer, "token");
   if (token.value.empty()) token.value = json_string(answer, "access_token");
   if (token.value.empty()) return fail(Error::registry("the token service's answer holds no token"));
+  // It goes into a header of every later request: a CR or LF would add headers of the service's choosing.
+  if (std::ranges::any_of(token.value, [](char c) { return static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f; })) {
+    return fail(Error::registry("the token service's answer holds a token with control characters, spaces or bytes outside ASCII; refused"));
+  }
   std::int64_t seconds = 60;
   if (answer.contains("expires_in") && answer["expires_in"].is_number_integer() && answer["expires_in"].get<std::int64_t>() > 0) {
     // At most a day: a token service's figure, however large, must not overflow the clock.
@@ -404,8 +400,9 @@ RegistryResult<void> Authenticator::renew_if_expiring(http::Client& client) {
 RegistryResult<void> Authenticator::fetch_token(const Challenge& challenge, http::Client& client) {
   const std::string realm = challenge.param("realm");
   if (realm.empty()) return std::unexpected(refused("the Bearer challenge names no realm to get a token from"));
-  // Credentials go to the token service only over TLS, or when it is on the registry's own host.
-  const bool may_send = m_credential && (realm.starts_with("https://") || host_of(http::origin_of(realm)) == host_of(m_origin));
+  // Credentials go to the token service only over TLS, or when it is the registry's own origin (scheme,
+  // host and port): another port of the same host is another server, which may be anyone's.
+  const bool may_send = m_credential && (realm.starts_with("https://") || http::origin_of(realm) == m_origin);
   http::Request request;
   std::string form;
   const std::string service = challenge.param("service");

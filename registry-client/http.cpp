@@ -18,8 +18,6 @@ namespace arec::http {
 namespace {
 
 constexpr long k_connect_timeout_ms = 10'000;
-// A transfer that moves less than this many bytes per second for ClientOptions::stall_timeout is abandoned.
-constexpr long k_stall_bytes = 1;
 constexpr long k_download_buffer = 512L * 1024;
 constexpr long k_upload_buffer = 2L * 1024 * 1024;  // libcurl's maximum
 constexpr const char* k_system_ca_directory = "/etc/ssl/certs";
@@ -47,6 +45,8 @@ struct Transfer {
   Response response;
   std::int64_t body_position = 0;  // of the request body, for the read callback
   std::optional<Error> local;      // a failure of ours (sink, file) that aborted the transfer
+  bool length_checked = false;     // Request::expected_length, against the response's Content-Length
+  std::string wrong_length;        // why a body was refused before its first byte reached the sink
 };
 
 std::int64_t body_length(const Body& body) {
@@ -75,6 +75,17 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   const std::size_t n = size * count;
   const bool success = t.response.status >= 200 && t.response.status < 300;
   if (success && t.request->sink != nullptr) {
+    if (t.request->expected_length && !t.length_checked) {
+      t.length_checked = true;
+      const auto announced = t.response.headers.get("Content-Length");
+      const auto length = announced ? std::atoll(announced->c_str()) : *t.request->expected_length;
+      if (length != *t.request->expected_length) {
+        t.wrong_length = "the registry announces " + std::to_string(length) + " bytes for " + t.request->url + ", " +
+                         (length > *t.request->expected_length ? "more" : "fewer") + " than the " +
+                         std::to_string(*t.request->expected_length) + " its descriptor says";
+        return 0;
+      }
+    }
     if (auto s = t.request->sink->write(std::as_bytes(std::span(data, n))); !s) {
       t.local = s.error();
       return 0;
@@ -258,7 +269,7 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, m_impl->error.data());
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "arec");
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, k_connect_timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, k_stall_bytes);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(m_impl->options.min_rate));
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_impl->options.stall_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
@@ -317,6 +328,14 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     case Method::del: curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE"); break;
   }
 
+  // A value with CR or LF would end the header and start another: whatever put it there (a token, a
+  // Location), the request is not sent.
+  for (const auto& h : request.headers) {
+    if (std::ranges::any_of(h, [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f; })) {
+      const std::string name = h.substr(0, h.find(':'));
+      return std::unexpected(Failure{Failure::Cause::setup, "refusing to send the header " + name + ": its value holds control characters", {}});
+    }
+  }
   curl_slist* headers = nullptr;
   for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
   // The body follows at once: waiting for "100 Continue" costs a round trip per upload.
@@ -329,7 +348,12 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   if (code != CURLE_OK) {
     Failure failure;
     failure.message = m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(curl_easy_strerror(code));
-    if (t.local) {
+    if (!t.wrong_length.empty()) {
+      // Like an answer cut short: a connection may have been confused, so it is worth another try
+      // (within the retry budget); what matters is that nothing of it was written.
+      failure.cause = Failure::Cause::network;
+      failure.message = t.wrong_length;
+    } else if (t.local) {
       failure.cause = Failure::Cause::local;
       failure.local = *t.local;
       failure.message = t.local->message;
@@ -354,6 +378,10 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
 // ---- URLs ------------------------------------------------------------------------------------------
 
 Result<std::string> resolve_url(std::string_view base, std::string_view location) {
+  if (has_control_characters(location) || location.find(' ') != std::string_view::npos) {
+    return fail(Error::registry("the registry answered with a Location or Link holding control characters or spaces: \"" +
+                                printable(location) + "\""));
+  }
   CurlUrl url;
   if (curl_url_set(url.handle, CURLUPART_URL, std::string(base).c_str(), 0) != CURLUE_OK ||
       curl_url_set(url.handle, CURLUPART_URL, std::string(location).c_str(), 0) != CURLUE_OK) {

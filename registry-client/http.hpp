@@ -62,6 +62,9 @@ struct Request {
   // loaded (40 ms of CPU), and the answer must be used for nothing else. libcurl never reuses such a
   // connection for a request that checks certificates.
   bool tls_probe = false;
+  // For a download into `sink`: the size the body must have. A 2xx response announcing another
+  // Content-Length is abandoned before its first byte reaches the sink.
+  std::optional<std::int64_t> expected_length{};
 };
 
 struct Response {
@@ -86,13 +89,17 @@ struct Failure {
   Error local;  // for Cause::local: the sink's error
 };
 
-// An attempt that moves less than a few bytes a second for this long is abandoned (and perhaps retried).
+// An attempt that moves less than min_rate bytes a second for this long is abandoned (and perhaps retried).
 inline constexpr std::chrono::seconds k_default_stall_timeout{60};
+// 1 KiB/s: a server trickling a byte now and then to keep a transfer alive is cut off all the same.
+inline constexpr std::int64_t k_default_min_rate = 1024;
 
 struct ClientOptions {
   std::string ca_file;  // extra CA bundle to trust; empty: the system's
-  // A server that accepts and then says nothing holds each attempt this long, whatever the retry budget.
+  // A server that accepts and then says nothing, or trickles, holds each attempt this long, whatever
+  // the retry budget.
   std::chrono::seconds stall_timeout = k_default_stall_timeout;
+  std::int64_t min_rate = k_default_min_rate;  // bytes a second, averaged over stall_timeout
 };
 
 // One connection context, for one thread at a time. Requests on it reuse open connections.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "addressing/nodes.hpp"
@@ -13,6 +14,10 @@ namespace arec {
 namespace {
 
 constexpr std::int64_t k_max_manifest = std::int64_t{4} << 20;
+// Bounds on a paginated list (a catalog, a repository's tags): far above any real registry's, low
+// enough that a hostile one cannot hold a run for long or fill its memory.
+constexpr std::size_t k_max_list_pages = 10'000;
+constexpr std::size_t k_max_list_names = 1'000'000;
 constexpr int k_auth_rounds = 2;
 constexpr std::string_view k_octet_stream = "Content-Type: application/octet-stream";
 
@@ -193,7 +198,7 @@ Descriptor FetchedManifest::descriptor() const {
 
 // ---- Session ---------------------------------------------------------------------------------------
 
-Session::Session(Registry& registry) : m_registry(registry), m_client(http::ClientOptions{registry.address().client.ca_file, registry.address().client.stall_timeout}) {}
+Session::Session(Registry& registry) : m_registry(registry), m_client(http::ClientOptions{registry.address().client.ca_file, registry.address().client.stall_timeout, registry.address().client.min_rate}) {}
 
 RegistryResult<http::Response> Session::send(const http::Request& request, const std::vector<std::string>& scopes) {
   Authenticator& auth = m_registry.authenticator();
@@ -289,7 +294,8 @@ RegistryResult<void> Session::download_blob(std::string_view repository, const D
   http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/blobs/" + blob.digest.str()),
                         .sink = &verifying,
                         .redirects = http::Redirects::follow,
-                        .on_progress = progress};
+                        .on_progress = progress,
+                        .expected_length = blob.size};
   auto response = expect(send(request, {m_registry.scope(repository)}), {200});
   if (!response) return std::unexpected(response.error());
   if (auto problem = verifying.problem()) {
@@ -395,18 +401,55 @@ RegistryResult<std::optional<ManifestInfo>> Session::head_manifest(std::string_v
   return std::optional<ManifestInfo>(std::move(info));
 }
 
+namespace {
+
+// The value of `last` in a list page's URL (the name the page starts after), or empty.
+std::string last_of(std::string_view url) {
+  const auto query = url.find('?');
+  if (query == std::string_view::npos) return {};
+  std::string_view rest = url.substr(query + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const auto pair = rest.substr(0, amp);
+    if (pair.starts_with("last=")) return std::string(pair.substr(5));
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+  return {};
+}
+
+}  // namespace
+
 RegistryResult<std::vector<std::string>> Session::list(std::string url, const std::string& key,
                                                        const std::vector<std::string>& scopes) {
+  const std::string first = url;
   std::vector<std::string> out;
-  for (;;) {
+  // A registry whose Link goes round in circles, or on forever, is cut off: a page URL or a `last`
+  // seen before, more than k_max_list_pages pages or more than k_max_list_names names.
+  std::set<std::string> seen_urls{url};
+  std::set<std::string> seen_lasts;
+  for (std::size_t pages = 1;; ++pages) {
     auto response = expect(send({.url = url}, scopes), {200});
     if (!response) return std::unexpected(response.error());
     auto names = names_from_list_page(response->body, key);
     if (!names) return std::unexpected(RegistryError::protocol("the list at " + url + " is not a JSON object"));
+    if (out.size() + names->size() > k_max_list_names) {
+      return std::unexpected(RegistryError::protocol("the list at " + first + " holds more than " + std::to_string(k_max_list_names) +
+                                                     " names; arec reads no more"));
+    }
     out.insert(out.end(), std::make_move_iterator(names->begin()), std::make_move_iterator(names->end()));
     const auto link = response->headers.get("Link");
     const auto next = link ? next_link(*link, url) : std::nullopt;
     if (!next) return out;
+    if (pages >= k_max_list_pages) {
+      return std::unexpected(RegistryError::protocol("the list at " + first + " goes on past " + std::to_string(k_max_list_pages) +
+                                                     " pages; arec reads no more"));
+    }
+    const std::string last = last_of(*next);
+    if (!seen_urls.insert(*next).second || (!last.empty() && !seen_lasts.insert(last).second)) {
+      return std::unexpected(RegistryError::protocol("the list at " + first + " links back to a page it already sent (" + *next +
+                                                     "); its paging goes round in circles"));
+    }
     url = *next;
   }
 }

@@ -37,6 +37,7 @@ PlainHttp plain_http_for(std::string_view host, InsecureRegistry insecure);
 struct ClientSettings {
   std::string ca_file;  // a CA bundle to trust besides the system's (--ca-file, AREC_CA_FILE)
   std::chrono::seconds stall_timeout = http::k_default_stall_timeout;  // AREC_STALL_TIMEOUT
+  std::int64_t min_rate = http::k_default_min_rate;                    // AREC_MIN_RATE, bytes a second
   std::vector<fs::Path> credential_files;  // where credentials are looked for, in order (credential_files())
 };
 

@@ -194,7 +194,7 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
     }
     auto from = mount_source(run, session, sources, job, repository, holder, stop);
     if (!from) return fail(from.error());
-    auto fd = fs::open_read(store.blob_path(job.blob.digest));
+    auto fd = store.open_blob(job.blob.digest);
     if (!fd) return fail(std::move(fd.error()).context(context));
     bool mounted = false;
     auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
@@ -590,6 +590,10 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
     }
     indexes.emplace_back(std::move(image), std::move(index_tags));
   }
+  // A blob replaced by a link would go up with another file's bytes: refused before the registry is asked.
+  for (const auto& record : all) {
+    if (auto files = store.check_image_files(record.manifest); !files) return fail(std::move(files.error()).context("pushing " + record.identity()));
+  }
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   // Records whose manifest the registry holds already have all their blobs there.
@@ -691,6 +695,14 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
       missing.push_back(blob);
     }
   }
+  // A manifest declaring more than the disk holds (a hostile registry's 1 TB layer) fails here, before
+  // a byte is written, rather than after filling the disk.
+  std::int64_t declared = 0;
+  for (const auto& blob : missing) declared += std::max<std::int64_t>(blob.size, 0);
+  if (const auto room = fs::free_bytes(store.dir()); room && declared > *room) {
+    return fail(Error::registry(context + ": the manifest declares " + std::to_string(declared) + " bytes of blobs to download, more than the " +
+                                std::to_string(*room) + " bytes free for the store " + store.dir().string() + "; nothing downloaded"));
+  }
   ProgressBoard board(options.progress, "pulling from " + run.host());
   std::vector<std::size_t> slots;
   for (const auto& blob : missing) slots.push_back(board.add(blob.digest.str().substr(0, 19), blob.size));
@@ -763,6 +775,12 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
       Record index = image.platforms.front();
       index.manifest = image.descriptor;
       all.push_back(std::move(index));
+    }
+  }
+  if (store) {
+    // The store's copy is what verify speaks for: a blob that is a link is not one arec wrote.
+    for (const auto& record : all) {
+      if (auto files = store->check_image_files(record.manifest); !files) return fail(std::move(files.error()).context("verifying " + record.identity()));
     }
   }
   if (auto s = run.ping("verifying records at " + run.host()); !s) return fail(s.error());

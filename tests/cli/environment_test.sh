@@ -5,7 +5,7 @@
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
 unset AREC_STORE AREC_NODES AREC_SELF AREC_CA_FILE AREC_THREADS AREC_SYNC AREC_LOCK_TIMEOUT AREC_CHUNK_SIZE \
-  AREC_RETRY_BUDGET AREC_STALL_TIMEOUT SOURCE_DATE_EPOCH
+  AREC_RETRY_BUDGET AREC_STALL_TIMEOUT AREC_MIN_RATE SOURCE_DATE_EPOCH
 export AREC_STORE=$T/store
 echo app >"$T/app"
 "$AREC" record --module mesh --name app --file "$T/app" >/dev/null
@@ -25,6 +25,8 @@ bad AREC_SYNC yes "not a switch (on or off)"
 bad AREC_LOCK_TIMEOUT 3junk "not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)"
 bad AREC_RETRY_BUDGET 5x "not a duration (seconds from 0 to 86400, e.g. 2.5)"
 bad AREC_STALL_TIMEOUT soon "not a duration (whole seconds from 1 to 86400)"
+bad AREC_MIN_RATE 0 "not a rate (bytes a second from 1 to 1G, or a whole number with k, M or G, e.g. 4k)"
+bad AREC_MIN_RATE 2G "not a rate (bytes a second from 1 to 1G, or a whole number with k, M or G, e.g. 4k)"
 bad AREC_CHUNK_SIZE 12X "not a size (bytes, or a whole number with k, M or G, e.g. 64M)"
 bad SOURCE_DATE_EPOCH yesterday "not a time (whole seconds since 1970-01-01 UTC, 0 or more)"
 

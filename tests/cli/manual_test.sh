@@ -18,7 +18,7 @@ for c in record records sbom ref check gc resolve compose push pull verify read-
   grep -qE "^   arec $c\$" <<<"$text" || fail "the manual has no command $c"
 done
 expect_not_contains "$text" "__man"
-for v in AREC_STORE AREC_THREADS AREC_SYNC AREC_LOCK_TIMEOUT AREC_CHUNK_SIZE AREC_RETRY_BUDGET AREC_STALL_TIMEOUT SOURCE_DATE_EPOCH; do
+for v in AREC_STORE AREC_THREADS AREC_SYNC AREC_LOCK_TIMEOUT AREC_CHUNK_SIZE AREC_RETRY_BUDGET AREC_STALL_TIMEOUT AREC_MIN_RATE SOURCE_DATE_EPOCH; do
   expect_contains "$text" "$v"
 done
 expect_contains "$text" "arec record --module mesh --name app --file build/app"

@@ -1,4 +1,5 @@
 #include "recorder/oci.hpp"
+#include "recorder/record.hpp"
 
 #include <gtest/gtest.h>
 
@@ -120,6 +121,30 @@ TEST(Oci, ParseJsonRefusesDocumentsNestedTooDeep) {
   auto j = parse_json(nested(100'000), "config.json");
   ASSERT_FALSE(j);
   EXPECT_EQ(j.error().message, "config.json: nested deeper than 512 levels");
+}
+
+}  // namespace
+}  // namespace arec
+
+namespace arec {
+namespace {
+
+TEST(Printable, ControlCharactersAreWrittenAsText) {
+  EXPECT_EQ(printable("plain /usr/bin/app é"), "plain /usr/bin/app é");
+  EXPECT_EQ(printable("\x1b]0;t\x07\x1b[31m\nx\ty\r\x7f"), "\\x1b]0;t\\x07\\x1b[31m\\nx\\ty\\r\\x7f");
+  EXPECT_EQ(printable("a\xc2\x9b" "b"), "a\\u009bb");  // U+009B, the one-byte CSI
+  EXPECT_TRUE(has_control_characters("TOKEN\r\nX-Injected: yes"));
+  EXPECT_FALSE(has_control_characters("eyJhbGciOi.x-y_z"));
+}
+
+TEST(Rfc3339, OnlyTimesWithEveryFieldInRange) {
+  for (const char* good : {"2026-12-02T11:39:53Z", "2024-02-29T00:00:00Z", "2026-12-02T11:39:53.123+01:00", "2016-12-31T23:59:60Z"}) {
+    EXPECT_TRUE(is_rfc3339(good)) << good;
+  }
+  for (const char* bad : {"9999-99-99T99:99:99Z", "2023-02-29T00:00:00Z", "2026-12-02 11:39:53Z", "2026-12-02T11:39:53",
+                          "2026-12-02T11:39:53Zjunk", "2026-12-02T11:39:53.Z", "", "2026-12-02T24:00:00Z"}) {
+    EXPECT_FALSE(is_rfc3339(bad)) << bad;
+  }
 }
 
 }  // namespace

@@ -160,5 +160,14 @@ TEST(Tokens, TokenOrAccessTokenWithExpiry) {
   EXPECT_EQ(token->expires, now + std::chrono::hours(24));
 }
 
+TEST(Tokens, ATokenThatWouldAddHeadersIsRefused) {
+  const auto now = std::chrono::steady_clock::now();
+  for (const char* body : {R"({"token": "TOKEN\r\nX-Injected: yes"})", R"({"token": "a b"})", R"({"access_token": "a\u001b[31m"})"}) {
+    const auto token = parse_token_response(body, now);
+    ASSERT_FALSE(token) << body;
+    EXPECT_NE(token.error().message.find("control characters"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace arec

@@ -35,7 +35,7 @@ TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryMayFallBackToPlainHttp) {
       "services": {"registry": "n2"}})",
                                       "nodes.json");
   ASSERT_TRUE(settings) << settings.error().message;
-  auto resolved = registry_for_domain("", *settings, ClientSettings{"/ca.pem", http::k_default_stall_timeout, {}});
+  auto resolved = registry_for_domain("", *settings, ClientSettings{"/ca.pem", http::k_default_stall_timeout, http::k_default_min_rate, {}});
   ASSERT_TRUE(resolved);
   EXPECT_EQ(resolved->host, "10.0.0.2:5001");
   // HTTPS is tried first, also there.

@@ -16,16 +16,22 @@ life=3 # seconds a token lasts: shorter than some operations below
 service=arec-test-registry
 
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=arec-test-issuer 2>/dev/null
+# The token service speaks HTTPS: Basic credentials go to a realm on another port than the registry's
+# only over HTTPS (security.headers checks that plain HTTP there gets none).
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+  -keyout "$T/tls.key" -out "$T/tls.pem" 2>/dev/null
+export AREC_CA_FILE=$T/tls.pem
 mkdir -p "$T/registries"
 touch "$T/tokens.log"
 python3 "$(dirname "$0")/token_server.py" --key "$T/key.pem" --cert "$T/cert.pem" --service "$service" \
   --issuer arec-test-issuer --user "$user" --password "$pass" --expires-in "$life" --log "$T/tokens.log" \
-  --upstream-file "$T/registries/token/address" --ports-file "$T/ports" --max-seconds 100 &
+  --upstream-file "$T/registries/token/address" --ports-file "$T/ports" --max-seconds 100 \
+  --tls-cert "$T/tls.pem" --tls-key "$T/tls.key" &
 on_exit "kill $!"
 for _ in $(seq 100); do [[ -s $T/ports ]] && break; sleep 0.1; done
 [[ -s $T/ports ]] || fail "token_server.py did not start"
 read -r token_port elsewhere_port <"$T/ports"
-realm=http://127.0.0.1:$token_port/token
+realm=https://127.0.0.1:$token_port/token
 
 # Not start_registry: a docker-registry without token authentication is a reason to skip.
 on_exit "'$ROOT/scripts/registry' stop '$T/registries/token'"
@@ -75,7 +81,7 @@ record lib 2000 >/dev/null
 note "no credentials: exit 3, naming the registry and the token service"
 expect_exit 3 "$AREC" push
 expect_one_line_error "wants credentials for $F, and none were found"
-expect_contains "$ERR" "http://127.0.0.1:$token_port"
+expect_contains "$ERR" "https://127.0.0.1:$token_port"
 
 note "wrong credentials: exit 3, naming where they came from, and not what they are"
 auths "$user" wrong-password >"$DOCKER_CONFIG/config.json"

@@ -15,6 +15,7 @@ Every event is a JSON line in --log, with its time. Bounded: sockets time out an
 after --max-seconds whatever happens.
 """
 import argparse
+import ssl
 import base64
 import http.client
 import http.server
@@ -173,10 +174,14 @@ class ElsewhereHandler(Handler):
             upstream.close()
 
 
-def serve(handler, state):
+def serve(handler, state, tls=None):
     handler.state = state
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server.server_address[1]
 
@@ -195,10 +200,13 @@ def main():
     p.add_argument("--log", required=True)
     p.add_argument("--ports-file", required=True)
     p.add_argument("--max-seconds", type=float, default=120)
+    p.add_argument("--tls-cert", help="PEM certificate the token service answers HTTPS with (else plain HTTP)")
+    p.add_argument("--tls-key", help="its PEM private key")
     args = p.parse_args()
     state = State(args)
     state.elsewhere_port = serve(ElsewhereHandler, state)
-    ports = [serve(TokenHandler, state), state.elsewhere_port]
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    ports = [serve(TokenHandler, state, tls), state.elsewhere_port]
     with open(args.ports_file + ".tmp", "w") as f:
         f.write(" ".join(map(str, ports)) + "\n")
     os.rename(args.ports_file + ".tmp", args.ports_file)
