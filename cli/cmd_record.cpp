@@ -397,7 +397,9 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");
   cmd->add_option("--sbom", o->sbom, "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)");
+  cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)")
+      ->check(number_check(k_threads))
+      ->type_name("N");
   cmd->add_flag("--json", o->json, "Print the whole record as JSON");
   describe(*cmd,
            "Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"

@@ -20,12 +20,12 @@ bad() { # VARIABLE VALUE message
   expect_eq "$before" "$(tree_state "$T/store")" "store after $1=$2"
 }
 bad AREC_THREADS abc "not a count (a whole number from 1 to 256)"
-bad AREC_THREADS 0 "not a count (a whole number from 1 to 256)"
+bad AREC_THREADS 0 "at least 1"
 bad AREC_SYNC yes "not a switch (on or off)"
 bad AREC_LOCK_TIMEOUT 3junk "not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)"
 bad AREC_RETRY_BUDGET 5x "not a duration (seconds from 0 to 86400, e.g. 2.5)"
 bad AREC_STALL_TIMEOUT soon "not a duration (whole seconds from 1 to 86400)"
-bad AREC_CHUNK_SIZE 12X "not a size (bytes, or a whole number with k, M or G, e.g. 64M)"
+bad AREC_CHUNK_SIZE 12X "not a size (bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M)"
 bad SOURCE_DATE_EPOCH yesterday "not a time (whole seconds since 1970-01-01 UTC, 0 or more)"
 
 note "a bad variable is refused whatever the command, and where a flag takes its place"
