@@ -2,8 +2,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <tuple>
 
 #include "addressing/compose.hpp"
@@ -48,6 +54,64 @@ std::string image_request(const Reference& ref) {
          (ref.digest.empty() ? "" : "@" + ref.digest);
 }
 
+// The digest a referrer is kept under where a registry has no referrers API: "sha256-<64 hex>". arec
+// pushes these itself beside the records; they name no image anyone deploys.
+bool is_referrer_tag(std::string_view tag) {
+  constexpr std::string_view prefix = "sha256-";
+  return tag.size() == prefix.size() + 64 && tag.starts_with(prefix) &&
+         std::all_of(tag.begin() + static_cast<std::ptrdiff_t>(prefix.size()), tag.end(),
+                     [](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); });
+}
+
+// A text with the defaults of shell and compose variables written in place: "${REGISTRY:-ADDR:PORT}/x"
+// reads "ADDR:PORT/x", so that the reference a default spells is found as one. `origin` maps each byte
+// of `text` (and its end) to its offset in the original. One pass: linear in the text.
+struct Expanded {
+  std::string text;
+  std::vector<std::size_t> origin;
+};
+
+std::optional<Expanded> expand_defaults(std::string_view text) {
+  if (text.find("${") == std::string_view::npos) return std::nullopt;
+  Expanded out;
+  out.text.reserve(text.size());
+  out.origin.reserve(text.size() + 1);
+  std::vector<bool> open;  // for each "${" not yet closed: whether its closing brace goes too
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const char c = text[at];
+    if (c == '$' && at + 1 < text.size() && text[at + 1] == '{') {
+      std::size_t end = at + 2;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) != 0 || text[end] == '_')) ++end;
+      std::size_t value = 0;  // where the default starts, when this is ${NAME:-, ${NAME-, ${NAME:= or ${NAME=
+      if (end > at + 2 && end < text.size()) {
+        if (text[end] == ':' && end + 1 < text.size() && (text[end + 1] == '-' || text[end + 1] == '=')) {
+          value = end + 2;
+        } else if (text[end] == '-' || text[end] == '=') {
+          value = end + 1;
+        }
+      }
+      open.push_back(value != 0);
+      if (value != 0) {
+        at = value;
+        continue;
+      }
+    } else if (c == '}' && !open.empty()) {
+      const bool drop = open.back();
+      open.pop_back();
+      if (drop) {
+        ++at;
+        continue;
+      }
+    }
+    out.text.push_back(c);
+    out.origin.push_back(at);
+    ++at;
+  }
+  out.origin.push_back(text.size());
+  return out;
+}
+
 // What to rebuild a repository as: its module/name when it has two segments, otherwise what is known.
 std::string rebuild_action(const Reference& ref) {
   const std::string as = ref.segments() == 1   ? "<module>/" + ref.path
@@ -79,16 +143,19 @@ std::string_view kind_name(FindingKind kind) {
     case FindingKind::genesis_pinned: return "genesis-pinned";
     case FindingKind::no_build: return "no-build";
     case FindingKind::hard_coded_address: return "hard-coded-address";
+    case FindingKind::other_service: return "other-service";
     case FindingKind::external: break;
   }
   return "external";
 }
 
+bool breaks(FindingKind kind) { return kind != FindingKind::external && kind != FindingKind::other_service; }
+
 FindingCount count_breaking(const std::vector<Finding>& findings) {
   FindingCount count;
   std::set<std::string> references;
   for (const auto& f : findings) {
-    if (f.kind == FindingKind::external) continue;
+    if (!breaks(f.kind)) continue;
     ++count.occurrences;
     references.insert(f.reference);
   }
@@ -96,7 +163,8 @@ FindingCount count_breaking(const std::vector<Finding>& findings) {
   return count;
 }
 
-RebuildQuery::RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records) : m_registry_name(lower(settings.registry_name)) {
+RebuildQuery::RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records, External scan)
+    : m_registry_name(lower(settings.registry_name)), m_scan(scan) {
   std::map<std::uint16_t, std::string> loopback_ports;
   // The composing node's own ports first: on loopback, a port means what this node was given.
   if (const auto self = settings.nodes.find(settings.self); self != settings.nodes.end()) {
@@ -108,6 +176,7 @@ RebuildQuery::RebuildQuery(const NodeSettings& settings, const std::vector<Recor
     if (const auto registry = node.ports.find(std::string(k_registry)); registry != node.ports.end()) {
       const std::string port = std::to_string(registry->second);
       m_registry_ports.insert(port);
+      if (port == k_default_port) m_port_free_registry = true;
       m_registry_domains.insert(lower(name) + ":" + port);
       if (!node.address.empty()) m_registry_domains.insert(lower(host_for_port(node.address)) + ":" + port);
     }
@@ -115,7 +184,25 @@ RebuildQuery::RebuildQuery(const NodeSettings& settings, const std::vector<Recor
     for (const auto& [service, port] : node.ports) m_endpoints[host_for_port(node.address)].emplace(port, service);
   }
   for (const char* loopback : {"127.0.0.1", "localhost", "[::1]"}) m_endpoints[loopback] = loopback_ports;
-  for (const auto& r : records) m_recorded.insert(r.repository());
+  for (const auto& [port, service] : loopback_ports) m_candidate_ports[port] = true;
+  for (const auto& r : records) m_recorded[r.repository()].insert(r.manifest.digest.str());
+}
+
+// Every finding holds a ':' that starts ":PORT" (a port some node was given) or "://" after "arec",
+// unless a registry is at 443, where a reference names it without a port. memchr finds the colons at
+// the speed of a text search; only a file with such a colon is parsed.
+bool RebuildQuery::may_hold_finding(std::string_view text) const {
+  if (m_port_free_registry) return true;
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, ':', static_cast<std::size_t>(end - p)))) != nullptr; ++p) {
+    if (end - p >= 3 && p[1] == '/' && p[2] == '/' && p - begin >= 4 && std::memcmp(p - 4, "arec", 4) == 0) return true;
+    std::size_t port = 0;
+    const char* digit = p + 1;
+    while (digit < end && digit - p <= 5 && is_digit(*digit)) port = port * 10 + static_cast<std::size_t>(*digit++ - '0');
+    if (digit > p + 1 && (digit == end || !is_digit(*digit)) && port < m_candidate_ports.size() && m_candidate_ports[port]) return true;
+  }
+  return false;
 }
 
 bool RebuildQuery::is_registry_domain(const Reference& ref) const {
@@ -127,6 +214,11 @@ bool RebuildQuery::is_registry_domain(const Reference& ref) const {
 }
 
 bool RebuildQuery::has_record(std::string_view repository) const { return m_recorded.contains(std::string(repository)); }
+
+bool RebuildQuery::has_digest(std::string_view repository, std::string_view digest) const {
+  const auto found = m_recorded.find(std::string(repository));
+  return found != m_recorded.end() && found->second.contains(std::string(digest));
+}
 
 void RebuildQuery::add(std::string reference, std::string_view file, std::size_t line, std::size_t column, Classified what) {
   m_findings.push_back({std::move(reference), place(file, line), std::string(file), line, column, what.kind, std::move(what.action)});
@@ -147,6 +239,10 @@ std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& 
   if (ref.segments() == 1) return Classified{FindingKind::genesis_pinned, rebuild_action(ref)};
   if (ref.segments() == 2 && has_record(ref.path)) {
     if (found_in == FoundIn::catalog) return std::nullopt;  // pushed by arec: fine
+    // A request for a digest no record has is one compose refuses: the digest must be built first.
+    if (!ref.digest.empty() && !has_digest(ref.path, ref.digest)) {
+      return Classified{FindingKind::no_build, "no record of " + ref.path + " has " + ref.digest + ": " + rebuild_action(ref)};
+    }
     return Classified{FindingKind::hard_coded_address, "replace it with " + image_request(ref)};
   }
   return Classified{FindingKind::no_build, rebuild_action(ref)};
@@ -160,6 +256,7 @@ Status RebuildQuery::add_reference(std::string_view reference, std::string_view 
 }
 
 void RebuildQuery::add_catalog_entry(std::string_view registry, std::string_view repository, std::string_view tag) {
+  if (is_referrer_tag(tag)) return;  // arec's own: an SBOM kept beside a record
   std::string reference = std::string(registry) + "/" + std::string(repository);
   if (!tag.empty()) reference += ":" + std::string(tag);
   auto ref = Reference::parse(reference);
@@ -181,10 +278,16 @@ std::map<std::size_t, RebuildQuery::HelmImage> RebuildQuery::helm_images(std::st
     if (node.IsSequence()) {
       for (const auto& item : node) pending.push_back(item);
     } else if (node.IsMap()) {
+      const YAML::Node registry = node["registry"];
       const YAML::Node repository = node["repository"];
       const YAML::Node tag = node["tag"];
-      if (repository && tag && repository.IsScalar() && tag.IsScalar() && is_tag(tag.Scalar()) && repository.Mark().pos >= 0) {
-        images.emplace(static_cast<std::size_t>(repository.Mark().pos), HelmImage{repository.Scalar(), tag.Scalar()});
+      const bool has_tag = tag && tag.IsScalar() && is_tag(tag.Scalar());
+      if (registry && repository && registry.IsScalar() && repository.IsScalar() && registry.Mark().pos >= 0) {
+        // The three-key form names one image: registry/repository:tag, met where `registry:` is.
+        images.emplace(static_cast<std::size_t>(registry.Mark().pos),
+                       HelmImage{repository.Scalar(), has_tag ? tag.Scalar() : std::string(), registry.Scalar()});
+      } else if (repository && has_tag && repository.IsScalar() && repository.Mark().pos >= 0) {
+        images.emplace(static_cast<std::size_t>(repository.Mark().pos), HelmImage{repository.Scalar(), tag.Scalar(), ""});
       }
       for (const auto& entry : node) pending.push_back(entry.second);
     }
@@ -193,12 +296,38 @@ std::map<std::size_t, RebuildQuery::HelmImage> RebuildQuery::helm_images(std::st
 }
 
 // Image requests without a record, and requests that compose the registry's address into an image.
+// The requests of a text, as scan_requests finds them, each read from a window of its own after its
+// scheme: a request left as it is spans its whole word, so reading a run of "arec://arec://…" from the
+// text would cost the run's length for each scheme in it, quadratic; a window keeps it linear. No
+// request is longer than a window (a repository name, tag and digest are at most 255, 128 and 135).
+static std::vector<Request> requests_in(std::string_view text) {
+  constexpr std::size_t k_window = 1024;
+  std::vector<Request> out;
+  for (std::size_t at = text.find(k_request_scheme); at != std::string_view::npos;) {
+    auto found = RequestScanner(text.substr(at, k_window)).next();
+    if (!found) break;
+    Request r = std::move(*found);
+    r.offset += at;
+    const bool fillable = r.kind != Request::Kind::unknown && r.kind != Request::Kind::malformed;
+    at = text.find(k_request_scheme, r.offset + (fillable ? r.length : k_request_scheme.size()));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file, const LineIndex& lines) {
-  for (const auto& request : scan_requests(text)) {
+  for (auto& request : requests_in(text)) {
+    request.line = lines.line(request.offset);
     const std::size_t column = lines.column(request.offset);
     if (request.kind == Request::Kind::image) {
       const std::string repository = std::string(request.module) + "/" + std::string(request.name);
-      if (has_record(repository)) continue;  // fine: compose fills it from the record
+      if (request.digest.empty() ? has_record(repository) : has_digest(repository, request.digest)) continue;  // compose fills it
+      if (has_record(repository)) {
+        add(std::string(request.text(text)), file, request.line, column,
+            {FindingKind::no_build, "no record of " + repository + " has " + std::string(request.digest) + ": rebuild it through arec (arec_record), then use " +
+                                        std::string(k_request_scheme) + "image/" + repository});
+        continue;
+      }
       add(std::string(request.text(text)), file, request.line, column,
           {FindingKind::no_build, "record " + repository + " with arec (arec_record); compose cannot fill it until then"});
       continue;
@@ -216,8 +345,10 @@ void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file
       continue;
     }
     if (at >= text.size() || text[at] != '/') continue;
+    // Bounded as the window of requests_in is: a run of such requests must not be read once for each.
     std::size_t end = at + 1;
-    while (end < text.size() && is_path_char(text[end])) ++end;
+    const std::size_t limit = std::min(text.size(), at + 1024);
+    while (end < limit && is_path_char(text[end])) ++end;
     while (end > at + 1 && (text[end - 1] == '.' || text[end - 1] == ':' || text[end - 1] == '@')) --end;
     // The path read as it would be at a registry; "localhost" only stands in for the address.
     auto ref = Reference::parse("localhost" + std::string(text.substr(at, end - at)));
@@ -250,6 +381,13 @@ void RebuildQuery::scan_literal_endpoints(std::string_view text, std::string_vie
       const auto port = std::stoul(std::string(text.substr(at + needle.size(), end - at - needle.size())));
       const auto service = ports.find(static_cast<std::uint16_t>(port));
       if (port > 65535 || service == ports.end()) continue;
+      // Only the registry moves: another service's address stays right, and is said for information.
+      if (service->second != k_registry) {
+        add(std::string(text.substr(at, end - at)), file, lines.line(at), lines.column(at),
+            {FindingKind::other_service, "none: " + service->second + " does not move with the registry (arec://endpoint/" +
+                                             service->second + " would follow it if it did)"});
+        continue;
+      }
       add(std::string(text.substr(at, end - at)), file, lines.line(at), lines.column(at),
           {FindingKind::hard_coded_address, "replace it with arec://endpoint/" + service->second});
     }
@@ -270,21 +408,68 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
     }
   }
   std::set<std::size_t> reference_domains;
-  for (auto& found : scan_references(text)) {
+  const LineIndex lines(text);
+  // References in ${VAR:-...} defaults are read from the text with the defaults in place; each is
+  // reported where it starts in the file.
+  const auto expanded = expand_defaults(text);
+  const std::string_view searched = expanded ? std::string_view(expanded->text) : text;
+  for (auto& found : scan_references(searched)) {
     Reference& ref = found.reference;
+    const std::size_t offset = expanded ? expanded->origin[found.offset] : found.offset;
     // A quoted value starts one byte after its mark.
-    auto image = helm.find(found.offset);
-    if (image == helm.end() && found.offset > 0) image = helm.find(found.offset - 1);
-    if (image != helm.end() && image->second.repository == ref.str() && ref.tag.empty() && ref.digest.empty()) {
+    auto image = helm.find(offset);
+    if (image == helm.end() && offset > 0) image = helm.find(offset - 1);
+    if (image != helm.end() && image->second.registry.empty() && image->second.repository == ref.str() && ref.tag.empty() &&
+        ref.digest.empty()) {
       ref.tag = image->second.tag;
     }
-    if (is_registry_domain(ref) || names_registry(ref)) reference_domains.insert(found.offset);
-    if (auto what = classify(ref, FoundIn::declaration)) add(ref.str(), file, found.line, found.column, std::move(*what));
+    if (is_registry_domain(ref) || names_registry(ref)) reference_domains.insert(offset);
+    if (auto what = classify(ref, FoundIn::declaration)) add(ref.str(), file, lines.line(offset), lines.column(offset), std::move(*what));
   }
-  const LineIndex lines(text);
+  for (const auto& [mark, image] : helm) {
+    if (image.registry.empty()) continue;
+    auto ref = Reference::parse(image.registry + "/" + image.repository + (image.tag.empty() ? "" : ":" + image.tag));
+    if (!ref) continue;
+    const std::size_t offset = mark < text.size() && (text[mark] == '"' || text[mark] == '\'') ? mark + 1 : mark;
+    if (is_registry_domain(*ref) || names_registry(*ref)) reference_domains.insert(offset);
+    if (auto what = classify(*ref, FoundIn::declaration)) add(ref->str(), file, lines.line(offset), lines.column(offset), std::move(*what));
+  }
   scan_requests_in(text, file, lines);
   scan_literal_endpoints(text, file, lines, reference_domains);
   return {};
+}
+
+Status RebuildQuery::scan_file(const std::filesystem::path& file, std::string& buffer) {
+  // Read with one open, fstat and read into a buffer kept across files: a tree of 14,000 files costs
+  // what reading them costs, not an allocation and a stat more for each.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail_input("reading " + file.string() + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<std::uintmax_t>(st.st_size) > k_max_declaration_size) {
+    ::close(fd);
+    return {};
+  }
+  // Grown, never shrunk: a resize that grows fills the new bytes, which would be a second pass.
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (buffer.size() < size) buffer.resize(size);
+  std::size_t got = 0;
+  while (got < size) {
+    const auto n = ::read(fd, buffer.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      return fail_input("reading " + file.string() + ": " + std::strerror(error));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  const std::string_view text(buffer.data(), got);
+  if (std::memchr(text.data(), '\0', text.size()) != nullptr) return {};  // not text
+  ++m_files_read;
+  if (m_scan == External::omit && !is_structured(file.string()) && !may_hold_finding(text)) return {};
+  return scan_text(text, file.string());
 }
 
 Status RebuildQuery::scan_path(const std::filesystem::path& path) {
@@ -306,12 +491,9 @@ Status RebuildQuery::scan_path(const std::filesystem::path& path) {
   } else {
     return fail_input(path.string() + ": no such file or directory");
   }
+  std::string buffer;
   for (const auto& file : files) {
-    if (std::filesystem::file_size(file, ec) > k_max_declaration_size) continue;
-    auto text = fs::read_file(file);
-    if (!text) return fail(text.error());
-    if (text->find('\0') != std::string::npos) continue;  // not text
-    if (auto s = scan_text(*text, file.string()); !s) return s;
+    if (auto s = scan_file(file, buffer); !s) return s;
   }
   return {};
 }

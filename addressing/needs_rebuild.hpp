@@ -5,10 +5,12 @@
 // localhost at a registry port. Of those:
 //   genesis-pinned      a single-segment repository: no record can be behind it (rule 2)
 //   no-build            module/name with no record in the store (or an image request without one)
-//   hard-coded-address  a literal mesh address with a record behind it, or a literal ADDR:PORT of a
-//                       service in a declaration: replace it with a request
-// Everything else is external, and so is a reference naming the settings' registry_name, which each
-// node's runtime maps to wherever the registry is. Requests that compose the registry's address into an image
+//   hard-coded-address  a literal mesh address with a record behind it, or a literal ADDR:PORT of the
+//                       registry in a declaration: replace it with a request
+// A literal ADDR:PORT of another service is listed as other-service: it does not move with the
+// registry, so it breaks nothing (information, never counted). Everything else is external, and so is a
+// reference naming the settings' registry_name, which each node's runtime maps to wherever the registry
+// is. Requests that compose the registry's address into an image
 // (arec://endpoint/registry/PATH) are classified by PATH as references are.
 #pragma once
 
@@ -28,9 +30,11 @@
 
 namespace arec {
 
-enum class FindingKind { genesis_pinned, no_build, hard_coded_address, external };
+enum class FindingKind { genesis_pinned, no_build, hard_coded_address, other_service, external };
 
 std::string_view kind_name(FindingKind kind);
+// Whether a finding of this kind breaks on a registry move (other-service and external ones do not).
+bool breaks(FindingKind kind);
 
 // One occurrence of a reference.
 struct Finding {
@@ -49,27 +53,34 @@ struct FindingCount {
   std::size_t occurrences = 0;
 };
 
-// The findings that would break on a move (external ones are not counted).
+// The findings that would break on a move (other-service and external ones are not counted).
 FindingCount count_breaking(const std::vector<Finding>& findings);
 
 class RebuildQuery {
  public:
-  RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records);
+  enum class External { omit, include };
+  // `records`: every record whose digest a pinned reference may name (the whole history). With
+  // External::omit, a file is parsed only when it holds a text that can start a finding (an address of
+  // a node at one of its ports, or arec://), which makes a large tree cost about a text search.
+  RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records, External scan = External::include);
 
   // Declarations: a file, or every file under a directory. Every text file gives each full reference
   // written in it (scan_references), its image requests and requests that compose the registry's
   // address into an image, and its literal ADDR:PORT of a service. YAML and JSON files (*.yaml, *.yml,
   // *.json, and those with a further .in) must parse, and give Helm's `repository` + `tag` as one.
+  // References in shell and compose defaults (${VAR:-REF}, ${VAR-REF}, ${VAR:=REF}, ${VAR=REF}) count
+  // as written there. Files of more than 16 MiB and files holding a NUL byte are not declarations.
   Status scan_path(const std::filesystem::path& path);
   Status scan_text(std::string_view text, std::string_view file);
+  // The declarations read so far (text files given or found under a directory).
+  std::size_t files_read() const { return m_files_read; }
   // A reference given on the command line; an invalid one is an error.
   Status add_reference(std::string_view reference, std::string_view source);
   // A repository (and tag) in the registry's own catalog, at `registry` (host:port).
   void add_catalog_entry(std::string_view registry, std::string_view repository, std::string_view tag);
 
   // One row per occurrence: those in files sorted by file, line and column, then --ref values, then
-  // the catalog; external ones only when asked for.
-  enum class External { omit, include };
+  // the catalog; external ones only when asked for (and when the query was made to include them).
   std::vector<Finding> findings(External external) const;
 
  private:
@@ -77,6 +88,7 @@ class RebuildQuery {
   struct HelmImage {
     std::string repository;
     std::string tag;
+    std::string registry;  // the three-key form: `registry:` beside `repository:` and `tag:`
   };
   struct Classified {
     FindingKind kind;
@@ -90,6 +102,9 @@ class RebuildQuery {
   bool is_registry_domain(const Reference& ref) const;
   bool names_registry(const Reference& ref) const;  // its domain is the settings' registry_name
   bool has_record(std::string_view repository) const;
+  bool has_digest(std::string_view repository, std::string_view digest) const;
+  bool may_hold_finding(std::string_view text) const;
+  Status scan_file(const std::filesystem::path& file, std::string& buffer);
   std::map<std::size_t, HelmImage> helm_images(std::string_view text) const;
   void scan_requests_in(std::string_view text, std::string_view file, const LineIndex& lines);
   void scan_literal_endpoints(std::string_view text, std::string_view file, const LineIndex& lines,
@@ -99,7 +114,11 @@ class RebuildQuery {
   std::set<std::string> m_registry_domains;                 // lower-case host:port of every registry node
   std::set<std::string> m_registry_ports;                   // every registry port, for loopback hosts
   std::map<std::string, std::map<std::uint16_t, std::string>> m_endpoints;  // address -> port -> service
-  std::set<std::string> m_recorded;                         // module/name with a record
+  std::map<std::string, std::set<std::string>> m_recorded;   // module/name -> the digests recorded
+  std::vector<bool> m_candidate_ports = std::vector<bool>(65536);  // ports of any node, for may_hold_finding
+  External m_scan = External::include;
+  bool m_port_free_registry = false;                         // a registry at 443: references need no port
+  std::size_t m_files_read = 0;
   std::vector<Finding> m_findings;                          // in the order found
 };
 

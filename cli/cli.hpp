@@ -63,8 +63,10 @@ std::vector<std::string> option_names(const CLI::App& cmd);
 // The candidate at most two edits from `word`, nearest first; empty when none is.
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
 
-// A check of a whole number from 1, refused as "0 is not a count (a whole number from 1)".
-CLI::Validator count_from_one();
+// The check of a numeric flag: read by read_number as its variable is, refused naming the range as
+// "--threads 40000: at most 256". Every numeric flag has it (the test of the flags finds them by it).
+inline constexpr const char* k_number_check = "NUMBER";
+CLI::Validator number_check(const NumberKind& number);
 
 // A usage error as one line naming the command and pointing to its page.
 std::string usage_message(const CLI::App& app, const CLI::ParseError& e);
@@ -75,6 +77,11 @@ std::optional<std::string> unknown_word(const CLI::App& app);
 // `arec completion bash|zsh|fish` and the manual page, both from the command table.
 std::string completion_script(const CLI::App& app, std::string_view shell);
 std::string manual_page(const CLI::App& app);
+
+// "1 record", "2 records": a count and its noun, in the number the count takes.
+inline std::string counted(std::size_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
 
 // The store directory from --store, AREC_STORE, or the default.
 fs::Path store_dir(const Globals& globals);

@@ -267,8 +267,8 @@ void add_read_port(CLI::App& app, Globals&, Action& action) {
   auto* cmd = app.add_subcommand("read-port", "Read a port value as a consumer does: a port, or nothing said");
   cmd->add_option("value", *value, "The value a declaration handed over (may be empty)")->required();
   auto* sealed_option = cmd->add_option("--sealed", *sealed, "The port sealed at genesis, which stands when nothing is said")
-                            ->check(CLI::Range(1, 65535))
-                            ->type_name("N");
+                            ->check(number_check(k_port))
+                            ->type_name("PORT");
   cmd->add_flag("--json", *json, "Print port, said (port, empty, unfilled request) and the request as JSON");
   describe(*cmd,
            "Prints the port: the value's, or the sealed one when the value is empty or an unfilled arec://\n"

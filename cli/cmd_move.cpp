@@ -30,16 +30,19 @@ enum class Unreachable {
 
 struct Rebuilds {
   std::vector<Finding> findings;
+  std::size_t files_read = 0;       // declarations read
+  bool read_declarations = false;   // paths were given (or the current directory stood for them)
   std::string catalog_not_checked;  // why the catalog was not read, when the registry did not answer
 };
 
 // Runs the query over declarations, --ref values and (with --catalog) the registry's own list.
 Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& settings, const QueryOptions& o,
                                Unreachable unreachable = Unreachable::fail) {
-  // Only which module/names have a record matters: every one that has any has a latest.
-  auto records = read_store_records(globals, History::latest);
+  // Every record: a reference pinned to a digest holds only when a record has that digest.
+  auto records = read_store_records(globals, History::all);
   if (!records) return fail(records.error());
-  RebuildQuery query(settings, *records);
+  const auto external = globals.verbose > 0 ? RebuildQuery::External::include : RebuildQuery::External::omit;
+  RebuildQuery query(settings, *records, external);
   for (const auto& path : o.paths) {
     if (auto s = query.scan_path(path); !s) return fail(s.error());
   }
@@ -66,11 +69,19 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
       }
     }
   }
-  out.findings = query.findings(globals.verbose > 0 ? RebuildQuery::External::include : RebuildQuery::External::omit);
+  out.findings = query.findings(external);
+  out.files_read = query.files_read();
+  out.read_declarations = !o.paths.empty();
   return out;
 }
 
-void print_findings(const std::vector<Finding>& findings) {
+// "(read 14,000 files)": how much an answer stands on, said beside it.
+std::string files_read(const Rebuilds& rebuilds) {
+  if (!rebuilds.read_declarations) return "";
+  return " (read " + std::to_string(rebuilds.files_read) + (rebuilds.files_read == 1 ? " file)" : " files)");
+}
+
+void print_findings(const std::vector<Finding>& findings, std::string_view read = "") {
   // References and sources come from files and from the registry's catalog: escaped before printing.
   std::vector<std::array<std::string, 4>> rows;
   for (const auto& f : findings) rows.push_back({printable(f.reference), printable(f.source), std::string(kind_name(f.kind)), printable(f.action)});
@@ -86,7 +97,7 @@ void print_findings(const std::vector<Finding>& findings) {
   for (const auto& r : rows) row(r[0], r[1], r[2], r[3]);
   const auto count = count_breaking(findings);
   std::cout << count.references << (count.references == 1 ? " reference" : " references") << " in " << count.occurrences
-            << (count.occurrences == 1 ? " place" : " places") << " would break on a registry move\n";
+            << (count.occurrences == 1 ? " place" : " places") << " would break on a registry move" << read << "\n";
 }
 
 nlohmann::json findings_json(const std::vector<Finding>& findings) {
@@ -104,21 +115,29 @@ nlohmann::json findings_json(const std::vector<Finding>& findings) {
 }
 
 bool anything_breaks(const std::vector<Finding>& findings) {
-  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.kind != FindingKind::external; });
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return breaks(f.kind); });
 }
 
-Result<int> run_needs_rebuild(const Globals& globals, const QueryOptions& o) {
+Result<int> run_needs_rebuild(const Globals& globals, QueryOptions o) {
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
+  // Nothing named: the declarations are where the command is run.
+  if (o.paths.empty() && o.refs.empty() && !o.catalog) o.paths.emplace_back(".");
   auto rebuilds = find_rebuilds(globals, *settings, o);
   if (!rebuilds) return fail(rebuilds.error());
+  // An all-clear over nothing read would be a false one.
+  if (rebuilds->read_declarations && rebuilds->files_read == 0) {
+    std::string named;
+    for (const auto& path : o.paths) named += (named.empty() ? "" : ", ") + path;
+    return fail_input("needs-rebuild read no file: " + named + " holds no text file (of at most 16 MiB)");
+  }
   const auto& findings = rebuilds->findings;
   if (o.json) {
     print_json(findings_json(findings));
   } else if (findings.empty()) {
-    spdlog::info("nothing would break on a registry move");
+    spdlog::info("nothing would break on a registry move{}", files_read(*rebuilds));
   } else {
-    print_findings(findings);
+    print_findings(findings, files_read(*rebuilds));
   }
   return anything_breaks(findings) ? 1 : 0;
 }
@@ -179,7 +198,6 @@ nlohmann::ordered_json node_json(const std::string& node, const RegistryAddress&
 }
 
 Result<int> run_move(const Globals& globals, MoveOptions o) {
-  if (o.jobs < 1) return fail_input("--jobs must be at least 1");
   if (globals.settings.nodes.empty()) {
     return fail_input("move rewrites the node settings: name the file with --nodes FILE (or AREC_NODES)");
   }
@@ -230,9 +248,13 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
               << plan->to_node << " (" << plan->to.host << ")\n";
     if (anything_breaks(findings)) {
       std::cout << "\nthese would break when the registry moves (arec needs-rebuild):\n";
-      print_findings(findings);
+      print_findings(findings, files_read(*rebuilds));
+    } else if (!findings.empty()) {
+      // Addresses of services that stay where they are: said, never a reason to refuse.
+      std::cout << "\nnothing would break when the registry moves; these stay as they are:\n";
+      print_findings(findings, files_read(*rebuilds));
     } else {
-      std::cout << "\nnothing would break when the registry moves\n";
+      std::cout << "\nnothing would break when the registry moves" << files_read(*rebuilds) << "\n";
     }
     if (!rebuilds->catalog_not_checked.empty()) {
       std::cout << "the registry's catalog was not checked (" << rebuilds->catalog_not_checked
@@ -274,13 +296,15 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
                       {"uploaded", outcome->pushed.uploaded},
                       {"mounted", outcome->pushed.mounted},
                       {"skipped", outcome->pushed.skipped},
+                      {"tags", outcome->tags},
                       {"verified", outcome->verified}};
     json["templates"] = templates;
     print();
     return 0;
   }
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
-            << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->verified << " manifests verified\n";
+            << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->tags
+            << (outcome->tags == 1 ? " other tag" : " other tags") << " copied; " << counted(outcome->verified, "manifest") << " verified\n";
   std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in " << globals.settings.nodes << ".bak\n";
   std::cout << "\ncompose again what was composed from them:\n";
   if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";
@@ -294,7 +318,8 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
 void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<QueryOptions>();
   auto* cmd = app.add_subcommand("needs-rebuild", "List the references that must be rebuilt through arec before the registry moves");
-  cmd->add_option("paths", o->paths, "Declarations: files, or directories searched recursively")->type_name("PATH");
+  cmd->add_option("paths", o->paths, "Declarations: files, or directories searched recursively (default: the current directory)")
+      ->type_name("PATH");
   cmd->add_option("--ref", o->refs, "A reference to classify too (repeatable)")->type_name("REF");
   cmd->add_flag("--catalog", o->catalog, "Also every repository and tag the registry itself lists");
   cmd->add_flag("--json", o->json,
@@ -303,12 +328,15 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
            "Every full reference written in a declaration counts (values, arguments, Dockerfile FROM, .env lines,\n"
            "Helm repository + tag), as do image requests and arec://endpoint/registry/PATH used as an image.\n"
            "Kinds: genesis-pinned (a single-segment repository at the mesh's registry: no record can be behind it),\n"
-           "no-build (module/name with no record), hard-coded-address (a literal mesh address that a request should\n"
-           "replace). References to other registries are external, listed with -v. One row per occurrence.",
+           "no-build (module/name with no record, or a digest no record has), hard-coded-address (a literal address\n"
+           "of the registry that a request should replace). other-service: the address of a service that does not\n"
+           "move with the registry, for information; it breaks nothing. References to other registries are external,\n"
+           "listed with -v. One row per occurrence. References in ${VAR:-REF} and ${VAR-REF} defaults count.\n"
+           "Without PATH or --ref, the current directory is read; reading no text file at all is an error (exit 2).",
            {{"arec needs-rebuild deploy/", "The references in the declarations under deploy/ that a registry move would break."},
             {"arec needs-rebuild --ref 127.0.0.1:5000/builder:1 --json", "How one reference is classified, as JSON."},
             {"arec needs-rebuild deploy/ --catalog", "Also every repository and tag the registry lists."}},
-           "0 nothing would break, 1 something would, 2 bad input or usage, 3 registry or network failure");
+           "0 nothing would break, 1 something would, 2 bad input (or no file read) or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_needs_rebuild(globals, *o); }; });
 }
 
@@ -317,11 +345,13 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("move", "Plan (default) or carry out a move of the registry to another node or port");
   cmd->add_option("paths", o->query.paths, "Declarations to check with needs-rebuild before moving")->type_name("PATH");
   cmd->add_option("--to", o->to, "The node that will hold the registry")->required()->type_name("NODE");
-  cmd->add_option("--port", o->port, "The port that node gives the registry (default: the one it was given)");
+  cmd->add_option("--port", o->port, "The port that node gives the registry (default: the one it was given)")
+      ->check(number_check(k_port))
+      ->type_name("PORT");
   cmd->add_flag("--apply", o->apply, "Copy, verify, then rewrite the node settings");
   cmd->add_flag("--force", o->force, "Move even though needs-rebuild finds references that will break");
   cmd->add_flag("--history", o->history, "Copy every recorded digest, not only the latest of each module/name");
-  cmd->add_option("--jobs", o->jobs, "Blobs copied at once")->capture_default_str();
+  cmd->add_option("--jobs", o->jobs, "Blobs copied at once")->capture_default_str()->check(number_check(k_jobs))->type_name("N");
   cmd->add_flag("--json", o->json,
                 "Print the plan (and with --apply what was copied) as JSON: from, to, findings, catalog, records, "
                 "settings {file, diff, after}, refused, applied");

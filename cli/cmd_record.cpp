@@ -19,6 +19,9 @@ namespace arec::cli {
 
 namespace {
 
+constexpr NumberKind k_layer_budget{"count", "a whole number from 1 to 100", 1, k_max_layer_budget};
+static_assert(k_max_layer_budget == 100, "k_layer_budget says 100");
+
 struct RecordOptions {
   std::string module;
   std::string name;
@@ -61,9 +64,6 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
   }
   if (o.sbom != "spdx" && o.sbom != "none") return fail_input("--sbom \"" + o.sbom + "\": expected spdx or none");
   request.sbom = o.sbom == "none" ? SbomFormat::none : SbomFormat::spdx;
-  if (o.layers < 1 || o.layers > k_max_layer_budget) {
-    return fail_input("--layers " + std::to_string(o.layers) + ": expected 1 to " + std::to_string(k_max_layer_budget));
-  }
   request.layers = o.layers;
   auto compression = parse_compression(o.compression);
   if (!compression) return fail(compression.error());
@@ -406,11 +406,14 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");
   cmd->add_option("--sbom", o->sbom, "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)");
+  cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)")
+      ->check(number_check(k_threads))
+      ->type_name("N");
   cmd->add_option("--layers", o->layers,
                   "At most N layers of its own (1-100; with the base's at most 127): one per Debian package of the "
                   "runtime closure, its files of no package, the build's shared libraries, the other files; past N "
                   "the smallest packages share one layer. 1: one layer of everything")
+      ->check(number_check(k_layer_budget))
       ->type_name("N")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the whole record as JSON");

@@ -22,11 +22,11 @@ struct TransferFlags {
 
 Result<TransferOptions> transfer_options(const Globals& globals, const TransferFlags& flags) {
   TransferOptions options = transfer_options(globals);
-  if (flags.jobs < 1) return fail_input("--jobs must be at least 1");
   options.jobs = flags.jobs;
   if (!flags.chunk_size.empty()) {
-    auto chunk = parse_size(flags.chunk_size);
-    if (!chunk) return fail(std::move(chunk.error()).context("--chunk-size"));
+    // Checked by number_check when parsed; read here by the same code as AREC_CHUNK_SIZE.
+    auto chunk = read_number(k_chunk_size, flags.chunk_size);
+    if (!chunk) return fail_input("--chunk-size " + flags.chunk_size + ": " + chunk.error());
     options.chunk_size = *chunk;
   }
   if (flags.json) options.progress = ProgressDisplay::none;
@@ -39,7 +39,10 @@ Result<TransferOptions> transfer_options(const Globals& globals, const TransferF
 }
 
 void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
-  cmd.add_option("--jobs", flags.jobs, "Blobs transferred at once, each on its own connection")->capture_default_str();
+  cmd.add_option("--jobs", flags.jobs, "Blobs transferred at once, each on its own connection")
+      ->capture_default_str()
+      ->check(number_check(k_jobs))
+      ->type_name("N");
   cmd.add_flag("--json", flags.json, "Print a JSON summary");
 }
 
@@ -194,6 +197,7 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--tag", *tags, "Also tag the newest pushed record of each module/name (repeatable)")->type_name("TAG");
   cmd->add_flag("--no-latest", *no_latest, "Do not tag the latest record of each module/name `latest`");
   cmd->add_option("--chunk-size", flags->chunk_size, "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE or 64M)")
+      ->check(number_check(k_chunk_size))
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
   describe(*cmd,

@@ -41,7 +41,7 @@ void print_check(const fs::Path& dir, const CheckReport& report, const RepairRep
   }
   if (repaired.temporaries_removed > 0) std::cout << "removed " << repaired.temporaries_removed << " stray temporaries\n";
   if (repaired.index_rewritten) std::cout << "rewrote index.json from the history\n";
-  std::cout << "store " << dir.string() << ": " << report.records << " records, " << report.blobs_checked
+  std::cout << "store " << dir.string() << ": " << counted(static_cast<std::size_t>(report.records), "record") << ", " << report.blobs_checked
             << " blobs verified, " << (report.ok() ? "ok" : "NOT ok") << '\n';
 }
 
@@ -125,7 +125,8 @@ void add_gc(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<GcOptions>();
   auto* cmd = app.add_subcommand("gc", "Remove blobs no record needs");
   cmd->add_option("--keep", o->keep, "Keep only the newest N records of each module/name, and each platform's record of its image (default: all)")
-      ->check(count_from_one());
+      ->check(number_check(k_keep))
+      ->type_name("N");
   cmd->add_flag("--dry-run", o->dry_run, "Say what would be removed, remove nothing");
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   describe(*cmd, "Waits for running recorders to finish, then works under the store lock.",

@@ -92,15 +92,17 @@ void describe(CLI::App& cmd, std::string_view notes, std::initializer_list<Examp
   cmd.footer(footer);
 }
 
-CLI::Validator count_from_one() {
-  return CLI::Validator(
-      [](const std::string& value) -> std::string {
-        std::uint64_t n = 0;
-        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-        if (ec == std::errc() && end == value.data() + value.size() && n >= 1) return {};
-        return value + " is not a count (a whole number from 1)";
+CLI::Validator number_check(const NumberKind& number) {
+  // The value is read here, before CLI11 converts it, by the code that reads the flag's variable; the
+  // message is "VALUE: why", which usage_message turns into "--flag VALUE: why".
+  CLI::Validator check(
+      [&number](const std::string& value) -> std::string {
+        auto read = read_number(number, value);
+        return read ? std::string() : value + ": " + read.error();
       },
-      "N");
+      "");
+  check.name(k_number_check);
+  return check;
 }
 
 std::string command_page(const CLI::App& cmd) {
@@ -148,6 +150,17 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
     // "--quiet excludes --verbose"
     if (const auto at = what.find(" excludes "); at != std::string::npos) {
       what = what.substr(0, at) + " and " + what.substr(at + 10) + " cannot be used together";
+    }
+  } else if (type == "ValidationError") {
+    // "--threads: 40000: at most 256", from number_check: "--threads 40000: at most 256".
+    if (const auto colon = what.find(": "); colon != std::string::npos && what.starts_with("--")) {
+      const auto rest = what.substr(colon + 2);
+      for (const char* reason : {": at least ", ": at most ", ": too large ", ": not a "}) {
+        if (rest.find(reason) != std::string::npos) {
+          what = what.substr(0, colon) + " " + rest;
+          break;
+        }
+      }
     }
   } else if (type == "ConversionError") {
     // "Could not convert: --jobs = abc"

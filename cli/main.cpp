@@ -200,7 +200,13 @@ int run(int argc, char** argv) {
     std::cout << (selected.empty() ? app.help() : command_page(*selected.front()));
     return 0;
   } catch (const CLI::ParseError& e) {
-    // Usage errors are bad input: exit 2, one line naming what was wrong.
+    // Usage errors are bad input: exit 2, one line naming what was wrong. A misspelt option is the
+    // cause of the required one missing (`--modul m`): name it, with the nearest known one.
+    if (const auto unknown = std::string(e.get_name()) == "RequiredError" ? unknown_word(app) : std::nullopt;
+        unknown && unknown->find("unknown option") != std::string::npos) {
+      std::cerr << "arec: error: " << *unknown << '\n';
+      return 2;
+    }
     std::cerr << "arec: error: " << usage_message(app, e) << '\n';
     return 2;
   }

@@ -17,14 +17,14 @@ constexpr std::array k_variables = {
     Variable{"AREC_NODES", "", "a file", "The node settings (JSON), as --nodes. Default: built in, one node \"local\" (this machine) holding the registry on port 5000."},
     Variable{"AREC_SELF", "", "a node name", "The node this machine is, as --self. Default: the settings' own \"self\"."},
     Variable{"AREC_CA_FILE", "", "a file", "A CA bundle to trust for registries over HTTPS, as --ca-file, besides the system's."},
-    Variable{"AREC_THREADS", "count", "a whole number from 1 to 256", "Compression threads of record, unless --threads. Default: all cores."},
+    Variable{"AREC_THREADS", k_threads.kind, k_threads.accepts, "Compression threads of record, unless --threads. Default: all cores."},
     Variable{"AREC_SYNC", "switch", "on or off", "on: every file is synced to the disk before it is renamed into the store. Default: off."},
     Variable{"AREC_LOCK_TIMEOUT", "duration", "seconds, more than 0 and at most 86400, e.g. 2.5", "How long a writer waits for the store's lock. Default: 120."},
-    Variable{"AREC_CHUNK_SIZE", "size", "bytes, or a whole number with k, M or G, e.g. 64M", "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: 64M."},
+    Variable{"AREC_CHUNK_SIZE", k_chunk_size.kind, k_chunk_size.accepts, "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: 64M."},
     Variable{"AREC_RETRY_BUDGET", "duration", "seconds from 0 to 86400, e.g. 2.5", "How long a registry step is retried before it gives up. Default: 60."},
-    Variable{"AREC_STALL_TIMEOUT", "duration", "whole seconds from 1 to 86400", "A registry transfer slower than AREC_MIN_RATE this long is abandoned (and retried). Default: 60."},
-    Variable{"AREC_MIN_RATE", "rate", "bytes a second from 1 to 1G, or a whole number with k, M or G, e.g. 4k", "The slowest a registry transfer may be for AREC_STALL_TIMEOUT. Default: 1k."},
-    Variable{"SOURCE_DATE_EPOCH", "time", "whole seconds since 1970-01-01 UTC, 0 or more", "The mtime of every entry of a recorded layer, for reproducible digests. Default: 0."},
+    Variable{"AREC_STALL_TIMEOUT", k_stall_timeout.kind, k_stall_timeout.accepts, "A registry transfer slower than AREC_MIN_RATE this long is abandoned (and retried). Default: 60."},
+    Variable{"AREC_MIN_RATE", k_min_rate.kind, k_min_rate.accepts, "The slowest a registry transfer may be for AREC_STALL_TIMEOUT. Default: 1k."},
+    Variable{"SOURCE_DATE_EPOCH", k_epoch.kind, k_epoch.accepts, "The mtime of every entry of a recorded layer, for reproducible digests. Default: 0."},
     Variable{"XDG_DATA_HOME", "", "a directory", "Where the default store is: $XDG_DATA_HOME/arec/store."},
     Variable{"HOME", "", "a directory", "Where the default store is without XDG_DATA_HOME, and ~/.docker/config.json."},
     Variable{"DOCKER_CONFIG", "", "a directory", "Registry credentials: $DOCKER_CONFIG/config.json instead of ~/.docker/config.json."},
@@ -45,12 +45,21 @@ Error bad_value(const Variable& v, std::string_view value) {
                       std::string(v.accepts) + ")");
 }
 
-// A whole number in [low, high], written as digits only.
-std::optional<std::int64_t> whole_number(std::string_view text, std::int64_t low, std::int64_t high) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.front() == '-' || value < low || value > high) return {};
-  return value;
+// A variable's value read as `number`: "AREC_THREADS=257: at most 256".
+Result<std::int64_t> number_of(std::string_view name, const NumberKind& number, std::string_view text) {
+  auto value = read_number(number, text);
+  if (!value) return fail_input(std::string(name) + "=" + std::string(text) + ": " + value.error());
+  return *value;
+}
+
+// 65536 as "64k", 68719476736 as "64G": a bound said the way it can be written.
+std::string size_text(std::int64_t bytes) {
+  for (const auto& [shift, unit] : {std::pair{30, "G"}, {20, "M"}, {10, "k"}}) {
+    if (bytes >= (std::int64_t{1} << shift) && bytes % (std::int64_t{1} << shift) == 0) {
+      return std::to_string(bytes >> shift) + unit;
+    }
+  }
+  return std::to_string(bytes);
 }
 
 // A decimal number of seconds in [low, high] (low excluded when `above_low`), as milliseconds.
@@ -65,6 +74,46 @@ std::optional<std::chrono::milliseconds> seconds(std::string_view text, double l
 }  // namespace
 
 std::span<const Variable> variables() { return k_variables; }
+
+std::expected<std::int64_t, std::string> read_number(const NumberKind& number, std::string_view text) {
+  const auto not_one = std::unexpected("not a " + std::string(number.kind) + " (" + std::string(number.accepts) + ")");
+  const auto bound = [&number](std::int64_t value) {
+    return number.unit == NumberKind::Unit::bytes ? size_text(value) : std::to_string(value);
+  };
+  const auto too_large = [&] {
+    return std::unexpected(number.unit == NumberKind::Unit::bytes ? "too large (at most " + bound(number.high) + ")"
+                                                                  : "at most " + bound(number.high));
+  };
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return not_one;
+  int shift = 0;
+  if (number.unit == NumberKind::Unit::bytes) {
+    std::string_view unit = text.substr(digits);
+    if (unit.ends_with("iB")) unit.remove_suffix(2);
+    if (unit == "k" || unit == "K") {
+      shift = 10;
+    } else if (unit == "M" || unit == "m") {
+      shift = 20;
+    } else if (unit == "G" || unit == "g") {
+      shift = 30;
+    } else if (!unit.empty() && unit != "B") {
+      return not_one;
+    }
+  } else if (digits != text.size()) {
+    return not_one;
+  }
+  // Digits past what an int64 holds are a number too, only a large one: "too large", not "not a size".
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
+  if (ec == std::errc::result_out_of_range) return too_large();
+  if (ec != std::errc() || end != text.data() + digits) return not_one;
+  // Checked before shifting: 17179869185G would otherwise wrap around.
+  if (value > (number.high >> shift)) return too_large();
+  value <<= shift;
+  if (value < number.low) return std::unexpected("at least " + bound(number.low));
+  return value;
+}
 
 Environment process_environment() {
   return [](std::string_view name) {
@@ -96,8 +145,8 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
   s.client.ca_file = flags.ca_file.empty() ? get("AREC_CA_FILE") : flags.ca_file;
 
   if (const auto text = get("AREC_THREADS"); !text.empty()) {
-    const auto n = whole_number(text, 1, 256);
-    if (!n) return fail(bad_value(variable("AREC_THREADS"), text));
+    const auto n = number_of("AREC_THREADS", k_threads, text);
+    if (!n) return fail(n.error());
     s.threads = static_cast<unsigned>(*n);
   }
   if (const auto text = get("AREC_SYNC"); !text.empty()) {
@@ -110,8 +159,8 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
     s.lock_timeout = *timeout;
   }
   if (const auto text = get("AREC_CHUNK_SIZE"); !text.empty()) {
-    const auto size = parse_size(text);
-    if (!size) return fail(bad_value(variable("AREC_CHUNK_SIZE"), text));
+    const auto size = number_of("AREC_CHUNK_SIZE", k_chunk_size, text);
+    if (!size) return fail(size.error());
     s.chunk_size = *size;
   }
   if (const auto text = get("AREC_RETRY_BUDGET"); !text.empty()) {
@@ -120,18 +169,18 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
     s.retry.budget = *budget;
   }
   if (const auto text = get("AREC_STALL_TIMEOUT"); !text.empty()) {
-    const auto stall = whole_number(text, 1, 86400);
-    if (!stall) return fail(bad_value(variable("AREC_STALL_TIMEOUT"), text));
+    const auto stall = number_of("AREC_STALL_TIMEOUT", k_stall_timeout, text);
+    if (!stall) return fail(stall.error());
     s.client.stall_timeout = std::chrono::seconds(*stall);
   }
   if (const auto text = get("AREC_MIN_RATE"); !text.empty()) {
-    const auto rate = parse_size(text);
-    if (!rate || *rate < 1 || *rate > (std::int64_t{1} << 30)) return fail(bad_value(variable("AREC_MIN_RATE"), text));
+    const auto rate = number_of("AREC_MIN_RATE", k_min_rate, text);
+    if (!rate) return fail(rate.error());
     s.client.min_rate = *rate;
   }
   if (const auto text = get("SOURCE_DATE_EPOCH"); !text.empty()) {
-    const auto epoch = whole_number(text, 0, std::numeric_limits<std::int64_t>::max());
-    if (!epoch) return fail(bad_value(variable("SOURCE_DATE_EPOCH"), text));
+    const auto epoch = number_of("SOURCE_DATE_EPOCH", k_epoch, text);
+    if (!epoch) return fail(epoch.error());
     s.source_date_epoch = *epoch;
   }
   s.client.credential_files =

@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <expected>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,6 +32,39 @@ struct Variable {
 
 // Every variable, in the order the help lists them.
 std::span<const Variable> variables();
+
+// A number arec reads, from a flag or from a variable: what it is, its range and how it is written.
+// A flag and its variable are read by the same NumberKind, so both accept and refuse the same values.
+struct NumberKind {
+  enum class Unit { none, bytes };  // bytes: a size, which may end in k, M or G (binary)
+  std::string_view kind;     // "count", "size", "port", "time", "duration"
+  std::string_view accepts;  // said in errors and in the help: "a whole number from 1 to 256"
+  std::int64_t low;
+  std::int64_t high;
+  Unit unit = Unit::none;
+};
+
+// More threads than this only cost memory: each holds a compressor's window, and past the cores none
+// runs sooner.
+inline constexpr NumberKind k_threads{"count", "a whole number from 1 to 256", 1, 256};
+// Each job holds a connection to the registry; past this a registry refuses or throttles.
+inline constexpr NumberKind k_jobs{"count", "a whole number from 1 to 64", 1, 64};
+// A chunk is one request: below 64 KiB the requests, not the bytes, are what takes the time.
+inline constexpr NumberKind k_chunk_size{"size", "bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M",
+                                         std::int64_t{64} << 10, std::int64_t{64} << 30, NumberKind::Unit::bytes};
+inline constexpr NumberKind k_port{"port", "a whole number from 1 to 65535", 1, 65535};
+inline constexpr NumberKind k_keep{"count", "a whole number from 1 to 1000000000", 1, 1'000'000'000};
+inline constexpr NumberKind k_stall_timeout{"duration", "whole seconds from 1 to 86400", 1, 86400};
+// Slower than this for AREC_STALL_TIMEOUT, a transfer is stalled: a trickle of a byte now and then is.
+inline constexpr NumberKind k_min_rate{"rate", "bytes a second from 1 to 1G, or a whole number with k, M or G, e.g. 4k", 1,
+                                       std::int64_t{1} << 30, NumberKind::Unit::bytes};
+inline constexpr NumberKind k_epoch{"time", "whole seconds since 1970-01-01 UTC, 0 or more", 0,
+                                    std::numeric_limits<std::int64_t>::max()};
+
+// The value `text` writes, or why it is refused, naming the range: "at most 256", "at least 64k",
+// "too large (at most 64G)", "not a count (a whole number from 1 to 256)". The caller names the flag or
+// variable: "--threads 40000: at most 256".
+std::expected<std::int64_t, std::string> read_number(const NumberKind& number, std::string_view text);
 
 // The value of an environment variable; empty when it is unset or empty (both mean "not set").
 using Environment = std::function<std::string(std::string_view name)>;

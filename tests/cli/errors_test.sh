@@ -38,10 +38,10 @@ usage 'record: --module is required (see arec record --help)' record --name app 
 usage 'ref: reference is required (see arec ref --help)' ref
 usage 'record: --module was given 2 times; give it once (see arec record --help)' record --module a --module b --name n --file "$T/app"
 usage 'records: --store was given 2 times; give it once (see arec records --help)' --store a records --store b
-usage 'gc: --keep: 0 is not a count (a whole number from 1) (see arec gc --help)' gc --keep 0
-usage 'gc: --keep: x is not a count (a whole number from 1) (see arec gc --help)' gc --keep x
-usage 'push: --jobs: "many" is not a valid number (see arec push --help)' push --jobs many
-usage 'push: --jobs: "-1" is not a valid number (see arec push --help)' push --jobs -1
+usage 'gc: --keep 0: at least 1 (see arec gc --help)' gc --keep 0
+usage 'gc: --keep x: not a count (a whole number from 1 to 1000000000) (see arec gc --help)' gc --keep x
+usage 'push: --jobs many: not a count (a whole number from 1 to 64) (see arec push --help)' push --jobs many
+usage 'push: --jobs -1: not a count (a whole number from 1 to 64) (see arec push --help)' push --jobs -1
 usage 'records: --store needs a value (DIR) (see arec records --help)' records --store
 usage 'record: --module needs a value (TEXT) (see arec record --help)' record --module
 usage 'completion: shell "tcsh": expected bash, zsh or fish' completion tcsh
@@ -51,6 +51,9 @@ usage 'records: --verbose and --quiet cannot be used together (see arec records 
 usage 'records: --verbose and --quiet cannot be used together (see arec records --help)' records -v -q
 
 note "--jobs 0 is refused by push and move alike"
-usage '--jobs must be at least 1' push --jobs 0
-usage '--jobs must be at least 1' move --to n2 --jobs 0
+usage 'push: --jobs 0: at least 1 (see arec push --help)' push --jobs 0
+usage 'move: --jobs 0: at least 1 (see arec move --help)' move --to n2 --jobs 0
+
+note "a misspelt option is named with the nearest known one, not as the required option it left out"
+usage 'record: unknown option "--modul"; did you mean "--module"? (see arec record --help)' record --modul mesh --name app --file "$T/app"
 echo PASS

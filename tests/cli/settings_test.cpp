@@ -94,8 +94,8 @@ TEST(Settings, AnEmptyVariableIsUnset) {
 
 TEST(Settings, ABadValueIsOneMessageNamingTheVariableTheValueAndWhatItAccepts) {
   EXPECT_EQ(error_of({{"AREC_THREADS", "abc"}}), "AREC_THREADS=abc: not a count (a whole number from 1 to 256)");
-  EXPECT_EQ(error_of({{"AREC_THREADS", "0"}}), "AREC_THREADS=0: not a count (a whole number from 1 to 256)");
-  EXPECT_EQ(error_of({{"AREC_THREADS", "257"}}), "AREC_THREADS=257: not a count (a whole number from 1 to 256)");
+  EXPECT_EQ(error_of({{"AREC_THREADS", "0"}}), "AREC_THREADS=0: at least 1");
+  EXPECT_EQ(error_of({{"AREC_THREADS", "257"}}), "AREC_THREADS=257: at most 256");
   EXPECT_EQ(error_of({{"AREC_THREADS", "4 "}}), "AREC_THREADS=4 : not a count (a whole number from 1 to 256)");
   EXPECT_EQ(error_of({{"AREC_SYNC", "yes"}}), "AREC_SYNC=yes: not a switch (on or off)");
   EXPECT_EQ(error_of({{"AREC_SYNC", "1"}}), "AREC_SYNC=1: not a switch (on or off)");
@@ -110,15 +110,57 @@ TEST(Settings, ABadValueIsOneMessageNamingTheVariableTheValueAndWhatItAccepts) {
   EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "nan"}}), "AREC_RETRY_BUDGET=nan: not a duration (seconds from 0 to 86400, e.g. 2.5)");
   EXPECT_EQ(error_of({{"AREC_STALL_TIMEOUT", "1.5"}}), "AREC_STALL_TIMEOUT=1.5: not a duration (whole seconds from 1 to 86400)");
   EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "5x"}}),
-            "AREC_CHUNK_SIZE=5x: not a size (bytes, or a whole number with k, M or G, e.g. 64M)");
-  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "17179869185G"}}),
-            "AREC_CHUNK_SIZE=17179869185G: not a size (bytes, or a whole number with k, M or G, e.g. 64M)");
+            "AREC_CHUNK_SIZE=5x: not a size (bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M)");
+  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "17179869185G"}}), "AREC_CHUNK_SIZE=17179869185G: too large (at most 64G)");
+  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "1000000000000000000"}}), "AREC_CHUNK_SIZE=1000000000000000000: too large (at most 64G)");
+  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "1"}}), "AREC_CHUNK_SIZE=1: at least 64k");
   EXPECT_EQ(error_of({{"SOURCE_DATE_EPOCH", "12x"}}),
             "SOURCE_DATE_EPOCH=12x: not a time (whole seconds since 1970-01-01 UTC, 0 or more)");
   EXPECT_EQ(error_of({{"SOURCE_DATE_EPOCH", "-5"}}),
             "SOURCE_DATE_EPOCH=-5: not a time (whole seconds since 1970-01-01 UTC, 0 or more)");
   EXPECT_EQ(error_of({{"SOURCE_DATE_EPOCH", "99999999999999999999"}}),
-            "SOURCE_DATE_EPOCH=99999999999999999999: not a time (whole seconds since 1970-01-01 UTC, 0 or more)");
+            "SOURCE_DATE_EPOCH=99999999999999999999: at most 9223372036854775807");
+}
+
+// Why `text` is refused as `number`; empty when it is accepted.
+std::string why(const NumberKind& number, std::string_view text) {
+  const auto read = read_number(number, text);
+  return read ? std::string() : read.error();
+}
+
+// Every number a flag or variable takes, fed what a fuzzer would: each is accepted inside its range,
+// and outside it refused with a reason that names the bound, never crashing or wrapping around.
+TEST(Settings, EveryNumberRefusesExtremeValuesNamingItsRange) {
+  for (const NumberKind* number : {&k_threads, &k_jobs, &k_chunk_size, &k_port, &k_keep, &k_stall_timeout, &k_epoch}) {
+    const std::string kind(number->kind);
+    const bool size = number->unit == NumberKind::Unit::bytes;
+    EXPECT_EQ(read_number(*number, std::to_string(number->low)), number->low) << kind;
+    EXPECT_EQ(read_number(*number, std::to_string(number->high)), number->high) << kind;
+    const std::string not_one = "not a " + kind + " (" + std::string(number->accepts) + ")";
+    for (const char* junk : {"", "-", "-1", "+1", " 1", "1 ", "0x10", "1e3", "1.5", "abc", "\xff", "１"}) {
+      EXPECT_EQ(why(*number, junk), not_one) << kind << " " << junk;
+    }
+    const std::string too_large = size ? "too large (at most 64G)" : "at most " + std::to_string(number->high);
+    for (const std::string& huge : {std::string("9223372036854775808"), std::string("18446744073709551616"),
+                                   std::string(400, '9'), std::to_string(number->high) + "0"}) {
+      if (number->high == std::numeric_limits<std::int64_t>::max() && huge == std::to_string(number->high) + "0") continue;
+      EXPECT_EQ(why(*number, huge), too_large) << kind << " " << huge.substr(0, 30);
+    }
+    if (number->high < std::numeric_limits<std::int64_t>::max()) {
+      EXPECT_EQ(why(*number, std::to_string(number->high + 1)), too_large) << kind;
+    }
+    if (number->low > 0) {
+      EXPECT_TRUE(why(*number, std::to_string(number->low - 1)).starts_with("at least ")) << kind;
+      EXPECT_TRUE(why(*number, "0").starts_with("at least ")) << kind;
+    }
+  }
+  EXPECT_EQ(why(k_threads, "40000"), "at most 256");
+  EXPECT_EQ(read_number(k_chunk_size, "64M"), std::int64_t{64} << 20);
+  EXPECT_EQ(why(k_chunk_size, "65G"), "too large (at most 64G)");
+  EXPECT_EQ(why(k_chunk_size, "8589934592G"), "too large (at most 64G)");  // 2^33 G wraps to 0
+  EXPECT_EQ(why(k_chunk_size, "1k"), "at least 64k");
+  EXPECT_EQ(why(k_chunk_size, "1X"),
+            "not a size (bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M)");
 }
 
 TEST(Settings, TheTableNamesEveryVariableOnceWithWhatItDoes) {

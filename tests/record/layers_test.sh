@@ -144,5 +144,5 @@ note "a bad budget is refused"
 for bad in 0 101 many; do
   expect_exit 2 "$AREC" record --module layers --name bad --layers "$bad" --file "$T/build/tls/tls"
 done
-expect_contains "$ERR" "--layers"
+expect_contains "$ERR" "--layers many: not a count (a whole number from 1 to 100)"
 echo PASS
