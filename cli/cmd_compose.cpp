@@ -63,6 +63,7 @@ struct ComposeArgs {
   std::string out;
   std::string format;
   std::string depfile;
+  std::string config;
   bool strict = false;
 };
 
@@ -116,6 +117,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   if (args.format == "json") options.format = TemplateFormat::json;
   if (args.format == "text") options.format = TemplateFormat::text;
   options.strictness = args.strict ? Strictness::strict : Strictness::lenient;
+  options.configs = config_choice(globals, args.config);
   const auto store = store_dir(globals);
   options.store = store.string();
   // Each module/name a request names, read through the store's history.
@@ -140,6 +142,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   auto composed = compose(*text, options, *settings, read_history);
   if (!composed) return fail(composed.error());
   for (const auto& warning : composed->warnings) spdlog::warn("{}", warning);
+  for (const auto& note : composed->notes) spdlog::info("{}", note);
 
   if (args.out.empty()) {
     std::cout << composed->text << std::flush;
@@ -220,8 +223,11 @@ void add_compose(CLI::App& app, Globals& globals, Action& action) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--depfile", args->depfile, "Also write a Makefile rule naming what OUT was composed from")
       ->type_name("FILE");
+  add_config_option(*cmd, args->config);
   describe(*cmd,
-           "Requests: arec://image/M/N[:TAG][@sha256:HEX], arec://endpoint/S, arec://address/S, arec://port/S.\n"
+           "Requests: arec://image/M/N[:TAG][@sha256:HEX][?config=C], arec://endpoint/S, arec://address/S,\n"
+           "arec://port/S. An image is the latest record of M/N in the configuration the request names, else\n"
+           "--config's, else the one recorded, else (several) the default (Release, or --default-config).\n"
            "A request ends where its grammar ends, so it can sit inside a connection string.\n"
            "On any error nothing is written.",
            {{"arec compose deploy.yaml.in -o deploy.yaml", "Fills the requests of deploy.yaml.in into deploy.yaml."},
