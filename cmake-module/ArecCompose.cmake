@@ -80,12 +80,15 @@ function(arec_compose output)
 
   set(globals "")
   set(depends "${template}")
-  # A target given to arec_record() is recorded by its own step, arec_record_<target>, which the
-  # output must follow too (arec_record may be called after arec_compose, so this is decided when
-  # the build system is generated).
+  # A target given to arec_record() is recorded by its own step, arec_record_<target>, which the output
+  # follows, and depends on that step's stamp: rewritten each time it records, it tells the build tool
+  # that the store changed in this very build (the store's index.json, in the depfile, was looked at
+  # before the build began). arec_record may be called after arec_compose, so both are decided when the
+  # build system is generated.
   foreach(dep IN LISTS ARG_DEPENDS)
     if(NOT dep MATCHES "[/$]")
-      list(APPEND depends "$<TARGET_NAME_IF_EXISTS:arec_record_${dep}>")
+      list(APPEND depends "$<TARGET_NAME_IF_EXISTS:arec_record_${dep}>"
+        "$<$<TARGET_EXISTS:${dep}>:$<TARGET_GENEX_EVAL:${dep},$<TARGET_PROPERTY:${dep},AREC_RECORD_STAMP>>>")
     endif()
   endforeach()
   if(ARG_NODES)

@@ -345,6 +345,8 @@ function(_arec_record_step built what inputs)
     VERBATIM COMMAND_EXPAND_LISTS)
   cmake_policy(POP)
   add_custom_target(arec_record_${built} ALL DEPENDS "${stamp}")
+  # For arec_compose(DEPENDS <target>): what it depends on to compose again after a recording.
+  set_property(TARGET ${built} PROPERTY AREC_RECORD_STAMP "${stamp}")
 endfunction()
 
 # Appends "<option>=<item>" to the list <out> for each item. An item holding a generator expression
