@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <iostream>
@@ -132,9 +133,15 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     auto image = (*opened)->latest_image(module, name);
     if (!image) return fail(image.error());
     if (*image && (*image)->is_index()) {
-      Record index = history->back();
-      index.manifest = (*image)->descriptor;
-      history->push_back(std::move(index));
+      // The index stands for the configuration its records are of (compose picks by configuration).
+      const auto& platforms = (*image)->platforms;
+      const auto& config = platforms.front().config;
+      if (std::ranges::all_of(platforms, [&](const Record& r) { return r.config == config; })) {
+        Record index = history->back();
+        index.manifest = (*image)->descriptor;
+        index.config = config;
+        history->push_back(std::move(index));
+      }
     }
     return history;
   };
