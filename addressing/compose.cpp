@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -75,7 +76,7 @@ Request malformed(Request r, std::string_view text, std::string problem) {
 
 // arec://image/<module>/<name>[:<tag>][@<digest>], from `at` (just after "image/").
 Request parse_image(Request r, std::string_view text, std::size_t at) {
-  const std::string_view expected = "expected arec://image/MODULE/NAME[:TAG][@sha256:HEX]";
+  const std::string_view expected = "expected arec://image/MODULE/NAME[:TAG][@sha256:HEX][?config=CONFIG]";
   const auto module = path_component_at(text, at);
   if (module == 0 || at + module >= text.size() || text[at + module] != '/') return malformed(r, text, std::string(expected));
   const auto name_at = at + module + 1;
@@ -107,6 +108,17 @@ Request parse_image(Request r, std::string_view text, std::size_t at) {
       r.digest = digest;
       pos = end;
     }
+  }
+  // "?config=" names the build configuration; any other "?" ends the request before it, as before.
+  constexpr std::string_view k_config_query = "?config=";
+  if (text.substr(pos).starts_with(k_config_query)) {
+    const auto at_name = pos + k_config_query.size();
+    const auto config = text.substr(at_name, run(text, at_name, is_word));
+    if (!is_config_name(config)) {
+      return malformed(r, text, "expected a configuration (1 to 64 of A-Z, a-z, 0-9 and _) after ?config=");
+    }
+    r.config = config;
+    pos = at_name + config.size();
   }
   r.kind = Kind::image;
   r.length = pos - r.offset;
@@ -257,6 +269,7 @@ class Filler {
   bool reads_records() const { return m_book.read_any(); }
   std::size_t filled() const { return m_filled; }
   std::vector<std::string> take_warnings() { return std::move(m_warnings); }
+  std::vector<std::string> take_notes() { return std::move(m_notes); }
 
   Status status() const {
     if (m_problems.empty()) return {};
@@ -314,15 +327,23 @@ class Filler {
     const std::string repository = std::string(r.module) + "/" + std::string(r.name);
     const std::string in_store = m_options.store.empty() ? "the store" : "store " + m_options.store;
     std::string digest(r.digest);
+    // The configuration meant: the request's own, else the one compose was given (choose_config).
+    ConfigChoice choice = m_options.configs;
+    if (!r.config.empty()) choice.asked = std::string(r.config);
     if (digest.empty()) {
-      const Record* latest = history->empty() ? nullptr : &history->back();
-      if (!latest) {
+      if (history->empty()) {
         return problem(line, quoted(r, text) + ": no record of " + repository + " in " + in_store +
                                  " (record it with arec record --module " + std::string(r.module) + " --name " + std::string(r.name) + ")");
       }
-      digest = latest->manifest.digest.str();
-    } else if (std::ranges::none_of(*history, [&](const Record& h) { return h.manifest.digest.str() == digest; })) {
-      return problem(line, quoted(r, text) + ": no record of " + repository + "@" + digest + " in " + in_store);
+      auto chosen = choose_config(repository, configs_of(*history), choice);
+      if (!chosen) return problem(line, quoted(r, text) + ": " + chosen.error().message);
+      if (!chosen->note.empty() && m_noted.insert(repository).second) m_notes.push_back(chosen->note);
+      digest = newest_of(*history, *chosen)->manifest.digest.str();
+    } else if (std::ranges::none_of(*history, [&](const Record& h) {
+                 return h.manifest.digest.str() == digest && (r.config.empty() || h.config == r.config);
+               })) {
+      return problem(line, quoted(r, text) + ": no record of " + repository + "@" + digest +
+                               (r.config.empty() ? "" : " in configuration " + std::string(r.config)) + " in " + in_store);
     }
     // The image's domain: the registry's stable name when the settings give one (each node's runtime
     // maps it to the registry's address, so a move changes no declaration), otherwise its address.
@@ -348,6 +369,8 @@ class Filler {
   std::size_t m_filled = 0;
   std::vector<std::string> m_problems;
   std::vector<std::string> m_warnings;
+  std::vector<std::string> m_notes;
+  std::set<std::string> m_noted;  // module/names whose note is kept already
 };
 
 using OrderedJson = nlohmann::ordered_json;
@@ -484,6 +507,7 @@ Result<Composed> compose(std::string_view text, const ComposeOptions& options, c
   }
   if (auto s = filler.status(); !s) return fail(s.error());
   composed.warnings = filler.take_warnings();
+  composed.notes = filler.take_notes();
   composed.requests = filler.filled();
   composed.reads_records = filler.reads_records();
   return composed;

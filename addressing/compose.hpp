@@ -1,7 +1,8 @@
 // Compose: filling every request of a declaration from the store and the node settings
 // (ARCHITECTURE.md, "Compose"). Addresses are read here, where they are used (rule 3), and nowhere else.
 //
-//   arec://image/<module>/<name>[:<tag>][@sha256:<hex>]  ->  <addr>:<port>/<module>/<name>[:<tag>]@sha256:<digest>
+//   arec://image/<module>/<name>[:<tag>][@sha256:<hex>][?config=<config>]
+//                                                        ->  <addr>:<port>/<module>/<name>[:<tag>]@sha256:<digest>
 //   arec://endpoint/<service>                            ->  <addr>:<port>
 //   arec://address/<service>                             ->  <addr>
 //   arec://port/<service>                                ->  <port>, or empty when not given (rule 5)
@@ -47,6 +48,7 @@ struct Request {
   std::string_view name;     // image
   std::string_view tag;      // image, empty when absent
   std::string_view digest;   // image, "sha256:...", empty when absent (then the latest record is meant)
+  std::string_view config;   // image, the configuration after "?config=", empty when absent (choose_config)
   std::string_view written;  // unknown: the kind as written
   std::string problem;       // malformed: what is wrong
 
@@ -88,11 +90,13 @@ struct ComposeOptions {
   std::string store;   // the store's name in messages
   TemplateFormat format = TemplateFormat::text;
   Strictness strictness = Strictness::lenient;
+  ConfigChoice configs;  // the configuration asked for (--config) and the default, where a request names none
 };
 
 struct Composed {
   std::string text;
   std::vector<std::string> warnings;  // "deploy.yaml.in:7: ..." — for the caller to show
+  std::vector<std::string> notes;     // which configuration was used where the default was (choose_config)
   std::size_t requests = 0;           // how many requests were filled
   bool reads_records = false;         // the template has image requests, so its output depends on the store
 };

@@ -104,6 +104,14 @@ std::optional<std::string> never_recorded(const fs::Path& dir);
 // The store's records; none when nobody has recorded into it yet (the directory is missing or empty).
 Result<std::vector<Record>> read_store_records(const Globals& globals, History history);
 
+// --config NAME of the commands that read "the latest" (compose, push, verify, records, sbom, inspect).
+void add_config_option(CLI::App& cmd, std::string& config);
+// What --config (empty: not given) and the default configuration of the settings ask for.
+ConfigChoice config_choice(const Globals& globals, const std::string& config);
+// The latest record of each module/name in the configuration `choice` means (Store::latest_records),
+// its notes shown; none when nobody has recorded into the store yet.
+Result<std::vector<Record>> read_store_latest(const Globals& globals, const ConfigChoice& choice);
+
 // The node settings from --nodes / AREC_NODES (or the built-in default) and --self / AREC_SELF.
 Result<NodeSettings> load_settings(const Globals& globals);
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <iostream>
@@ -66,6 +67,7 @@ struct ComposeArgs {
   std::string out;
   std::string format;
   std::string depfile;
+  std::string config;
   bool strict = false;
 };
 
@@ -139,6 +141,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   if (args.format == "json") options.format = TemplateFormat::json;
   if (args.format == "text") options.format = TemplateFormat::text;
   options.strictness = args.strict ? Strictness::strict : Strictness::lenient;
+  options.configs = config_choice(globals, args.config);
   const auto store = store_dir(globals);
   options.store = store.string();
   // Each module/name a request names, read through the store's history.
@@ -153,9 +156,15 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     auto image = (*opened)->latest_image(module, name);
     if (!image) return fail(image.error());
     if (*image && (*image)->is_index()) {
-      Record index = history->back();
-      index.manifest = (*image)->descriptor;
-      history->push_back(std::move(index));
+      // The index stands for the configuration its records are of (compose picks by configuration).
+      const auto& platforms = (*image)->platforms;
+      const auto& config = platforms.front().config;
+      if (std::ranges::all_of(platforms, [&](const Record& r) { return r.config == config; })) {
+        Record index = history->back();
+        index.manifest = (*image)->descriptor;
+        index.config = config;
+        history->push_back(std::move(index));
+      }
     }
     return history;
   };
@@ -169,6 +178,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   if (composed->warnings.size() > k_max_warnings) {
     spdlog::warn("... and {} more warnings like these", composed->warnings.size() - k_max_warnings);
   }
+  for (const auto& note : composed->notes) spdlog::info("{}", note);
 
   if (args.out.empty()) {
     std::cout << composed->text << std::flush;
@@ -249,8 +259,11 @@ void add_compose(CLI::App& app, Globals& globals, Action& action) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--depfile", args->depfile, "Also write a Makefile rule naming what OUT was composed from")
       ->type_name("FILE");
+  add_config_option(*cmd, args->config);
   describe(*cmd,
-           "Requests: arec://image/M/N[:TAG][@sha256:HEX], arec://endpoint/S, arec://address/S, arec://port/S.\n"
+           "Requests: arec://image/M/N[:TAG][@sha256:HEX][?config=C], arec://endpoint/S, arec://address/S,\n"
+           "arec://port/S. An image is the latest record of M/N in the configuration the request names, else\n"
+           "--config's, else the one recorded, else (several) the default (Release, or --default-config).\n"
            "A request ends where its grammar ends, so it can sit inside a connection string.\n"
            "On any error nothing is written.",
            {{"arec compose deploy.yaml.in -o deploy.yaml", "Fills the requests of deploy.yaml.in into deploy.yaml."},

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include <spdlog/spdlog.h>
+
 #include "cli/cli.hpp"
 #include "recorder/bundle.hpp"
 #include "registry-client/transfer.hpp"
@@ -18,6 +20,7 @@ struct InspectOptions {
   std::string reference;
   bool files = false;
   bool json = false;
+  std::string config;
 };
 
 constexpr std::string_view k_grammar = "MODULE/NAME[@DIGEST], or HOST[:PORT]/MODULE/NAME[:TAG][@DIGEST] for a registry";
@@ -100,7 +103,7 @@ void print_text(const ImageDescription& d) {
 }
 
 // A record of the store: the latest of MODULE/NAME, or the one of its history with that digest.
-Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing) {
+Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing, const std::string& config) {
   const auto at = text.find('@');
   const std::string repository = text.substr(0, at);
   const auto slash = repository.find('/');
@@ -116,9 +119,17 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
   // The module/name's own history, newest last: the latest, or the newest record of the digest.
   auto records = store->history_of(repository.substr(0, slash), repository.substr(slash + 1));
   if (!records) return fail(records.error());
+  // Without a digest, the newest of the configuration meant (choose_config).
+  std::optional<ChosenConfig> chosen;
+  if (!digest) {
+    auto c = choose_config(repository, configs_of(*records), config_choice(globals, config));
+    if (!c) return fail(c.error());
+    if (!c->note.empty()) spdlog::info("{}", c->note);
+    chosen = std::move(*c);
+  }
   std::optional<Record> found;
   for (const auto& r : *records) {
-    if (!digest || r.manifest.digest == *digest) found = r;
+    if (digest ? r.manifest.digest == *digest : !chosen->config || r.config == *chosen->config) found = r;
   }
   if (!found) return fail_input("\"" + text + "\": no such record in the store " + store->dir().string());
   auto description = describe_image(*store, found->manifest, listing);
@@ -155,7 +166,7 @@ Result<int> run_inspect(const Globals& globals, const InspectOptions& o) {
   auto reference = Reference::parse(o.reference);
   Result<ImageDescription> description = reference && !reference->domain.empty()
                                              ? inspect_remote(globals, *reference, listing)
-                                             : inspect_record(globals, o.reference, listing);
+                                             : inspect_record(globals, o.reference, listing, o.config);
   if (!description) return fail(description.error());
   if (o.json) {
     print_json(to_json(*description));
@@ -173,6 +184,7 @@ void add_inspect(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("reference", o->reference, std::string(k_grammar))->required();
   cmd->add_flag("--files", o->files, "List each layer's files (read from the layer, never unpacked)");
   cmd->add_flag("--json", o->json, "Print as JSON");
+  add_config_option(*cmd, o->config);
   describe(*cmd,
            "MODULE/NAME[@DIGEST] is read from the store; a reference with a registry (HOST[:PORT]/PATH[:TAG|@DIGEST])\n"
            "from that registry, into a temporary layout: the store is not changed.",

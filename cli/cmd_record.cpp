@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/cli.hpp"
+#include "cli/record_stamp.hpp"
 #include "recorder/elf.hpp"
 #include "recorder/image.hpp"
 #include "recorder/sbom.hpp"
@@ -38,6 +39,7 @@ struct RecordOptions {
   std::string config;
   std::string revision;
   std::string sbom = "spdx";
+  std::string stamp;  // --stamp: run by a build (the CMake module); see record_stamp.hpp
   unsigned threads = 0;
   unsigned layers = k_default_layer_budget;
   bool json = false;
@@ -138,6 +140,20 @@ nlohmann::json record_json(const Record& record, std::optional<std::int64_t> siz
   return json;
 }
 
+// Run by a build (--stamp): warns about inputs the build changes while they are recorded, then
+// leaves the stamp and the depfile naming every input, DIRECTORIES trees by each of their directories.
+Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome, std::filesystem::file_time_type started) {
+  RecordInputs inputs{outcome.inputs, {}};
+  std::vector<fs::Path> roots;
+  for (const auto& spec : o.dirs) {
+    auto input = parse_layer_input(LayerInput::Kind::directory, spec);
+    if (input) roots.push_back(input->source);
+  }
+  inputs.directories = directories_under(roots);
+  for (const auto& warning : moving_input_warnings(inputs, started, outcome.record.repository())) spdlog::warn("{}", warning);
+  return write_record_stamp(fs::Path(o.stamp), inputs);
+}
+
 Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   auto request = make_request(globals.settings, o);
   if (!request) return fail(request.error());
@@ -153,9 +169,13 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
     if (!base) return fail(base.error());
     request->base = std::move(*base);
   }
+  const auto started = std::filesystem::file_time_type::clock::now();
   auto outcome = record_image(*request, *store);
   if (!outcome) return fail(outcome.error());
   for (const auto& warning : outcome->warnings) spdlog::warn("{}", warning);
+  if (!o.stamp.empty()) {
+    if (auto s = finish_build_step(o, *outcome, started); !s) return fail(s.error());
+  }
   if (!outcome->changed) spdlog::debug("{} already recorded; nothing changed", outcome->record.identity());
   if (o.json) {
     auto json = record_json(outcome->record, ImageSizes(*store).of(outcome->record.manifest));
@@ -171,6 +191,7 @@ enum class Columns { standard, wide };
 
 struct RecordsOptions {
   std::string filter;
+  std::string config;
   bool history = false;
   bool json = false;
   bool wide = false;
@@ -198,16 +219,28 @@ Result<RecordsFilter> parse_records_filter(const std::string& text) {
 
 // The records `filter` names: one module/name's own through the history, so that listing one does not
 // read every record.
-Result<std::vector<Record>> read_filtered_records(const Store& store, const RecordsFilter& filter, History history) {
+Result<std::vector<Record>> read_filtered_records(const Store& store, const RecordsFilter& filter, History history,
+                                                  const ConfigChoice& choice) {
+  std::vector<std::string> notes;
+  Result<std::vector<Record>> records = std::vector<Record>();
   if (!filter.name.empty()) {
-    if (history == History::all) return store.history_of(filter.module, filter.name);
-    auto latest = store.latest(filter.module, filter.name);
-    if (!latest) return fail(latest.error());
-    return *latest ? std::vector<Record>{**latest} : std::vector<Record>();
+    if (history == History::all) {
+      records = store.history_of(filter.module, filter.name);
+    } else {
+      auto latest = store.latest(filter.module, filter.name, choice);
+      if (!latest) return fail(latest.error());
+      if (!latest->note.empty()) notes.push_back(std::move(latest->note));
+      if (latest->record) records->push_back(std::move(*latest->record));
+    }
+  } else {
+    records = history == History::all ? store.records(history) : store.latest_records(choice, notes);
   }
-  auto records = store.records(history);
   if (!records) return fail(records.error());
-  std::erase_if(*records, [&](const Record& r) { return !filter.module.empty() && r.module != filter.module; });
+  for (const auto& note : notes) spdlog::info("{}", note);
+  // The history of one configuration, when one is asked for.
+  std::erase_if(*records, [&](const Record& r) {
+    return (!filter.module.empty() && r.module != filter.module) || (history == History::all && choice.asked && r.config != *choice.asked);
+  });
   return records;
 }
 
@@ -245,11 +278,11 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   auto store = Store::open_existing(dir);
   if (!store) return fail(store.error());
   ImageSizes sizes(*store);
-  if (o.json && o.history && o.filter.empty()) {
+  if (o.json && o.history && o.filter.empty() && o.config.empty()) {
     if (auto s = print_history_json(*store, sizes); !s) return fail(s.error());
     return 0;
   }
-  auto all = read_filtered_records(*store, *filter, o.history ? History::all : History::latest);
+  auto all = read_filtered_records(*store, *filter, o.history ? History::all : History::latest, config_choice(globals, o.config));
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
   // The latest of a module/name recorded for several platforms is an index over the newest record of
@@ -332,7 +365,7 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   return 0;
 }
 
-Result<int> run_sbom(const Globals& globals, const std::string& spec) {
+Result<int> run_sbom(const Globals& globals, const std::string& spec, const std::string& config) {
   const auto at = spec.find('@');
   const std::string repository = spec.substr(0, at);
   const auto slash = repository.find('/');
@@ -348,9 +381,12 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec) {
   if (!store) return fail(store.error());
   auto records = store->history_of(module, name);
   if (!records) return fail(records.error());
-  // The latest is the last of the history; an older one is named by its digest.
+  // The latest is the last of the history in the configuration meant; an older one is named by its digest.
+  auto chosen = choose_config(repository, configs_of(*records), config_choice(globals, config));
+  if (!chosen && !digest) return fail(chosen.error());
+  if (chosen && !digest && !chosen->note.empty()) spdlog::info("{}", chosen->note);
   const auto found = std::find_if(records->rbegin(), records->rend(), [&](const Record& r) {
-    return !digest || r.manifest.digest == *digest;
+    return digest ? r.manifest.digest == *digest : !chosen->config || r.config == *chosen->config;
   });
   if (found == records->rend()) return fail_input("\"" + spec + "\": no such record in " + store->dir().string());
   auto document = read_sbom(*store, found->manifest.digest);
@@ -366,11 +402,13 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec) {
 
 void add_sbom(CLI::App& app, Globals& globals, Action& action) {
   auto spec = std::make_shared<std::string>();
+  auto config = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("sbom", "Print the SBOM (SPDX 2.3 JSON) kept for a record: the latest, or the one of DIGEST");
   cmd->add_option("record", *spec, "The record")->type_name("MODULE/NAME[@sha256:...]")->required();
+  add_config_option(*cmd, *config);
   describe(*cmd, "Prints the stored document byte for byte: its SHA-256 is the digest of the SBOM's blob.",
            {{"arec sbom mesh/app > app.spdx.json", "The SBOM of the latest record of mesh/app, into a file."}}, k_exit_local);
-  cmd->callback([&action, &globals, spec] { action = [&globals, spec] { return run_sbom(globals, *spec); }; });
+  cmd->callback([&action, &globals, spec, config] { action = [&globals, spec, config] { return run_sbom(globals, *spec, *config); }; });
 }
 
 void add_record(CLI::App& app, Globals& globals, Action& action) {
@@ -404,6 +442,9 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--target", o->target, "Build target that produced the outputs (recorded)");
   cmd->add_option("--config", o->config, "Build configuration, e.g. Release (recorded)");
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");
+  cmd->add_option("--stamp", o->stamp,
+                  "Run by a build: once recorded, write STAMP and STAMP.d, a depfile naming every input (the CMake module uses it)")
+      ->type_name("STAMP");
   cmd->add_option("--sbom", o->sbom, "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)")
@@ -438,11 +479,14 @@ void add_records(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("records", "List records: the latest of each module/name, or every one");
   cmd->add_option("filter", o->filter, "Only MODULE (also written MODULE/) or MODULE/NAME")->type_name("M|M/|M/N");
   cmd->add_flag("--history", o->history, "Every record ever made, oldest first");
+  add_config_option(*cmd, o->config);
   auto* json = cmd->add_flag("--json", o->json, "Print a JSON array of records, every field");
   cmd->add_flag("--wide", o->wide, "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
       ->excludes(json);
   describe(*cmd,
            "Columns: REPOSITORY, DIGEST, RECORDED, CONFIG, TARGET, REVISION (- when not recorded).\n"
+           "A module/name recorded in several configurations is listed in the default one (Release, or\n"
+           "--default-config), saying so; --config NAME lists each module/name's latest of that one.\n"
            "A store that does not exist yet or is empty has no records: nothing is listed, exit 0.",
            {{"arec records", "The latest record of each module/name."},
             {"arec records mesh --history", "Every record of module mesh, oldest first."},

@@ -18,6 +18,7 @@ struct TransferFlags {
   std::string chunk_size;  // empty: AREC_CHUNK_SIZE or the default
   bool json = false;
   std::string platform;  // pull: from an index, the manifest of this platform
+  std::string config;    // push, verify: --config
 };
 
 Result<TransferOptions> transfer_options(const Globals& globals, const TransferFlags& flags) {
@@ -47,9 +48,17 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
 }
 
 // The records named by `selectors` (MODULE, MODULE/NAME or MODULE/NAME@DIGEST), or the latest of
-// every module/name when there are none. Each record once, in the order named.
-Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors) {
-  auto latest = read_store_records(globals, History::latest);
+// every module/name when there are none. Each record once, in the order named. "The latest" is that of
+// each configuration recorded (so a push tags `latest` and `latest-debug` each from its own), or of
+// the one --config names.
+Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config) {
+  const auto choice = config_choice(globals, config);
+  Result<std::vector<Record>> latest = std::vector<Record>();
+  if (!never_recorded(store_dir(globals))) {
+    auto store = Store::open_existing(store_dir(globals));
+    if (!store) return fail(store.error());
+    latest = store->config_latest_records(choice);
+  }
   if (!latest || selectors.empty()) return latest;
   std::vector<Record> out;
   std::set<std::string> seen;
@@ -91,7 +100,7 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   }
   auto options = transfer_options(globals, flags);
   if (!options) return fail(options.error());
-  auto records = select_records(globals, selectors);
+  auto records = select_records(globals, selectors, flags.config);
   if (!records) return fail(records.error());
   if (records->empty()) {
     spdlog::info("no records in {}: nothing to push", store_dir(globals).string());
@@ -102,7 +111,7 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   if (!store) return fail(store.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
-  auto summary = push_records(*store, *records, PushTags{latest, tags}, *registry, *options);
+  auto summary = push_records(*store, *records, PushTags{latest, tags, globals.settings.default_config}, *registry, *options);
   if (!summary) return fail(summary.error());
   if (flags.json) {
     print_json(to_json(*summary));
@@ -141,8 +150,8 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   return 0;
 }
 
-Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, Output output) {
-  auto records = select_records(globals, selectors);
+Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config, Output output) {
+  auto records = select_records(globals, selectors, config);
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
@@ -200,12 +209,16 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       ->check(number_check(k_chunk_size))
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
+  add_config_option(*cmd, flags->config);
   describe(*cmd,
            "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
-           "registry clean-up of untagged manifests keeps it. Blobs the repository holds are skipped; blobs\n"
-           "another repository of the registry holds are mounted: one the store noted holding them (where a push\n"
-           "sent or found them, or a pull fetched them, even under a name whose record was removed), else one\n"
-           "of the store's records; a blob no such repository holds is uploaded.\n"
+           "registry clean-up of untagged manifests keeps it. Where a module/name has records of several\n"
+           "configurations, each configuration's latest goes: the default one's (Release, or --default-config)\n"
+           "tagged `latest`, the others' `latest-<config in lower case>` (`latest-debug`); --config NAME pushes\n"
+           "that one's only. Blobs the repository holds are skipped; blobs another repository of the registry\n"
+           "holds are mounted: one the store noted holding them (where a push sent or found them, or a pull\n"
+           "fetched them, even under a name whose record was removed), else one of the store's records; a blob\n"
+           "no such repository holds is uploaded.\n"
            "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
            "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
            "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",
@@ -242,17 +255,21 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
 void add_verify(CLI::App& app, Globals& globals, Action& action) {
   auto selectors = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
+  auto config = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("verify", "Check that every latest record is at the registry with its exact digest");
   cmd->add_option("records", *selectors, "Records to check (default: the latest of every module/name)")
       ->type_name("M[/N[@DIGEST]]");
   cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, state}");
+  add_config_option(*cmd, *config);
   describe(*cmd,
-           "",
+           "The latest record of each configuration a module/name has records of; --config NAME: of that one only.",
            {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
             {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
            "0 every record is there, 1 one is missing or different, 2 bad input or usage, 3 registry or network failure");
-  cmd->callback([&action, &globals, selectors, json] {
-    action = [&globals, selectors, json] { return run_verify(globals, *selectors, *json ? Output::json : Output::text); };
+  cmd->callback([&action, &globals, selectors, json, config] {
+    action = [&globals, selectors, json, config] {
+      return run_verify(globals, *selectors, *config, *json ? Output::json : Output::text);
+    };
   });
 }
 

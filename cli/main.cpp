@@ -160,6 +160,34 @@ Result<std::vector<Record>> read_store_records(const Globals& globals, History h
   return store->records(history);
 }
 
+void add_config_option(CLI::App& cmd, std::string& config) {
+  cmd.add_option("--config", config,
+                 "The build configuration whose latest records are meant (default: the one recorded, or the default "
+                 "configuration where several are)")
+      ->type_name("NAME")
+      ->check([](const std::string& text) {
+        return is_config_name(text) ? std::string() : "not a configuration (1 to 64 of A-Z, a-z, 0-9 and _)";
+      });
+}
+
+ConfigChoice config_choice(const Globals& globals, const std::string& config) {
+  ConfigChoice choice;
+  if (!config.empty()) choice.asked = config;
+  choice.default_config = globals.settings.default_config;
+  return choice;
+}
+
+Result<std::vector<Record>> read_store_latest(const Globals& globals, const ConfigChoice& choice) {
+  const auto dir = store_dir(globals);
+  if (never_recorded(dir)) return std::vector<Record>();
+  auto store = Store::open_existing(dir);
+  if (!store) return fail(store.error());
+  std::vector<std::string> notes;
+  auto records = store->latest_records(choice, notes);
+  for (const auto& note : notes) spdlog::info("{}", note);
+  return records;
+}
+
 Result<NodeSettings> load_settings(const Globals& globals) {
   return NodeSettings::load(globals.settings.nodes, globals.settings.self);
 }
@@ -183,6 +211,9 @@ int run(int argc, char** argv) {
   app.add_option("--nodes", flags.nodes, "Node settings file (JSON)")->type_name("FILE");
   app.add_option("--self", flags.self, "The node this machine is")->type_name("NODE");
   app.add_option("--ca-file", flags.ca_file, "CA bundle to trust for registries over HTTPS")->type_name("FILE");
+  app.add_option("--default-config", flags.default_config,
+                 "Configuration meant where a module/name has records of several and no --config names one (default Release)")
+      ->type_name("NAME");
   auto* verbose = app.add_flag("-v,--verbose", globals.verbose, "More output (repeat for more)");
   app.add_flag("-q,--quiet", globals.quiet, "Only errors")->excludes(verbose);
   app.footer(main_footer());

@@ -17,6 +17,7 @@ constexpr std::array k_variables = {
     Variable{"AREC_NODES", "", "a file", "The node settings (JSON), as --nodes. Default: built in, one node \"local\" (this machine) holding the registry on port 5000."},
     Variable{"AREC_SELF", "", "a node name", "The node this machine is, as --self. Default: the settings' own \"self\"."},
     Variable{"AREC_CA_FILE", "", "a file", "A CA bundle to trust for registries over HTTPS, as --ca-file, besides the system's."},
+    Variable{"AREC_DEFAULT_CONFIG", "configuration", "1 to 64 of A-Z, a-z, 0-9 and _", "The build configuration meant where a module/name has records of several and none is named with --config, as --default-config. Default: Release."},
     Variable{"AREC_THREADS", k_threads.kind, k_threads.accepts, "Compression threads of record, unless --threads. Default: all cores."},
     Variable{"AREC_SYNC", "switch", "on or off", "on: every file is synced to the disk before it is renamed into the store. Default: off."},
     Variable{"AREC_LOCK_TIMEOUT", "duration", "seconds, more than 0 and at most 86400, e.g. 2.5", "How long a writer waits for the store's lock. Default: 120."},
@@ -143,6 +144,16 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
   s.nodes = flags.nodes.empty() ? get("AREC_NODES") : flags.nodes;
   s.self = flags.self.empty() ? get("AREC_SELF") : flags.self;
   s.client.ca_file = flags.ca_file.empty() ? get("AREC_CA_FILE") : flags.ca_file;
+  if (const auto text = get("AREC_DEFAULT_CONFIG"); !text.empty()) {
+    if (!is_config_name(text)) return fail(bad_value(variable("AREC_DEFAULT_CONFIG"), text));
+    s.default_config = text;
+  }
+  if (!flags.default_config.empty()) {
+    if (!is_config_name(flags.default_config)) {
+      return fail_input("--default-config " + flags.default_config + ": not a configuration (1 to 64 of A-Z, a-z, 0-9 and _)");
+    }
+    s.default_config = flags.default_config;
+  }
 
   if (const auto text = get("AREC_THREADS"); !text.empty()) {
     const auto n = number_of("AREC_THREADS", k_threads, text);

@@ -78,12 +78,14 @@ struct Flags {
   std::string nodes;
   std::string self;
   std::string ca_file;
+  std::string default_config;
 };
 
 struct Settings {
   fs::Path store;           // --store, AREC_STORE, $XDG_DATA_HOME/arec/store, ~/.local/share/arec/store
   std::string nodes;        // --nodes, AREC_NODES; empty: the built-in node settings
   std::string self;         // --self, AREC_SELF; empty: the file's own
+  std::string default_config{k_default_config};  // --default-config, AREC_DEFAULT_CONFIG, Release
   std::optional<unsigned> threads;  // AREC_THREADS; nothing: all cores (record --threads overrides)
   fs::Sync sync = fs::Sync::off;    // AREC_SYNC
   std::chrono::milliseconds lock_timeout = k_default_lock_timeout;  // AREC_LOCK_TIMEOUT

@@ -22,7 +22,9 @@ request from the store's records and the node settings (ARCHITECTURE.md, "Compos
                [DEPENDS <target-or-file>...])
 
 ``<output>``
-  The composed file; a relative path is taken from ``CMAKE_CURRENT_BINARY_DIR``. Written atomically:
+  The composed file; a relative path is taken from ``CMAKE_CURRENT_BINARY_DIR``. It may hold
+  ``$<CONFIG>`` (``deploy-$<CONFIG>.yaml``): with a multi-config generator, each configuration then
+  composes its own file, with its own depfile. Written atomically:
   when composing fails, the build fails with arec's message and the output is left as it was.
 ``TEMPLATE <file>``
   The declaration to fill; relative to ``CMAKE_CURRENT_SOURCE_DIR``. ``*.json`` and ``*.json.in`` are
@@ -41,6 +43,10 @@ request from the store's records and the node settings (ARCHITECTURE.md, "Compos
 ``DEPENDS <target-or-file>...``
   Composed after these: name the targets whose records the template asks for (those given to
   ``arec_record``), so that a relink, and so a new record, recomposes the output.
+
+An image request names the latest record of the configuration being built (``arec compose --config
+$<CONFIG>``), unless the request names another (``arec://image/M/N?config=Release``); a record that
+names no configuration serves every one. So a Debug build never changes what the Release output names.
 
 The output is recomposed when the template, the node settings, or (when the template asks for images)
 the store's records change: ``arec compose --depfile`` names exactly what it read, so a store that does
@@ -74,6 +80,17 @@ function(arec_compose output)
 
   set(globals "")
   set(depends "${template}")
+  # A target given to arec_record() is recorded by its own step, arec_record_<target>, which the output
+  # follows, and depends on that step's stamp: rewritten each time it records, it tells the build tool
+  # that the store changed in this very build (the store's index.json, in the depfile, was looked at
+  # before the build began). arec_record may be called after arec_compose, so both are decided when the
+  # build system is generated.
+  foreach(dep IN LISTS ARG_DEPENDS)
+    if(NOT dep MATCHES "[/$]")
+      list(APPEND depends "$<TARGET_NAME_IF_EXISTS:arec_record_${dep}>"
+        "$<$<TARGET_EXISTS:${dep}>:$<TARGET_GENEX_EVAL:${dep},$<TARGET_PROPERTY:${dep},AREC_RECORD_STAMP>>>")
+    endif()
+  endforeach()
   if(ARG_NODES)
     cmake_path(ABSOLUTE_PATH ARG_NODES BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE OUTPUT_VARIABLE nodes)
     list(APPEND globals --nodes "${nodes}")
@@ -88,19 +105,31 @@ function(arec_compose output)
   cmake_path(RELATIVE_PATH out BASE_DIRECTORY "${CMAKE_BINARY_DIR}" OUTPUT_VARIABLE shown)
   set(target "${ARG_TARGET}")
   if(NOT target)
-    string(REGEX REPLACE "[^A-Za-z0-9_.+-]" "_" target "arec_compose_${shown}")
+    # One target for every configuration: $<CONFIG> in the name is spelled "config".
+    string(REPLACE "$<CONFIG>" "config" name "${shown}")
+    string(REGEX REPLACE "[^A-Za-z0-9_.+-]" "_" target "arec_compose_${name}")
   endif()
-  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.d")
+  # One depfile per configuration: each configuration's output is composed from its own records.
+  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}$<$<BOOL:$<CONFIG>>:.$<CONFIG>>.d")
   # arec writes OUT and the depfile by renaming a temporary in the same directory, which must exist.
   cmake_path(GET out PARENT_PATH out_dir)
-  file(MAKE_DIRECTORY "${out_dir}" "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles")
+  set(make_out_dir "")
+  if(out_dir MATCHES [[\$<]])
+    set(make_out_dir COMMAND "${CMAKE_COMMAND}" -E make_directory "${out_dir}")
+  else()
+    file(MAKE_DIRECTORY "${out_dir}")
+  endif()
+  file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles")
+  # The configuration being built names the records an image request means (arec compose --config).
+  set(config "$<$<BOOL:$<CONFIG>>:--config=$<CONFIG>>")
 
   # Depfile paths are absolute; NEW makes every generator read them the same way.
   cmake_policy(PUSH)
   cmake_policy(SET CMP0116 NEW)
   add_custom_command(
     OUTPUT "${out}"
-    COMMAND ${command} ${globals} compose "${template}" -o "${out}" --depfile "${depfile}" ${strict}
+    ${make_out_dir}
+    COMMAND ${command} ${globals} compose "${template}" -o "${out}" --depfile "${depfile}" ${config} ${strict}
     DEPENDS ${depends} ${ARG_DEPENDS}
     DEPFILE "${depfile}"
     COMMENT "Composing ${shown}"

@@ -52,11 +52,16 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [LAYERS <n>]
                 [STORE <dir>])
 
-  Adds a ``POST_BUILD`` step to ``<target>`` that runs ``arec record`` on ``$<TARGET_FILE:<target>>``.
-  It runs only when the target is built (relinked), never on a build with nothing to do, and records
-  nothing new when the image comes out with the digest already recorded. A failing recording fails the
-  build with arec's own message. The record carries the target's name and, when there is one, the build
-  configuration (``$<CONFIG>``), so Ninja Multi-Config records Debug and Release apart.
+  Adds a recording step (the target ``arec_record_<target>``, part of ``ALL``) that runs ``arec record``
+  on ``$<TARGET_FILE:<target>>``. It runs when any input of the record changes: the target's file, a
+  ``FILES`` file, a file or directory of a ``DIRECTORIES`` tree (an entry added or removed too), or a
+  library of the runtime closure, such as the project's own shared libraries, also when the target does
+  not relink (``CMAKE_LINK_DEPENDS_NO_SHARED``). A build that changes none of them runs nothing, and a
+  recording that comes out with the digest already recorded records nothing new. A failing recording
+  fails the build with arec's own message, and runs again at the next build. The record carries the
+  target's name and, when there is one, the build configuration (``$<CONFIG>``): each configuration has
+  its own latest record, so Ninja Multi-Config records Debug and Release apart and a Debug build never
+  changes what a Release compose or push sees.
 
   ``<target>``
     An executable or a shared library built in the current directory (an ALIAS of one is accepted).
@@ -68,6 +73,8 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
   ``NAME <name>``
     The name of the record within its module. Default: the target's name, treated the same way.
     Module and name each must be one OCI repository path component: ``[a-z0-9]+((.|_|__|-+)[a-z0-9]+)*``.
+    Both accept generator expressions (``NAME api-$<LOWER_CASE:$<CONFIG>>``); what they evaluate to is
+    checked by ``arec record`` when the build runs.
 
   ``DESTINATION <dir>``
     Where the target's file goes in the image. Default: ``/usr/local/bin`` for an executable,
@@ -235,11 +242,7 @@ function(arec_record target)
   endif()
 
   _arec_command(command "${arg_STORE}")
-  add_custom_command(TARGET ${built} POST_BUILD
-    COMMAND ${command} record ${args}
-    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
-    COMMENT "Recording ${arg_MODULE}/${arg_NAME}"
-    VERBATIM COMMAND_EXPAND_LISTS)
+  _arec_record_step(${built} "${arg_MODULE}/${arg_NAME}" "${arg_FILES};${arg_DIRECTORIES}" ${command} record ${args})
 endfunction()
 
 # --- Composing declarations ---------------------------------------------------------------------------
@@ -303,11 +306,59 @@ function(_arec_path_component out text what)
 endfunction()
 
 # Fails unless <value> is one repository path component, naming <keyword> of arec_record(<target>).
+# A value holding a generator expression is checked by arec when the build runs (--module, --name).
 function(_arec_check_component target keyword value)
+  if(value MATCHES [[\$<]])
+    return()
+  endif()
   if(NOT value MATCHES "^[a-z0-9]+(([.]|_|__|-+)[a-z0-9]+)*$")
     message(FATAL_ERROR "arec_record(${target}): ${keyword} \"${value}\" is not a repository path component "
                         "(lower-case letters and digits, separated by \".\", \"_\", \"__\" or \"-\")")
   endif()
+endfunction()
+
+# The recording step of <built>: a custom command whose output is a stamp per configuration, in a custom
+# target of ALL, rather than a POST_BUILD command, which runs only when the target relinks and can have no
+# dependencies. It depends on the target's file and on the FILES and DIRECTORIES sources that exist when
+# the project is configured (<inputs>: the "src[=dest]" items); `arec record --stamp` then writes a
+# depfile naming every file it packed (the runtime closure too, so the project's own shared libraries
+# even when the executable does not relink, CMAKE_LINK_DEPENDS_NO_SHARED) and every directory of the
+# DIRECTORIES trees (whose time changes when an entry comes or goes). A change to any of them records
+# again; a build that changes none runs nothing. A failed recording writes no stamp, so it runs again.
+# <what> is MODULE/NAME for the build's message; ARGN the arec command line.
+function(_arec_record_step built what inputs)
+  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/arec_record_${built}$<$<BOOL:$<CONFIG>>:.$<CONFIG>>.stamp")
+  set(depends ${built} "$<TARGET_FILE:${built}>")
+  foreach(item IN LISTS inputs)
+    # An item with a generator expression is known only when the build runs: the depfile has it then.
+    if(item STREQUAL "" OR item MATCHES [[\$<]])
+      continue()
+    endif()
+    string(REGEX REPLACE "=.*$" "" source "${item}")
+    cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
+    # A source that does not exist yet is left to arec, which names it when it fails the build.
+    if(EXISTS "${source}")
+      list(APPEND depends "${source}")
+    endif()
+  endforeach()
+  if(what MATCHES [[\$<]])
+    set(what "the target ${built}")
+  endif()
+  # Depfile paths are absolute; NEW makes every generator read them the same way.
+  cmake_policy(PUSH)
+  cmake_policy(SET CMP0116 NEW)
+  add_custom_command(
+    OUTPUT "${stamp}"
+    COMMAND ${ARGN} "--stamp=${stamp}"
+    DEPENDS ${depends}
+    DEPFILE "${stamp}.d"
+    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    COMMENT "Recording ${what}"
+    VERBATIM COMMAND_EXPAND_LISTS)
+  cmake_policy(POP)
+  add_custom_target(arec_record_${built} ALL DEPENDS "${stamp}")
+  # For arec_compose(DEPENDS <target>): what it depends on to compose again after a recording.
+  set_property(TARGET ${built} PROPERTY AREC_RECORD_STAMP "${stamp}")
 endfunction()
 
 # Appends "<option>=<item>" to the list <out> for each item. An item holding a generator expression

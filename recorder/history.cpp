@@ -38,6 +38,21 @@ CREATE TABLE platforms (module TEXT NOT NULL, name TEXT NOT NULL, platform TEXT 
   PRIMARY KEY (module, name, platform)) WITHOUT ROWID;
 )";
 
+// Format 4: the newest entry of each configuration of each module/name, so that "the latest of M/N
+// in Release" and "the configurations M/N has records of" read one row each, whatever the history.
+constexpr const char* k_configs_schema = R"(
+CREATE TABLE configs (module TEXT NOT NULL, name TEXT NOT NULL, config TEXT NOT NULL, seq INTEGER NOT NULL,
+  PRIMARY KEY (module, name, config)) WITHOUT ROWID;
+)";
+
+// Fills the configs table from the history: the newest entry of each configuration, except that the
+// latest of each module/name stands for its own configuration (a format-1 index could name an older one).
+constexpr const char* k_configs_of_history =
+    "INSERT OR REPLACE INTO configs (module, name, config, seq) SELECT module, name, config, MAX(seq) FROM records "
+    "GROUP BY module, name, config; "
+    "INSERT OR REPLACE INTO configs (module, name, config, seq) SELECT l.module, l.name, r.config, l.seq FROM latest l "
+    "JOIN records r ON r.seq = l.seq;";
+
 // SQL for the platform of the records row `r` as platform_text spells it: os/architecture[/variant].
 std::string platform_of(std::string_view r) {
   const std::string t(r);
@@ -192,8 +207,13 @@ Result<std::shared_ptr<HistoryDb>> HistoryDb::open(const fs::Path& path, DbAcces
                       std::to_string(format) + ") is newer than this arec understands (" + std::to_string(k_store_format) +
                       "); use a newer arec " + (access == DbAccess::write ? "to write to it" : "to read it"));
   }
-  if (format == 2) {
-    if (auto s = db->upgrade_from_2(); !s) return fail(std::move(s.error()).context("bringing the store's history to format 3"));
+  if (format == 2 || format == 3) {
+    if (access == DbAccess::read && sqlite3_db_readonly(raw, "main") == 1) {
+      // A reader that may not write reads an older format as it is, through the history.
+      db->m_format = format;
+    } else if (auto s = db->upgrade(format); !s) {
+      return fail(std::move(s.error()).context("bringing the store's history to format " + std::to_string(k_store_format)));
+    }
   } else if (format != k_store_format) {
     return fail_input(path.string() + ": format " + std::to_string(format) + " is not one this arec wrote");
   }
@@ -215,6 +235,7 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
   auto filled = db->transaction([&]() -> Result<Outcome> {
     if (auto s = db->exec(k_schema); !s) return fail(s.error());
     if (auto s = db->exec(k_platforms_schema); !s) return fail(s.error());
+    if (auto s = db->exec(k_configs_schema); !s) return fail(s.error());
     for (const auto& d : legacy.manifests) {
       auto record = record_from_descriptor(d);
       if (!record) {
@@ -237,6 +258,8 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
     // Each image is its latest record alone, as index.json named it.
     if (auto s = db->exec("DELETE FROM platforms"); !s) return fail(s.error());
     if (auto s = db->exec(platforms_of_latest().c_str()); !s) return fail(s.error());
+    if (auto s = db->exec("DELETE FROM configs"); !s) return fail(s.error());
+    if (auto s = db->exec(k_configs_of_history); !s) return fail(s.error());
     if (!legacy.manifests.empty()) {
       if (auto s = db->bump_generation(); !s) return fail(s.error());
     }
@@ -248,16 +271,21 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
   return db->exec("PRAGMA journal_mode=WAL");
 }
 
-Status HistoryDb::upgrade_from_2() {
+Status HistoryDb::upgrade(std::int64_t from) {
   return transaction([&]() -> Result<Outcome> {
     // Another process may have brought it up meanwhile.
     Statement version(m_db, "PRAGMA user_version");
     if (!version.step()) return fail(version.status(m_path.string()).error());
-    if (version.integer(0) != 2) return Outcome::roll_back;
-    // Format 2 had one image per module/name, its latest record: so it stays.
-    if (auto s = exec(k_platforms_schema); !s) return fail(s.error());
-    if (auto s = exec(platforms_of_latest().c_str()); !s) return fail(s.error());
-    if (auto s = exec("PRAGMA user_version=3"); !s) return fail(s.error());
+    if (version.integer(0) != from) return Outcome::roll_back;
+    if (from == 2) {
+      // Format 2 had one image per module/name, its latest record: so it stays.
+      if (auto s = exec(k_platforms_schema); !s) return fail(s.error());
+      if (auto s = exec(platforms_of_latest().c_str()); !s) return fail(s.error());
+    }
+    // Formats 2 and 3 kept configurations in the history only: the newest of each is read from it.
+    if (auto s = exec(k_configs_schema); !s) return fail(s.error());
+    if (auto s = exec(k_configs_of_history); !s) return fail(s.error());
+    if (auto s = exec(("PRAGMA user_version=" + std::to_string(k_store_format)).c_str()); !s) return fail(s.error());
     return Outcome::commit;
   });
 }
@@ -302,6 +330,9 @@ Status HistoryDb::append(const Record& r) {
   Statement latest(m_db, "INSERT OR REPLACE INTO latest (module, name, seq) VALUES (?, ?, ?)");
   latest.bind(r.module).bind(r.name).bind(seq).step();
   if (auto s = latest.status(m_path.string()); !s) return s;
+  Statement config(m_db, "INSERT OR REPLACE INTO configs (module, name, config, seq) VALUES (?, ?, ?, ?)");
+  config.bind(r.module).bind(r.name).bind(r.config).bind(seq).step();
+  if (auto s = config.status(m_path.string()); !s) return s;
   if (!r.manifest.platform) return {};
   // It replaces the record of its platform in the image of module/name, and no other.
   Statement platform(m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) VALUES (?, ?, ?, ?)");
@@ -363,6 +394,32 @@ Result<std::optional<Record>> HistoryDb::latest(std::string_view module, std::st
   }
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return std::optional<Record>();
+}
+
+Status HistoryDb::for_each_config_latest(const RecordVisitor& visit) const {
+  std::lock_guard guard(m_mutex);
+  if (m_format < 4) {
+    Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records GROUP BY module, name, config) ORDER BY r.seq");
+    return each_record(q, m_path.string(), visit);
+  }
+  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM configs c JOIN records r ON r.seq = c.seq ORDER BY c.seq");
+  return each_record(q, m_path.string(), visit);
+}
+
+Result<std::vector<Record>> HistoryDb::config_latest_of(std::string_view module, std::string_view name) const {
+  std::lock_guard guard(m_mutex);
+  if (m_format < 4) {
+    Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = ?2 GROUP BY config) "
+                          "ORDER BY r.config");
+    q.bind(module).bind(name);
+    return all_records(q, m_path.string());
+  }
+  Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                        " FROM configs c JOIN records r ON r.seq = c.seq WHERE c.module = ? AND c.name = ? ORDER BY c.config");
+  q.bind(module).bind(name);
+  return all_records(q, m_path.string());
 }
 
 Result<std::vector<Record>> HistoryDb::platform_set(std::string_view module, std::string_view name) const {
@@ -473,6 +530,14 @@ Result<std::size_t> HistoryDb::remove(std::string_view module, std::string_view 
                        "(SELECT 1 FROM records WHERE module = ?1 AND name = ?2)");
   gone.bind(module).bind(name).step();
   if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
+  // Each configuration's newest is the newest entry of it left, or it has none.
+  Statement configs(m_db, "DELETE FROM configs WHERE module = ?1 AND name = ?2");
+  configs.bind(module).bind(name).step();
+  if (auto s = configs.status(m_path.string()); !s) return fail(s.error());
+  Statement refill(m_db, "INSERT INTO configs (module, name, config, seq) SELECT module, name, config, MAX(seq) FROM records "
+                         "WHERE module = ?1 AND name = ?2 GROUP BY config");
+  refill.bind(module).bind(name).step();
+  if (auto s = refill.status(m_path.string()); !s) return fail(s.error());
   // A platform whose record went is made of the newest record of that platform left, or leaves the set.
   const std::string newest_of_platform = "(SELECT MAX(r.seq) FROM records r WHERE r.module = p.module AND r.name = p.name AND " +
                                          platform_of("r") + " = p.platform)";
@@ -510,12 +575,14 @@ Status HistoryDb::set_platforms(std::string_view module, std::string_view name, 
 }
 
 Result<std::size_t> HistoryDb::trim(std::size_t keep) {
-  // An entry goes when `keep` newer entries of its module/name exist; the latest (the newest) stays, and
-  // so does the record of each platform its image is made of.
+  // An entry goes when `keep` newer entries of its module/name and configuration exist, so that one
+  // configuration's builds never push another's records out; the latest (the newest) stays, and so do
+  // each configuration's newest and the record of each platform its image is made of.
   Statement q(m_db,
               "DELETE FROM records WHERE seq IN (SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER "
-              "(PARTITION BY module, name ORDER BY seq DESC) AS n FROM records) WHERE n > ?) "
-              "AND seq NOT IN (SELECT seq FROM latest) AND seq NOT IN (SELECT seq FROM platforms)");
+              "(PARTITION BY module, name, config ORDER BY seq DESC) AS n FROM records) WHERE n > ?) "
+              "AND seq NOT IN (SELECT seq FROM latest) AND seq NOT IN (SELECT seq FROM platforms) "
+              "AND seq NOT IN (SELECT seq FROM configs)");
   q.bind(static_cast<std::int64_t>(keep)).step();
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return static_cast<std::size_t>(sqlite3_changes(m_db));
@@ -551,6 +618,14 @@ Result<std::vector<std::string>> HistoryDb::integrity_problems() const {
                        gone.text(2) + " that is not in the history");
   }
   if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
+  Statement configs(m_db,
+                    "SELECT r.module, r.name, r.config FROM records r LEFT JOIN configs c ON c.module = r.module AND c.name = r.name "
+                    "AND c.config = r.config GROUP BY r.module, r.name, r.config HAVING MAX(r.seq) != MAX(IFNULL(c.seq, -1))");
+  while (configs.step()) {
+    problems.push_back(m_path.string() + ": " + configs.text(0) + "/" + configs.text(1) + " does not name the newest record of configuration \"" +
+                       configs.text(2) + "\" as its latest of that configuration");
+  }
+  if (auto s = configs.status(m_path.string()); !s) return fail(s.error());
   Statement check(m_db, "PRAGMA quick_check");
   while (check.step()) {
     if (auto line = check.text(0); line != "ok") problems.push_back(m_path.string() + ": " + line);

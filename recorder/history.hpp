@@ -26,8 +26,9 @@ struct sqlite3;
 namespace arec {
 
 // The store format this arec writes: 1 was index.json alone, 2 adds arec/history.db, 3 the platforms
-// each module/name's image is made of (a format-2 database is brought to 3 when opened).
-inline constexpr int k_store_format = 3;
+// each module/name's image is made of, 4 the newest record of each configuration (a database of format 2
+// or 3 is brought to 4 when opened by an arec that may write it).
+inline constexpr int k_store_format = 4;
 
 enum class DbAccess { read, write };
 
@@ -52,6 +53,10 @@ class HistoryDb {
   Status for_each_record(const RecordVisitor& visit) const;
   Result<std::vector<Record>> history_of(std::string_view module, std::string_view name) const;
   Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
+  // The newest record of each configuration of each module/name, in the order they were made.
+  Status for_each_config_latest(const RecordVisitor& visit) const;
+  // The newest record of each configuration module/name has records of, by configuration.
+  Result<std::vector<Record>> config_latest_of(std::string_view module, std::string_view name) const;
   // The platforms module/name's image is made of: the newest record of each, by platform text
   // (platform_text). Recording for a platform replaces that platform's; two or more make the image an
   // index over them (see Store::LatestImage).
@@ -97,11 +102,13 @@ class HistoryDb {
  private:
   HistoryDb(sqlite3* db, fs::Path path) : m_db(db), m_path(std::move(path)) {}
   Status exec(const char* sql) const;
-  Status upgrade_from_2();
+  // Brings a database of format `from` (2 or 3) to k_store_format, in one transaction.
+  Status upgrade(std::int64_t from);
   Result<std::vector<Descriptor>> others_where(std::string_view where, std::optional<std::string_view> subject) const;
 
   sqlite3* m_db;
   fs::Path m_path;
+  std::int64_t m_format = k_store_format;  // older only for a reader that may not bring it up
   mutable std::recursive_mutex m_mutex;  // push reads from several threads
 };
 

@@ -560,7 +560,12 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   }
   auto warnings = unrunnable_warnings(request);
   if (!warnings) return fail(warnings.error());
-  auto previous = store.latest(request.module, request.name);
+  std::vector<fs::Path> inputs;
+  for (const auto& e : *entries) {
+    if (e.type == LayerEntry::Type::file && !e.source.empty()) inputs.push_back(e.source);
+  }
+  // What this configuration last recorded: another configuration's latest says nothing of it.
+  auto previous = store.latest_of_config(request.module, request.name, request.config);
   if (!previous) return fail(previous.error());
 
   auto layers = copy_base_layers(request, *base, store);
@@ -599,11 +604,11 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
       (*previous)->revision == revision_of_sources()) {
-    return RecordOutcome{**previous, false, std::move(*warnings)};  // nothing new: no lock, no write
+    return RecordOutcome{**previous, false, std::move(*warnings), std::move(inputs)};  // nothing new: no lock, no write
   }
   auto commit = store.commit(new_record(request, *manifest, revision_of_sources()), *referrers);
   if (!commit) return fail(commit.error());
-  return RecordOutcome{commit->record, commit->changed, std::move(*warnings)};
+  return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(inputs)};
 }
 
 }  // namespace arec

@@ -59,6 +59,7 @@ struct RecordOutcome {
   Record record;
   bool changed = false;  // false when the store already held this digest as the latest
   std::vector<std::string> warnings;
+  std::vector<fs::Path> inputs;  // the host files packed, runtime closure included (for a build's depfile)
 };
 
 // Reads the base, resolves the runtime closure, packs the layers (by origin, within the budget), writes config and manifest, the SBOM

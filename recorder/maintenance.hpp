@@ -46,7 +46,7 @@ struct GcReport {
 
 enum class DryRun { yes, no };
 
-// Keeps the newest `keep` history entries of each module/name (0: all of them) and removes every blob
+// Keeps the newest `keep` history entries of each configuration of each module/name (0: all of them) and removes every blob
 // no history entry or index entry reaches. Waits until no writer is recording, and holds the index lock while it works.
 Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dry_run);
 

@@ -1,5 +1,6 @@
 #include "recorder/record.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 namespace arec {
@@ -13,6 +14,66 @@ void put(Annotations& annotations, std::string_view key, const std::string& valu
 }
 
 }  // namespace
+
+bool is_config_name(std::string_view text) {
+  if (text.empty() || text.size() > 64) return false;
+  return std::ranges::all_of(text, [](char c) { return is_alnum_lower(c) || (c >= 'A' && c <= 'Z') || c == '_'; });
+}
+
+namespace {
+
+std::string shown_config(std::string_view config) { return config.empty() ? std::string("(none)") : std::string(config); }
+
+std::string list_of(const std::vector<std::string>& configs) {
+  std::string out;
+  for (const auto& c : configs) out += (out.empty() ? "" : ", ") + shown_config(c);
+  return out;
+}
+
+}  // namespace
+
+Result<ChosenConfig> choose_config(std::string_view repository, const std::vector<std::string>& recorded, const ConfigChoice& choice) {
+  if (choice.asked) {
+    if (std::ranges::find(recorded, *choice.asked) != recorded.end()) return ChosenConfig{*choice.asked, {}};
+    // A record naming no configuration (recorded outside a build) serves every configuration.
+    if (std::ranges::find(recorded, std::string()) != recorded.end()) return ChosenConfig{std::string(), {}};
+    if (recorded.empty()) return fail_input(std::string(repository) + ": no record of configuration " + *choice.asked);
+    return fail_input(std::string(repository) + ": no record of configuration " + *choice.asked + " (its records are of " +
+                      list_of(recorded) + ")");
+  }
+  if (recorded.size() <= 1) return ChosenConfig{};
+  if (std::ranges::find(recorded, choice.default_config) != recorded.end()) {
+    return ChosenConfig{choice.default_config, std::string(repository) + " has records of " + list_of(recorded) +
+                                                   ": using the default configuration, " + choice.default_config +
+                                                   " (choose another with --config)"};
+  }
+  return fail_input(std::string(repository) + " has records of " + list_of(recorded) + " and none of the default configuration " +
+                    choice.default_config + ": choose one with --config NAME (or set AREC_DEFAULT_CONFIG)");
+}
+
+const Record* newest_of(const std::vector<Record>& history, const ChosenConfig& chosen) {
+  for (auto r = history.rbegin(); r != history.rend(); ++r) {
+    if (!chosen.config || r->config == *chosen.config) return &*r;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> configs_of(const std::vector<Record>& history) {
+  std::vector<std::string> out;
+  for (const auto& r : history) out.push_back(r.config);
+  std::ranges::sort(out);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string latest_tag(std::string_view config, const std::vector<std::string>& recorded, std::string_view default_config) {
+  if (recorded.size() <= 1 || config == default_config) return "latest";
+  std::string tag = "latest-";
+  for (char c : config.empty() ? std::string_view("none") : config) {
+    tag.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : (is_alnum_lower(c) || c == '_' ? c : '-'));
+  }
+  return tag.substr(0, 128);
+}
 
 bool is_path_component(std::string_view text) {
   if (text.empty() || !is_alnum_lower(text.front()) || !is_alnum_lower(text.back())) return false;

@@ -4,9 +4,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "recorder/error.hpp"
 #include "recorder/oci.hpp"
 
 namespace arec {
@@ -59,6 +61,46 @@ Descriptor to_descriptor(const Record& record, Latest latest);
 std::optional<Record> record_from_descriptor(const Descriptor& descriptor);
 
 nlohmann::json to_json(const Record& record);
+
+// ---- Configurations: which record "the latest of module/name" means (ARCHITECTURE.md, "Configurations")
+
+// The configuration a project builds when none is named (CMake's usual release build), unless
+// AREC_DEFAULT_CONFIG or --default-config say otherwise.
+inline constexpr std::string_view k_default_config = "Release";
+
+// True for a build configuration's name as arec takes it: 1 to 64 of [A-Za-z0-9_] (what CMake's
+// $<CONFIG:...> compares), so that it is one word in a request and a tag (latest-<name>) from it.
+bool is_config_name(std::string_view text);
+
+// What the command line or a request asks for.
+struct ConfigChoice {
+  std::optional<std::string> asked;                   // --config, or a request's ?config=
+  std::string default_config{k_default_config};       // used when several are recorded and none was asked
+};
+
+struct ChosenConfig {
+  // The configuration whose newest record is meant; nothing when any record is (one configuration, or
+  // none, recorded: the latest, as before configurations were told apart).
+  std::optional<std::string> config;
+  std::string note;  // when the default was used among several: says so, for the caller to show
+};
+
+// Which configuration `repository` means, given the configurations it has records of (`recorded`,
+// "" for records that name none). Asked for: that one, else the records naming none (they serve every
+// configuration), else an error naming those recorded. Not asked
+// for: any, where one is recorded; the default, where several are (with a note); an error where
+// several are and the default is not among them. Never "whichever was built last".
+Result<ChosenConfig> choose_config(std::string_view repository, const std::vector<std::string>& recorded, const ConfigChoice& choice);
+
+// The newest of `history` (oldest first) in the chosen configuration, or null.
+const Record* newest_of(const std::vector<Record>& history, const ChosenConfig& chosen);
+
+// The configurations of `history`, each once, sorted.
+std::vector<std::string> configs_of(const std::vector<Record>& history);
+
+// The registry tag that names the latest record of `config` in a push: `latest` for the default
+// configuration (or the only one recorded), `latest-<config in lower case>` for the others.
+std::string latest_tag(std::string_view config, const std::vector<std::string>& recorded, std::string_view default_config);
 
 // The current time as RFC 3339 UTC ("2026-12-02T11:39:53Z").
 std::string now_rfc3339();

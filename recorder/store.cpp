@@ -483,6 +483,110 @@ Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view m
   return std::optional<LatestImage>(std::move(*image));
 }
 
+Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view module, std::string_view name,
+                                                             const std::optional<std::string>& config) const {
+  auto image = latest_image(module, name);
+  if (!image || !*image || !config) return image;
+  // The image of module/name is of this configuration already: nothing else to do.
+  if (std::ranges::all_of((*image)->platforms, [&](const Record& r) { return r.config == *config; })) return image;
+  auto history = history_of(module, name);
+  if (!history) return fail(history.error());
+  const Record* newest = newest_of(*history, ChosenConfig{config, {}});
+  if (newest == nullptr) return std::optional<LatestImage>();
+  // Each platform of the image, as this configuration last recorded it.
+  std::vector<Record> set;
+  for (const auto& p : (*image)->platforms) {
+    if (!p.manifest.platform) continue;
+    for (auto r = history->rbegin(); r != history->rend(); ++r) {
+      if (r->config == *config && r->manifest.platform && platform_text(*r->manifest.platform) == platform_text(*p.manifest.platform)) {
+        set.push_back(*r);
+        break;
+      }
+    }
+  }
+  auto chosen = image_of(*newest, set.size() >= 2 ? std::move(set) : std::vector<Record>());
+  if (!chosen) return fail(chosen.error());
+  return std::optional<LatestImage>(std::move(*chosen));
+}
+
+Result<std::vector<Record>> Store::config_latest_of(std::string_view module, std::string_view name) const {
+  if (m_history) return m_history->config_latest_of(module, name);
+  auto latest = this->latest(module, name);
+  if (!latest) return fail(latest.error());
+  return *latest ? std::vector<Record>{**latest} : std::vector<Record>();
+}
+
+Result<std::optional<Record>> Store::latest_of_config(std::string_view module, std::string_view name, std::string_view config) const {
+  auto lines = config_latest_of(module, name);
+  if (!lines) return fail(lines.error());
+  for (auto& r : *lines) {
+    if (r.config == config) return std::optional<Record>(std::move(r));
+  }
+  return std::optional<Record>();
+}
+
+Status Store::for_each_config_latest(const HistoryDb::RecordVisitor& visit) const {
+  if (m_history) return m_history->for_each_config_latest(visit);
+  return for_each_record(History::latest, visit);
+}
+
+Result<Store::Chosen> Store::latest(std::string_view module, std::string_view name, const ConfigChoice& choice) const {
+  auto lines = config_latest_of(module, name);
+  if (!lines) return fail(lines.error());
+  if (lines->empty()) return Chosen{};
+  std::vector<std::string> recorded;
+  for (const auto& r : *lines) recorded.push_back(r.config);
+  auto chosen = choose_config(std::string(module) + "/" + std::string(name), recorded, choice);
+  if (!chosen) return fail(chosen.error());
+  if (!chosen->config) {
+    // One configuration: the latest, exactly as before configurations were told apart.
+    auto latest = this->latest(module, name);
+    if (!latest) return fail(latest.error());
+    return Chosen{std::move(*latest), {}};
+  }
+  for (auto& r : *lines) {
+    if (r.config == *chosen->config) return Chosen{std::move(r), std::move(chosen->note)};
+  }
+  return Chosen{};
+}
+
+Result<std::vector<Record>> Store::latest_records(const ConfigChoice& choice, std::vector<std::string>& notes) const {
+  auto lines = config_latest_records(ConfigChoice{std::nullopt, choice.default_config});
+  if (!lines) return fail(lines.error());
+  std::map<std::string, std::vector<std::string>> recorded;  // repository -> its configurations
+  for (const auto& r : *lines) recorded[r.repository()].push_back(r.config);
+  std::map<std::string, std::optional<std::string>> chosen;  // repository -> its configuration, when it has one
+  for (auto& [repository, configs] : recorded) {
+    std::ranges::sort(configs);
+    auto c = choose_config(repository, configs, choice);
+    if (!c) {
+      if (!choice.asked) notes.push_back(c.error().message + "; left out");
+      continue;
+    }
+    if (!c->note.empty()) notes.push_back(std::move(c->note));
+    chosen.emplace(repository, std::move(c->config));
+  }
+  std::vector<Record> out;
+  for (auto& r : *lines) {
+    const auto it = chosen.find(r.repository());
+    if (it == chosen.end() || (it->second && r.config != *it->second)) continue;
+    out.push_back(std::move(r));
+  }
+  // Where one configuration is recorded, its newest is the latest (the same entry), so this is the
+  // latest of each module/name in the order they became latest, as before configurations were told apart.
+  return out;
+}
+
+Result<std::vector<Record>> Store::config_latest_records(const ConfigChoice& choice) const {
+  std::vector<Record> out;
+  auto s = for_each_config_latest([&](Record&& r) -> Status {
+    if (!choice.asked || r.config == *choice.asked) out.push_back(std::move(r));
+    return {};
+  });
+  if (!s) return fail(s.error());
+  return out;
+}
+
 Result<std::map<std::string, Store::LatestImage>> Store::indexes() const {
   std::map<std::string, LatestImage> out;
   if (!m_history) return out;
@@ -673,10 +777,13 @@ Result<Store::Commit> Store::commit(const Record& record, const std::vector<Desc
   std::optional<Record> existing;
   bool changed = false;
   auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
-    auto latest = (*db)->latest(record.module, record.name);
-    if (!latest) return fail(latest.error());
-    // A newer revision of the same bytes is appended: the history keeps every revision that built them.
-    if (*latest && (*latest)->manifest.digest == record.manifest.digest && (*latest)->revision == record.revision) {
+    // Nothing new when its own configuration's latest has this digest and revision: another
+    // configuration's record of the same bytes does not stand for it, and a newer revision of the same
+    // bytes is appended, so the history keeps every revision that built them.
+    auto lines = (*db)->config_latest_of(record.module, record.name);
+    if (!lines) return fail(lines.error());
+    const auto latest = std::ranges::find(*lines, record.config, &Record::config);
+    if (latest != lines->end() && latest->manifest.digest == record.manifest.digest && latest->revision == record.revision) {
       existing = std::move(*latest);
     } else {
       if (auto a = (*db)->append(record); !a) return fail(a.error());

@@ -130,6 +130,27 @@ class Store : public Layout {
   // The latest record of module/name, if any. Reads without the lock (WAL readers never wait).
   Result<std::optional<Record>> latest(std::string_view module, std::string_view name) const;
 
+  // ---- Configurations (ARCHITECTURE.md, "Configurations")
+  // The newest record of each configuration of module/name, by configuration.
+  Result<std::vector<Record>> config_latest_of(std::string_view module, std::string_view name) const;
+  // The newest record of module/name in `config` ("": records naming none), if any.
+  Result<std::optional<Record>> latest_of_config(std::string_view module, std::string_view name, std::string_view config) const;
+  // The newest record of each configuration of each module/name, in the order they were made.
+  Status for_each_config_latest(const HistoryDb::RecordVisitor& visit) const;
+  // The latest record of module/name in the configuration `choice` means (choose_config), and the note
+  // saying the default was used, if it was. Nothing when module/name has no record at all.
+  struct Chosen {
+    std::optional<Record> record;
+    std::string note;
+  };
+  Result<Chosen> latest(std::string_view module, std::string_view name, const ConfigChoice& choice) const;
+  // The latest record of each module/name in the configuration `choice` means, in the order they were
+  // made. A module/name without a record of the configuration asked for is left out; one whose
+  // configurations leave the choice open (several, none the default) is left out with a note.
+  Result<std::vector<Record>> latest_records(const ConfigChoice& choice, std::vector<std::string>& notes) const;
+  // The newest record of each configuration of every module/name (choice.asked: of that one only).
+  Result<std::vector<Record>> config_latest_records(const ConfigChoice& choice) const;
+
   // What `module/name` (its latest) names: the newest record's manifest when module/name has records
   // of one platform, else an OCI image index over the newest record of each platform, sorted by
   // platform so that the same set always gives the same bytes and digest.
@@ -140,6 +161,10 @@ class Store : public Layout {
     bool is_index() const { return !index.empty(); }
   };
   Result<std::optional<LatestImage>> latest_image(std::string_view module, std::string_view name) const;
+  // The same in one configuration (nothing: any, as above): its newest record, or an index over its
+  // newest record of each platform the image of module/name is made of, when that gives two or more.
+  Result<std::optional<LatestImage>> latest_image(std::string_view module, std::string_view name,
+                                                  const std::optional<std::string>& config) const;
   // The images of the module/names made of several platforms (indexes), by "module/name", read in one
   // query: every other module/name's image is its latest record.
   Result<std::map<std::string, LatestImage>> indexes() const;

@@ -93,29 +93,43 @@ struct RecordPlan {
   std::vector<std::string> tags;
 };
 
-// The tags of each record: the newest pushed of each module/name (by the store's history) gets the
-// extra tags, and `latest` when it is the store's latest record of that name.
+// The tags of each record: the store's latest record of each configuration of a module/name (by its
+// history) gets `latest` (the default configuration's, or the only one's) or `latest-<config>` (the
+// others', so that a Debug build never moves `latest`); the newest pushed of each module/name among those
+// of the default configuration (any, where none is) gets the extra tags.
 Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const std::vector<Record>& records, const PushTags& tags) {
   std::vector<std::vector<std::string>> out(records.size());
   if (tags.latest == LatestTag::no && tags.extra.empty()) return out;
   // Each module/name's own history orders its records: the store's whole history is never read.
-  std::map<std::string, std::size_t> position;  // identity -> place in its module/name's history
-  std::map<std::string, std::string> latest;    // repository -> identity of the store's latest
+  std::map<std::string, std::size_t> position;                 // identity -> place in its module/name's history
+  std::map<std::string, std::string> latest_of_config;         // repository + " " + config -> identity of its newest
+  std::map<std::string, std::vector<std::string>> configs;     // repository -> the configurations it has records of
   for (const auto& r : records) {
-    if (latest.contains(r.repository())) continue;
+    if (configs.contains(r.repository())) continue;
     auto history = store.history_of(r.module, r.name);
     if (!history) return fail(history.error());
-    for (std::size_t i = 0; i < history->size(); ++i) position[(*history)[i].identity()] = i;
-    latest[r.repository()] = history->empty() ? std::string() : history->back().identity();
+    for (std::size_t i = 0; i < history->size(); ++i) {
+      const auto& h = (*history)[i];
+      position[h.identity()] = i;
+      latest_of_config[h.repository() + " " + h.config] = h.identity();
+    }
+    configs[r.repository()] = configs_of(*history);
   }
+  const auto latest_tag_of = [&](const Record& r) { return latest_tag(r.config, configs[r.repository()], tags.default_config); };
   std::map<std::string, std::size_t> newest;  // repository -> index into records
   for (std::size_t i = 0; i < records.size(); ++i) {
-    auto [it, added] = newest.try_emplace(records[i].repository(), i);
-    if (!added && position[records[i].identity()] > position[records[it->second].identity()]) it->second = i;
+    const auto& r = records[i];
+    if (tags.latest == LatestTag::yes && latest_of_config[r.repository() + " " + r.config] == r.identity()) {
+      out[i].push_back(latest_tag_of(r));
+    }
+    auto [it, added] = newest.try_emplace(r.repository(), i);
+    if (added) continue;
+    // A record of the default configuration is preferred to another's, then the newer.
+    const bool default_now = latest_tag_of(r) == "latest";
+    const bool default_then = latest_tag_of(records[it->second]) == "latest";
+    if (default_now != default_then ? default_now : position[r.identity()] > position[records[it->second].identity()]) it->second = i;
   }
   for (const auto& [repository, i] : newest) {
-    const bool is_latest = latest[repository] == records[i].identity();
-    if (tags.latest == LatestTag::yes && is_latest) out[i].push_back("latest");
     for (const auto& tag : tags.extra) {
       if (std::ranges::find(out[i], tag) == out[i].end()) out[i].push_back(tag);
     }

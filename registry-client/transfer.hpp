@@ -67,6 +67,9 @@ enum class LatestTag { no, yes };
 struct PushTags {
   LatestTag latest = LatestTag::yes;
   std::vector<std::string> extra;  // --tag: on the newest pushed record of each module/name
+  // Whose latest record is tagged `latest` where a module/name has records of several configurations
+  // (the others' are tagged latest-<config>).
+  std::string default_config{k_default_config};
 };
 
 // ---- push planning: what a push sends, decided before any blob moves ----

@@ -34,13 +34,14 @@ class Records {
  public:
   Records() : m_store(*Store::open(m_tmp / "store")) {}
 
-  Record record(const std::string& module, const std::string& name, const std::string& content) {
+  Record record(const std::string& module, const std::string& name, const std::string& content, const std::string& config = "") {
     write_file(m_tmp / "src" / module / name / "app", content);
     RecordRequest request;
     request.module = module;
     request.name = name;
     request.entries = *collect_entries({*parse_layer_input(LayerInput::Kind::directory, (m_tmp / "src" / module / name).string() + "=/srv")});
     request.threads = 1;
+    request.config = config;
     auto outcome = record_image(request, m_store);
     EXPECT_TRUE(outcome) << outcome.error().message;
     return outcome->record;
@@ -65,11 +66,11 @@ const RecordReader k_no_store = [] { return Result<std::vector<Record>>(std::vec
 
 Result<Composed> compose_text(std::string_view text, const NodeSettings& s, const RecordReader& reader = k_no_store,
                               Strictness strictness = Strictness::lenient) {
-  return compose(text, {"deploy.yaml.in", "", TemplateFormat::text, strictness}, s, reader);
+  return compose(text, {"deploy.yaml.in", "", TemplateFormat::text, strictness, {}}, s, reader);
 }
 
 Result<Composed> compose_json(std::string_view text, const NodeSettings& s, const RecordReader& reader = k_no_store) {
-  return compose(text, {"deploy.json", "", TemplateFormat::json, Strictness::lenient}, s, reader);
+  return compose(text, {"deploy.json", "", TemplateFormat::json, Strictness::lenient, {}}, s, reader);
 }
 
 std::string composed_text(std::string_view text, const NodeSettings& s, const RecordReader& reader = k_no_store) {
@@ -325,7 +326,7 @@ TEST(Compose, AFillThatJoinsTheTextAroundItIntoANewRequestIsAnError) {
 
 TEST(Compose, MalformedRequestsAreErrors) {
   EXPECT_EQ(error_of(compose_text("x: arec://image/mesh\n", settings())),
-            "deploy.yaml.in:1: arec://image/mesh: expected arec://image/MODULE/NAME[:TAG][@sha256:HEX]");
+            "deploy.yaml.in:1: arec://image/mesh: expected arec://image/MODULE/NAME[:TAG][@sha256:HEX][?config=CONFIG]");
 }
 
 TEST(Compose, EveryProblemIsListed) {
@@ -407,6 +408,58 @@ TEST(ComposeFormat, JsonByFileName) {
   EXPECT_EQ(format_of("deploy.json.in"), TemplateFormat::json);
   EXPECT_EQ(format_of("deploy.yaml.in"), TemplateFormat::text);
   EXPECT_EQ(format_of("json"), TemplateFormat::text);
+}
+
+TEST(ScanRequests, AnImageRequestMayNameItsConfiguration) {
+  const std::string text = "a: arec://image/team/api?config=Release b: arec://image/team/api:v1@sha256:" + std::string(64, 'a') +
+                           "?config=Debug_2 c: arec://image/team/api?page=2 d: arec://image/team/api?config=";
+  const auto found = scan_requests(text);
+  ASSERT_EQ(found.size(), 4U);
+  EXPECT_EQ(found[0].kind, Request::Kind::image);
+  EXPECT_EQ(found[0].config, "Release");
+  EXPECT_EQ(found[0].text(text), "arec://image/team/api?config=Release");
+  EXPECT_EQ(found[1].config, "Debug_2");
+  EXPECT_EQ(found[1].tag, "v1");
+  // Any other query is not part of the request, as before.
+  EXPECT_EQ(found[2].kind, Request::Kind::image);
+  EXPECT_EQ(found[2].text(text), "arec://image/team/api");
+  EXPECT_EQ(found[2].config, "");
+  EXPECT_EQ(found[3].kind, Request::Kind::malformed);
+  EXPECT_EQ(found[3].problem, "expected a configuration (1 to 64 of A-Z, a-z, 0-9 and _) after ?config=");
+}
+
+TEST(Compose, AnImageIsTheLatestOfTheConfigurationMeant) {
+  Records records;
+  const auto release = records.record("team", "api", "release", "Release");
+  const auto debug = records.record("team", "api", "debug", "Debug");
+  const auto s = settings();
+  const std::string at = "10.20.0.11:5000/team/api@";
+  // Without a configuration: the default, Release, never the one built last; and it says so.
+  auto plain = compose_text("arec://image/team/api", s, records.reader());
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->text, at + release.manifest.digest.str());
+  ASSERT_EQ(plain->notes.size(), 1U);
+  EXPECT_EQ(plain->notes[0], "team/api has records of Debug, Release: using the default configuration, Release (choose another with --config)");
+  EXPECT_EQ(composed_text("arec://image/team/api?config=Debug", s, records.reader()), at + debug.manifest.digest.str());
+  // compose --config, and the default configuration, as the command line passes them.
+  auto asked = compose("arec://image/team/api", {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{"Debug"}}, s, records.reader());
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(asked->text, at + debug.manifest.digest.str());
+  auto other_default =
+      compose("arec://image/team/api", {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{std::nullopt, "Debug"}}, s,
+              records.reader());
+  ASSERT_TRUE(other_default);
+  EXPECT_EQ(other_default->text, at + debug.manifest.digest.str());
+  // A configuration with no record is refused, naming those recorded.
+  auto missing = compose_text("x: arec://image/team/api?config=MinSizeRel", s, records.reader());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("team/api: no record of configuration MinSizeRel (its records are of Debug, Release)"),
+            std::string::npos)
+      << missing.error().message;
+  // A digest of another configuration than the one named is no record of it.
+  auto mismatch = compose_text("arec://image/team/api@" + debug.manifest.digest.str() + "?config=Release", s, records.reader());
+  ASSERT_FALSE(mismatch);
+  EXPECT_NE(mismatch.error().message.find("in configuration Release"), std::string::npos) << mismatch.error().message;
 }
 
 }  // namespace

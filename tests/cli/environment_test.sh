@@ -4,7 +4,7 @@
 # place of their variables; the defaults hold when nothing is set.
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
-unset AREC_STORE AREC_NODES AREC_SELF AREC_CA_FILE AREC_THREADS AREC_SYNC AREC_LOCK_TIMEOUT AREC_CHUNK_SIZE \
+unset AREC_STORE AREC_NODES AREC_SELF AREC_CA_FILE AREC_DEFAULT_CONFIG AREC_THREADS AREC_SYNC AREC_LOCK_TIMEOUT AREC_CHUNK_SIZE \
   AREC_RETRY_BUDGET AREC_STALL_TIMEOUT AREC_MIN_RATE SOURCE_DATE_EPOCH
 export AREC_STORE=$T/store
 echo app >"$T/app"
@@ -20,6 +20,7 @@ bad() { # VARIABLE VALUE message
   expect_eq "$before" "$(tree_state "$T/store")" "store after $1=$2"
 }
 bad AREC_THREADS abc "not a count (a whole number from 1 to 256)"
+bad AREC_DEFAULT_CONFIG "Rel ease" "not a configuration (1 to 64 of A-Z, a-z, 0-9 and _)"
 bad AREC_THREADS 0 "at least 1"
 bad AREC_SYNC yes "not a switch (on or off)"
 bad AREC_LOCK_TIMEOUT 3junk "not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)"

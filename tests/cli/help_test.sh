@@ -17,12 +17,12 @@ expect_not_contains "$commands" "__man" "hidden commands"
 note "where the store and the node settings come from, and every variable"
 expect_contains "$main" "The store is --store, else AREC_STORE, else \$XDG_DATA_HOME/arec/store, else ~/.local/share/arec/store."
 expect_contains "$main" "The node settings are --nodes, else AREC_NODES, else built in: one node \"local\" (this machine)"
-for v in AREC_STORE AREC_NODES AREC_SELF AREC_CA_FILE AREC_THREADS AREC_SYNC AREC_LOCK_TIMEOUT AREC_CHUNK_SIZE \
+for v in AREC_STORE AREC_NODES AREC_SELF AREC_CA_FILE AREC_DEFAULT_CONFIG AREC_THREADS AREC_SYNC AREC_LOCK_TIMEOUT AREC_CHUNK_SIZE \
   AREC_RETRY_BUDGET AREC_STALL_TIMEOUT AREC_MIN_RATE SOURCE_DATE_EPOCH XDG_DATA_HOME HOME DOCKER_CONFIG REGISTRY_AUTH_FILE XDG_RUNTIME_DIR; do
   grep -qE "^  $v +[A-Za-z]" <<<"$main" || fail "arec --help does not list $v"
 done
-expect_contains "$main" "  AREC_THREADS        Compression threads of record, unless --threads. Default: all cores. Accepts a
-                      whole number from 1 to 256."
+expect_contains "$main" "  AREC_THREADS         Compression threads of record, unless --threads. Default: all cores. Accepts
+                       a whole number from 1 to 256."
 long=$(sed -n '/^Environment/,$p' <<<"$main" | awk 'length > 100')
 expect_eq "" "$long" "lines of the environment list longer than 100 columns"
 

@@ -76,13 +76,26 @@ TEST(Settings, TheDefaultStoreFollowsXdgDataHome) {
 }
 
 TEST(Settings, FlagsTakeThePlaceOfTheirVariables) {
-  auto s = read_settings(Flags{"/flag-store", "/flag-nodes.json", "n3", "/flag-ca.pem"},
-                         env_of({{"AREC_STORE", "/s"}, {"AREC_NODES", "/n.json"}, {"AREC_SELF", "n2"}, {"AREC_CA_FILE", "/ca.pem"}}));
+  auto s = read_settings(Flags{"/flag-store", "/flag-nodes.json", "n3", "/flag-ca.pem", "Debug"},
+                         env_of({{"AREC_STORE", "/s"}, {"AREC_NODES", "/n.json"}, {"AREC_SELF", "n2"}, {"AREC_CA_FILE", "/ca.pem"},
+                                 {"AREC_DEFAULT_CONFIG", "RelWithDebInfo"}}));
   ASSERT_TRUE(s);
+  EXPECT_EQ(s->default_config, "Debug");
   EXPECT_EQ(s->store, "/flag-store");
   EXPECT_EQ(s->nodes, "/flag-nodes.json");
   EXPECT_EQ(s->self, "n3");
   EXPECT_EQ(s->client.ca_file, "/flag-ca.pem");
+}
+
+TEST(Settings, TheDefaultConfigurationIsReleaseUnlessTheVariableNamesAnother) {
+  auto s = read_settings(Flags{}, env_of({}));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->default_config, "Release");
+  auto named = read_settings(Flags{}, env_of({{"AREC_DEFAULT_CONFIG", "MinSizeRel"}}));
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->default_config, "MinSizeRel");
+  EXPECT_EQ(error_of({{"AREC_DEFAULT_CONFIG", "Min Size"}}),
+            "AREC_DEFAULT_CONFIG=Min Size: not a configuration (1 to 64 of A-Z, a-z, 0-9 and _)");
 }
 
 TEST(Settings, AnEmptyVariableIsUnset) {

@@ -50,14 +50,15 @@ void check_scan(std::string_view text) {
     require(r.offset >= previous_end, "a filled request does not overlap the next");
     require(r.line == 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(r.offset), '\n')),
             "a request's line counts the newlines before it");
-    for (auto part : {r.service, r.module, r.name, r.tag, r.digest, r.written}) require(within(part, text), "parts are views of the text");
+    for (auto part : {r.service, r.module, r.name, r.tag, r.digest, r.config, r.written}) require(within(part, text), "parts are views of the text");
     if (r.kind == Kind::malformed) require(!r.problem.empty(), "a malformed request says what is wrong");
     if (!fillable(r.kind)) continue;
     previous_end = r.offset + r.length;
     // A request ends where its grammar ends: read on its own, it is the same request.
     const auto alone = arec::scan_requests(r.text(text));
     require(alone.size() == 1 && alone[0].kind == r.kind && alone[0].length == r.length && alone[0].service == r.service &&
-                alone[0].module == r.module && alone[0].name == r.name && alone[0].tag == r.tag && alone[0].digest == r.digest,
+                alone[0].module == r.module && alone[0].name == r.name && alone[0].tag == r.tag && alone[0].digest == r.digest &&
+                alone[0].config == r.config,
             "a request reads the same on its own");
   }
 }
@@ -73,10 +74,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool store_fails = (data[0] & 4) != 0;
   const arec::RecordReader read_records = [&]() -> arec::Result<std::vector<arec::Record>> {
     if (store_fails) return arec::fail_input("index.json: malformed JSON at byte 1");
-    return std::vector{record("mesh", "controlplane", 'a'), record("mesh", "agent", 'b'), record("mesh", "controlplane", 'c')};
+    // mesh/controlplane of two configurations: a request without ?config= means the default's, Release.
+    auto debug = record("mesh", "controlplane", 'a');
+    debug.config = "Debug";
+    auto release = record("mesh", "controlplane", 'c');
+    release.config = "Release";
+    return std::vector{debug, record("mesh", "agent", 'b'), release};
   };
   arec::ComposeOptions options{"deploy.yaml.in", "store", (data[0] & 1) ? arec::TemplateFormat::json : arec::TemplateFormat::text,
-                               (data[0] & 2) ? arec::Strictness::strict : arec::Strictness::lenient};
+                               (data[0] & 2) ? arec::Strictness::strict : arec::Strictness::lenient, arec::ConfigChoice{}};
   const auto composed = arec::compose(text, options, nodes, read_records);
   if (!composed) {
     require(composed.error().message.find(options.source) != std::string::npos, "an error names the template");

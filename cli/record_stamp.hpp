@@ -1,0 +1,36 @@
+// `arec record --stamp`: what the CMake module's recording step leaves for the build tool, so that a
+// change to any input records again and a build that changes none records nothing (ARCHITECTURE.md,
+// "The CMake module").
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "recorder/error.hpp"
+#include "recorder/fs.hpp"
+
+namespace arec::cli {
+
+// The host files and directories a record was made from: every file packed (the target, FILES, the
+// files of DIRECTORIES trees and the runtime closure) and every directory of a DIRECTORIES tree, whose
+// modification time changes when an entry is added or removed.
+struct RecordInputs {
+  std::vector<fs::Path> files;
+  std::vector<fs::Path> directories;
+};
+
+// Each directory of the trees at `roots`, the roots included, never followed through symlinks.
+std::vector<fs::Path> directories_under(const std::vector<fs::Path>& roots);
+
+// Warnings for inputs modified at or after `started` (when the recording began): something else in
+// the same build writes them while they are recorded, so the record may hold neither the old content
+// nor the new one, and the build cannot know it must record again. `record` names the record.
+std::vector<std::string> moving_input_warnings(const RecordInputs& inputs, std::filesystem::file_time_type started,
+                                               const std::string& record);
+
+// Writes `<stamp>.d`, a Makefile rule "<stamp>: <every input>", then touches `stamp`, both atomically.
+// Written only once the record is committed: a failed recording leaves no stamp, so it runs again.
+Status write_record_stamp(const fs::Path& stamp, const RecordInputs& inputs);
+
+}  // namespace arec::cli
