@@ -561,8 +561,10 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   auto warnings = unrunnable_warnings(request);
   if (!warnings) return fail(warnings.error());
   std::vector<fs::Path> inputs;
-  for (const auto& e : *entries) {
-    if (e.type == LayerEntry::Type::file && !e.source.empty()) inputs.push_back(e.source);
+  for (const auto& group : *groups) {
+    for (const auto& e : group.entries) {
+      if (e.type == LayerEntry::Type::file && !e.source.empty()) inputs.push_back(e.source);
+    }
   }
   // What this configuration last recorded: another configuration's latest says nothing of it.
   auto previous = store.latest_of_config(request.module, request.name, request.config);
