@@ -121,5 +121,25 @@ TEST_F(BundleTest, ExportThenImportKeepsTheHistoryAndTheBytes) {
   EXPECT_EQ(again->records_present, 2);
 }
 
+TEST(ModeString, SpecialBitsAndKindsAsTarShowsThem) {
+  LayerFile f;
+  f.mode = 04755;
+  EXPECT_EQ(mode_string(f), "-rwsr-xr-x");
+  f.mode = 02644;
+  EXPECT_EQ(mode_string(f), "-rw-r-Sr--");
+  f.type = LayerFile::Type::directory;
+  f.mode = 01777;
+  EXPECT_EQ(mode_string(f), "drwxrwxrwt");
+  f.type = LayerFile::Type::other;
+  f.other_kind = 'c';
+  f.mode = 0666;
+  EXPECT_EQ(mode_string(f), "crw-rw-rw-");
+  f.major = 1;
+  f.minor = 3;
+  const auto json = to_json(f);
+  EXPECT_EQ(json["major"], 1);
+  EXPECT_EQ(json["minor"], 3);
+}
+
 }  // namespace
 }  // namespace arec
