@@ -155,8 +155,12 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
     // "--threads: 40000: at most 256", from number_check: "--threads 40000: at most 256".
     if (const auto colon = what.find(": "); colon != std::string::npos && what.starts_with("--")) {
       const auto rest = what.substr(colon + 2);
-      const auto next = rest.find(": ");
-      if (next != std::string::npos && rest.substr(0, next).find(' ') == std::string::npos) what = what.substr(0, colon) + " " + rest;
+      for (const char* reason : {": at least ", ": at most ", ": too large ", ": not a "}) {
+        if (rest.find(reason) != std::string::npos) {
+          what = what.substr(0, colon) + " " + rest;
+          break;
+        }
+      }
     }
   } else if (type == "ConversionError") {
     // "Could not convert: --jobs = abc"
