@@ -274,13 +274,15 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
                       {"uploaded", outcome->pushed.uploaded},
                       {"mounted", outcome->pushed.mounted},
                       {"skipped", outcome->pushed.skipped},
+                      {"tags", outcome->tags},
                       {"verified", outcome->verified}};
     json["templates"] = templates;
     print();
     return 0;
   }
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
-            << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->verified << " manifests verified\n";
+            << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->tags
+            << (outcome->tags == 1 ? " other tag" : " other tags") << " copied; " << outcome->verified << " manifests verified\n";
   std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in " << globals.settings.nodes << ".bak\n";
   std::cout << "\ncompose again what was composed from them:\n";
   if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";

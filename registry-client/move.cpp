@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -178,6 +179,47 @@ std::optional<std::string> moved_text(std::string_view text, const std::string& 
   return std::nullopt;
 }
 
+// The tag a referrer is kept under where a registry has no referrers API: arec pushes it itself, with
+// the record it refers to.
+bool is_referrer_tag(std::string_view tag) { return tag.starts_with("sha256-") && tag.size() == 7 + 64; }
+
+// Every tag but `latest` of a recorded repository at the old registry ("1.0"), put at the new one on the
+// record it names there. A tag on an image that is no record of the store (pushed by hand) is said and
+// left. Returns how many tags were copied.
+Result<int> copy_other_tags(Store& store, const MovePlan& plan, const TransferOptions& options) {
+  std::set<std::string> recorded;
+  for (const auto& r : plan.records) recorded.insert(r.repository());
+  auto catalog = read_catalog(plan.from, options);
+  if (!catalog) return fail(catalog.error());
+  std::optional<std::vector<Record>> history;
+  int copied = 0;
+  for (const auto& entry : *catalog) {
+    if (!recorded.contains(entry.repository)) continue;
+    for (const auto& tag : entry.tags) {
+      if (tag == "latest" || is_referrer_tag(tag)) continue;
+      auto pulled = pull_image(store, Reference{plan.from.host, entry.repository, tag, ""}, plan.from, options);
+      if (!pulled) return fail(pulled.error());
+      if (!history) {
+        auto all = store.records(History::all);
+        if (!all) return fail(all.error());
+        history = std::move(*all);
+      }
+      const auto named = std::ranges::find_if(*history, [&](const Record& r) {
+        return r.repository() == entry.repository && r.manifest.digest == pulled->image.digest;
+      });
+      if (named == history->end()) {
+        spdlog::warn("{}/{}:{} names {}, which is no record of the store: the tag is not copied", plan.from.host,
+                     entry.repository, tag, pulled->image.digest.str());
+        continue;
+      }
+      auto pushed = push_records(store, {*named}, PushTags{LatestTag::no, {tag}}, plan.to, options);
+      if (!pushed) return fail(pushed.error());
+      ++copied;
+    }
+  }
+  return copied;
+}
+
 }  // namespace
 
 std::string settings_diff(const MovePlan& plan, std::string_view name) {
@@ -297,6 +339,9 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
   auto pushed = push_records(store, plan.records, PushTags{LatestTag::yes, {}}, plan.to, options);
   if (!pushed) return fail(pushed.error());
   outcome.pushed = std::move(*pushed);
+  auto tags = copy_other_tags(store, plan, options);
+  if (!tags) return fail(tags.error());
+  outcome.tags = *tags;
   auto verified = verify_records(plan.records, plan.to, options, &store);
   if (!verified) return fail(verified.error());
   for (const auto& item : *verified) {

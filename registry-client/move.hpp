@@ -37,12 +37,14 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
 struct MoveOutcome {
   int pulled = 0;        // records fetched from the old registry because the store lacked blobs
   PushSummary pushed;    // what went to the new registry
+  int tags = 0;          // tags besides `latest` of recorded repositories, copied on the records they name
   std::size_t verified = 0;
 };
 
 // Copies the plan's records to the new registry by digest, streamed, skipping what is there: from the
 // store when it holds all of a record's blobs (the same bytes, by their digests), otherwise from the
-// old registry through the store. Then checks every manifest digest at the new registry. Interrupted
+// old registry through the store; every other tag of a recorded repository at the old registry goes
+// along on the record it names. Then checks every manifest digest at the new registry. Interrupted
 // and run again, it picks up where it stopped. Nothing is deleted anywhere.
 Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, const TransferOptions& options);
 

@@ -10,8 +10,9 @@ start_registry NEW new
 mesh_settings "${OLD##*:}" 1
 old_cp=$(program controlplane | cut -d@ -f2)
 new_cp=$(program controlplane | cut -d@ -f2)
-builder=$(program builder | cut -d@ -f2)
+builder=$(program builder 200000 | cut -d@ -f2)
 expect_exit 0 "$AREC" push
+expect_exit 0 "$AREC" push "mesh/controlplane@$old_cp" --no-latest --tag 1.0
 
 note "the store loses the builder's layer, which only the old registry still has"
 layer=$(jq -r '.layers[0].digest' "$AREC_STORE/blobs/sha256/${builder#sha256:}")
@@ -26,9 +27,9 @@ expect_contains "$OUT" "records to copy (2)"
 expect_exit 0 "$AREC" move --to n2 --port "${NEW##*:}" --history
 expect_contains "$OUT" "records to copy (3)"
 
-note "--apply copies with the settings of a push: AREC_CHUNK_SIZE sends each blob larger than 1k in chunks"
-AREC_CHUNK_SIZE=1k expect_exit 0 "$AREC" -v move --to n2 --port "${NEW##*:}" --history --apply
-expect_contains "$OUT" "3 manifests verified"
+note "--apply copies with the settings of a push: AREC_CHUNK_SIZE sends each blob larger than 64k in chunks"
+AREC_CHUNK_SIZE=64k expect_exit 0 "$AREC" -v move --to n2 --port "${NEW##*:}" --history --apply
+expect_contains "$OUT" "1 other tag copied; 3 manifests verified"
 expect_contains "$ERR" "PATCH http://$NEW/v2/"
 expect_contains "$ERR" "mesh/builder@$builder: the store lacks some of its blobs; fetching it from $OLD"
 expect_eq "n2 ${NEW##*:}" "$(jq -r '"\(.services.registry) \(.nodes.n2.ports.registry)"' "$T/nodes.json")" "moved settings"
@@ -36,10 +37,11 @@ curl -fsS "http://$NEW/v2/mesh/builder/blobs/$layer" | cmp - "$T/layer" || fail 
 cmp "$AREC_STORE/blobs/sha256/${layer#sha256:}" "$T/layer" || fail "the layer read back into the store differs"
 expect_exit 0 "$AREC" verify  # at the new registry, now in the settings
 expect_exit 0 "$AREC" verify "mesh/controlplane@$old_cp"
-note "the latest record of each module/name keeps its latest tag at the new registry; the history goes by digest"
-expect_eq '{"name":"mesh/controlplane","tags":["latest"]}' "$(curl -fsS "http://$NEW/v2/mesh/controlplane/tags/list" | jq -c '.tags |= map(select(startswith("sha256-") | not))')" "tags (besides the SBOMs' fallback tags)"
+note "the latest record of each module/name keeps its latest tag at the new registry, every other tag goes along; the history goes by digest"
+expect_eq '{"name":"mesh/controlplane","tags":["1.0","latest"]}' "$(curl -fsS "http://$NEW/v2/mesh/controlplane/tags/list" | jq -c '.tags |= (map(select(startswith("sha256-") | not)) | sort)')" "tags (besides the SBOMs' fallback tags)"
 expect_eq "$new_cp" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/controlplane:latest" | jq -r .Digest)" "latest"
 expect_eq "$builder" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/builder:latest" | jq -r .Digest)" "latest"
+expect_eq "$old_cp" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/controlplane:1.0" | jq -r .Digest)" "1.0"
 
 note "every record's SBOM moved with it: listed under its fallback tag at the new registry"
 for pair in "controlplane $old_cp" "controlplane $new_cp" "builder $builder"; do

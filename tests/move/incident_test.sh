@@ -24,9 +24,9 @@ JSON
 expect_exit 1 "$AREC" needs-rebuild "$T/genesis" --json
 expect_eq "$OLD/builder:genesis genesis-pinned $T/genesis/builder.json:2
 $OLD/controlplane:genesis genesis-pinned $T/genesis/controlplane.yaml:3
-127.0.0.1:6852 hard-coded-address $T/genesis/controlplane.yaml:4" \
+127.0.0.1:6852 other-service $T/genesis/controlplane.yaml:4" \
   "$(jq -r '.[] | "\(.reference) \(.kind) \(.source)"' <<<"$OUT")" "findings"
-expect_eq "replace it with arec://endpoint/store" "$(jq -r '.[2].action' <<<"$OUT")"
+expect_eq "none: store does not move with the registry (arec://endpoint/store would follow it if it did)" "$(jq -r '.[2].action' <<<"$OUT")"
 expect_exit 1 "$AREC" needs-rebuild "$T/genesis"
 expect_contains "$OUT" "genesis-pinned"
 expect_contains "$OUT" "$T/genesis/controlplane.yaml:3"
@@ -56,11 +56,11 @@ expect_contains "$OUT" "run again with --apply"
 expect_eq "\"n1\"" "$(jq .services.registry "$T/nodes.json")" "settings after planning only"
 # The change the plan shows is exactly what the move writes: n2 holds the registry, nothing else changes.
 planned=$(awk '$0 == "node settings change:" {on = 1; next} on && /^$/ {exit} on' <<<"$OUT")
-expect_contains "$planned" '-    "registry": "n1",
-+    "registry": "n2",' "node settings change in the plan"
+expect_contains "$planned" '- "services": {"registry": "n1", "store": "n1", "bus": "n1"}}
++ "services": {"registry": "n2", "store": "n1", "bus": "n1"}}' "node settings change in the plan"
 cp "$T/nodes.json" "$T/nodes.before"
 expect_exit 0 "$AREC" move "$T/deploy" --to n2 --apply
-expect_eq "$(diff -u <(jq . "$T/nodes.before") "$T/nodes.json" | tail -n +3)" "$(tail -n +3 <<<"$planned")" \
+expect_eq "$(diff -u "$T/nodes.before" "$T/nodes.json" | tail -n +3)" "$(tail -n +3 <<<"$planned")" \
   "settings written against the plan's diff"
 expect_contains "$OUT" "2 manifests verified"
 expect_contains "$OUT" "compose $T/deploy/mesh.yaml.in -o OUTPUT"

@@ -34,7 +34,7 @@ note "bad input"
 expect_exit 2 "$AREC" move --to n9
 expect_one_line_error "--to \"n9\": no such node in node settings $T/nodes.json (nodes: n1, n2)"
 expect_exit 2 "$AREC" move --to n1 --port 70000
-expect_one_line_error "--port 70000: not a port (1-65535)"
+expect_one_line_error "move: --port 70000: at most 65535"
 expect_exit 0 "$AREC" move --to n2
 expect_eq "nothing to move: node n2 holds the registry at $NEW already" "$OUT"
 mkdir -p "$T/bad"
