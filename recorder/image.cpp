@@ -411,7 +411,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   auto manifest = write_image(request, image_config(request, *base, *platform, *layer), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
-  // git runs only when the SBOM or a new record needs the revision: an unchanged relink asks nothing.
+  // git runs once per record: the SBOM, a new record and an unchanged relink (is it a newer revision?) need it.
   std::optional<std::string> revision;
   auto revision_of_sources = [&]() -> const std::string& {
     if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
@@ -419,7 +419,10 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   };
   auto referrers = sbom_referrers(request, sbom, store, *manifest, revision_of_sources);
   if (!referrers) return fail(referrers.error());
-  if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty()) {
+  // The same bytes built from a newer revision (a commit after a dirty build) are a new history entry,
+  // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
+  if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
+      (*previous)->revision == revision_of_sources()) {
     return RecordOutcome{**previous, false, std::move(*warnings)};  // nothing new: no lock, no write
   }
   auto commit = store.commit(new_record(request, *manifest, revision_of_sources()), *referrers);

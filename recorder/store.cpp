@@ -586,7 +586,8 @@ Result<Store::Commit> Store::commit(const Record& record, const std::vector<Desc
   auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
     auto latest = (*db)->latest(record.module, record.name);
     if (!latest) return fail(latest.error());
-    if (*latest && (*latest)->manifest.digest == record.manifest.digest) {
+    // A newer revision of the same bytes is appended: the history keeps every revision that built them.
+    if (*latest && (*latest)->manifest.digest == record.manifest.digest && (*latest)->revision == record.revision) {
       existing = std::move(*latest);
     } else {
       if (auto a = (*db)->append(record); !a) return fail(a.error());

@@ -108,4 +108,17 @@ git add tracked
 printf 'changed a third time\n' >"$T/in/tool"
 expect_exit 0 "$AREC" record --module rec --name rev --file "$T/in/tool" --json
 expect_eq "$head-dirty" "$(json_get .revision <<<"$OUT")" "revision with a staged change"
+dirty_digest=$(json_get .digest <<<"$OUT")
+
+note "committed and rebuilt to the same bytes: records names the newest revision, the history keeps both"
+git -c user.email=t@t -c user.name=t commit -q -m change
+committed=$(git rev-parse HEAD)
+expect_exit 0 "$AREC" record --module rec --name rev --file "$T/in/tool" --json
+expect_eq "$dirty_digest $committed" "$(json_get '"\(.digest) \(.revision)"' <<<"$OUT")" "the same bytes, the new revision"
+expect_exit 0 "$AREC" records rec/rev --json
+expect_eq "$committed" "$(json_get '.[0].revision' <<<"$OUT")" "records after the commit"
+expect_exit 0 "$AREC" records rec/rev --history --json
+expect_eq "$head-dirty $committed" "$(json_get '[.[] | select(.digest == "'"$dirty_digest"'") | .revision] | join(" ")' <<<"$OUT")" "the history keeps both"
+expect_exit 0 "$AREC" record --module rec --name rev --file "$T/in/tool" --json
+expect_eq "false" "$(json_get .changed <<<"$OUT")" "the same bytes and revision again: nothing new"
 echo PASS
