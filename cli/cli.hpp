@@ -78,6 +78,11 @@ std::optional<std::string> unknown_word(const CLI::App& app);
 std::string completion_script(const CLI::App& app, std::string_view shell);
 std::string manual_page(const CLI::App& app);
 
+// "1 record", "2 records": a count and its noun, in the number the count takes.
+inline std::string counted(std::size_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 // The store directory from --store, AREC_STORE, or the default.
 fs::Path store_dir(const Globals& globals);
 

@@ -60,6 +60,8 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
 
 Result<int> run_export(const Globals& globals, const ExportOptions& o) {
   const BundleFormat format = o.format == "docker" ? BundleFormat::docker : BundleFormat::oci;
+  // "-" would otherwise become a file of that name in the working directory.
+  if (o.output == "-") return fail_input("--output -: export writes the bundle to a file, not to standard output; name a file, e.g. -o bundle.tar");
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
   auto records = select_for_export(*store, o.selectors, o.history ? History::all : History::latest);
@@ -73,8 +75,8 @@ Result<int> run_export(const Globals& globals, const ExportOptions& o) {
     json["format"] = o.format;
     print_json(json);
   } else {
-    std::cout << "exported " << summary->records << " records, " << summary->referrers << " referrers, " << summary->blobs
-              << " blobs (" << summary->bytes << " bytes) to " << o.output << '\n';
+    std::cout << "exported " << counted(summary->records, "record") << ", " << counted(summary->referrers, "referrer") << ", "
+              << counted(summary->blobs, "blob") << " (" << summary->bytes << " bytes) to " << o.output << '\n';
   }
   return 0;
 }
@@ -90,9 +92,9 @@ Result<int> run_import(const Globals& globals, const ImportOptions& o) {
   if (o.json) {
     print_json(to_json(*summary));
   } else {
-    std::cout << "imported " << summary->records_added << " records (" << summary->records_present << " already held), "
-              << summary->referrers << " referrers, " << summary->blobs_written << " blobs written (" << summary->bytes
-              << " bytes), " << summary->blobs_present << " already held\n";
+    std::cout << "imported " << counted(summary->records_added, "record") << " (" << summary->records_present << " already held), "
+              << counted(summary->referrers, "referrer") << ", " << counted(summary->blobs_written, "blob") << " written ("
+              << summary->bytes << " bytes), " << summary->blobs_present << " already held\n";
   }
   return 0;
 }

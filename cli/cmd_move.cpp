@@ -282,7 +282,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   }
   std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
             << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->tags
-            << (outcome->tags == 1 ? " other tag" : " other tags") << " copied; " << outcome->verified << " manifests verified\n";
+            << (outcome->tags == 1 ? " other tag" : " other tags") << " copied; " << counted(outcome->verified, "manifest") << " verified\n";
   std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in " << globals.settings.nodes << ".bak\n";
   std::cout << "\ncompose again what was composed from them:\n";
   if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";

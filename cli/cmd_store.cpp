@@ -40,7 +40,7 @@ void print_check(const fs::Path& dir, const CheckReport& report, const RepairRep
   }
   if (repaired.temporaries_removed > 0) std::cout << "removed " << repaired.temporaries_removed << " stray temporaries\n";
   if (repaired.index_rewritten) std::cout << "rewrote index.json from the history\n";
-  std::cout << "store " << dir.string() << ": " << report.records << " records, " << report.blobs_checked
+  std::cout << "store " << dir.string() << ": " << counted(static_cast<std::size_t>(report.records), "record") << ", " << report.blobs_checked
             << " blobs verified, " << (report.ok() ? "ok" : "NOT ok") << '\n';
 }
 

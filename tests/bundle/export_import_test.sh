@@ -15,6 +15,11 @@ expect_eq "$(tar -tf "$T/latest.tar" | sort)" "$(tar -tf "$T/latest.tar")" "entr
 expect_eq "0/0" "$(tar --numeric-owner -tvf "$T/latest.tar" | awk '{print $2}' | sort -u)" "owner of every entry"
 expect_eq "1970-01-01" "$(TZ=UTC tar -tvf "$T/latest.tar" | awk '{print $4}' | sort -u)" "mtime of every entry"
 
+note "one record is said in the singular; -o - is refused, never a file named -"
+expect_exit 0 "$AREC" export mesh/app -o "$T/one.tar"
+expect_contains "$OUT" "exported 1 record, 1 referrer, "
+(cd "$T" && expect_exit 2 "$AREC" export mesh/app -o - && [[ ! -e "$T/-" ]]) || fail "export -o - wrote a file named -"
+
 note "--history: every record, oldest first; a second export is byte-identical"
 expect_exit 0 "$AREC" export mesh/app mesh/tool --history -o "$T/all.tar"
 expect_contains "$OUT" "exported 3 records, 3 referrers"
