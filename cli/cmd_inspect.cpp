@@ -119,6 +119,20 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
   // The module/name's own history, newest last: the latest, or the newest record of the digest.
   auto records = store->history_of(repository.substr(0, slash), repository.substr(slash + 1));
   if (!records) return fail(records.error());
+  // The latest of a module/name of several platforms is an index: which platform is meant must be said,
+  // rather than one shown as if it were the only one.
+  if (!digest) {
+    auto image = store->latest_image(repository.substr(0, slash), repository.substr(slash + 1));
+    if (!image) return fail(image.error());
+    if (*image && (*image)->is_index()) {
+      std::string each;
+      for (const auto& r : (*image)->platforms) {
+        each += (each.empty() ? "" : ", ") + r.identity() + (r.manifest.platform ? " (" + platform_text(*r.manifest.platform) + ")" : "");
+      }
+      return fail_input("\"" + text + "\" is an image of " + std::to_string((*image)->platforms.size()) +
+                        " platforms; name one by its digest: " + each);
+    }
+  }
   // Without a digest, the newest of the configuration meant (choose_config).
   std::optional<ChosenConfig> chosen;
   if (!digest) {

@@ -64,4 +64,13 @@ expect_exit 2 "$AREC" inspect mesh/app@sha256:1234
 expect_one_line_error '"mesh/app@sha256:1234"'
 expect_exit 2 "$AREC" inspect "mesh/app@sha256:$(printf '0%.0s' {1..64})"
 expect_one_line_error "no such record"
+
+note "a module/name of two platforms: inspect asks which, naming each; by its digest, that one"
+echo multi >"$T/multi"
+amd=$("$AREC" record --store "$T/multi-store" --module m --name multi --file "$T/multi" --runtime none --platform linux/amd64 -q)
+arm=$("$AREC" record --store "$T/multi-store" --module m --name multi --file "$T/multi" --runtime none --platform linux/arm64 -q)
+expect_exit 2 "$AREC" inspect --store "$T/multi-store" m/multi
+expect_one_line_error "\"m/multi\" is an image of 2 platforms; name one by its digest: $amd (linux/amd64), $arm (linux/arm64)"
+expect_exit 0 "$AREC" inspect --store "$T/multi-store" "$arm"
+expect_contains "$OUT" "linux/arm64"
 echo PASS

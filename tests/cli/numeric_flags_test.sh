@@ -41,7 +41,7 @@ done <<<"$flags"
 # record --threads, gc --keep, push --chunk-size, push/pull/move --jobs, read-port --sealed, move --port
 ((numeric >= 8)) || fail "only $numeric numeric flags found in the manual page"
 
-note "the values the trial met"
+note "values met in use: a huge thread count, a chunk size past int64, a one-byte chunk"
 expect_exit 2 "$AREC" record --module m --name n --file "$T/none" --threads 40000
 expect_eq "arec: error: record: --threads 40000: at most 256 (see arec record --help)" "$ERR"
 expect_exit 2 "$AREC" push --chunk-size 1000000000000000000
