@@ -81,6 +81,8 @@ Result<int> run_export(const Globals& globals, const ExportOptions& o) {
   return 0;
 }
 
+constexpr NumberKind k_max_expansion{"count", "a whole number from 1 to 1000000", 1, 1'000'000};
+
 struct ImportOptions {
   std::string bundle;
   bool json = false;
@@ -88,9 +90,6 @@ struct ImportOptions {
 };
 
 Result<int> run_import(const Globals& globals, const ImportOptions& o) {
-  if (o.max_expansion < 1 || o.max_expansion > 1'000'000) {
-    return fail_input("--max-expansion " + std::to_string(o.max_expansion) + ": not a whole number from 1 to 1000000");
-  }
   auto summary = import_bundle(o.bundle, store_dir(globals), o.max_expansion);
   if (!summary) return fail(summary.error());
   if (o.json) {
@@ -132,6 +131,7 @@ void add_import(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--max-expansion", o->max_expansion,
                   "How many times its own size a bundle's entries may hold (a compressed bundle expands)")
       ->capture_default_str()
+      ->check(number_check(k_max_expansion))
       ->type_name("N");
   describe(*cmd,
            "Every blob is verified; a bundle with an absolute path, \"..\", a link, a blob that does not match\n"

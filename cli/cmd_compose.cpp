@@ -16,6 +16,7 @@
 #include "addressing/compose.hpp"
 #include "addressing/nodes.hpp"
 #include "cli/cli.hpp"
+#include "cli/record_stamp.hpp"
 #include "recorder/port_reader.hpp"
 
 namespace arec::cli {
@@ -70,17 +71,6 @@ struct ComposeArgs {
   std::string config;
   bool strict = false;
 };
-
-// A path as a Makefile rule names it (the depfile format compilers write).
-std::string make_escaped(const fs::Path& path) {
-  std::string out;
-  for (const char c : std::filesystem::absolute(path).lexically_normal().string()) {
-    if (c == ' ' || c == '#' || c == '\\') out.push_back('\\');
-    if (c == '$') out.push_back('$');
-    out.push_back(c);
-  }
-  return out;
-}
 
 // `-` as the template: standard input.
 bool from_stdin(const ComposeArgs& args) { return args.template_path == "-"; }

@@ -6,9 +6,6 @@
 
 namespace arec::cli {
 
-namespace {
-
-// A path as a Makefile rule names it (the depfile format compilers write), absolute.
 std::string make_escaped(const fs::Path& path) {
   std::string out;
   for (const char c : std::filesystem::absolute(path).lexically_normal().string()) {
@@ -18,8 +15,6 @@ std::string make_escaped(const fs::Path& path) {
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<fs::Path> directories_under(const std::vector<fs::Path>& roots) {
   std::vector<fs::Path> out;

@@ -20,6 +20,9 @@ struct RecordInputs {
   std::vector<fs::Path> directories;
 };
 
+// A path as a Makefile rule names it (the depfile format compilers write), absolute.
+std::string make_escaped(const fs::Path& path);
+
 // Each directory of the trees at `roots`, the roots included, never followed through symlinks.
 std::vector<fs::Path> directories_under(const std::vector<fs::Path>& roots);
 

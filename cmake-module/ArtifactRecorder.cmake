@@ -243,6 +243,28 @@ function(arec_record target)
 
   _arec_command(command "${arg_STORE}")
   _arec_record_step(${built} "${arg_MODULE}/${arg_NAME}" "${arg_FILES};${arg_DIRECTORIES}" ${command} record ${args})
+  _arec_order_after_base(${built} "${arg_MODULE}/${arg_NAME}" "${arg_BASE}")
+endfunction()
+
+# A record whose BASE is another target's record of this project (`M/N`, or `oci:<dir>:M/N` of the
+# store) is made after that one, whichever arec_record() came first: the recording steps are targets of
+# their own, which the link order of the targets no longer sequences.
+function(_arec_order_after_base built repository base)
+  string(REPLACE "/" "__" key "${repository}")
+  set_property(GLOBAL PROPERTY _arec_recorded_by_${key} arec_record_${built})
+  get_property(waiting GLOBAL PROPERTY _arec_waiting_on_${key})
+  foreach(waiter IN LISTS waiting)
+    add_dependencies(${waiter} arec_record_${built})
+  endforeach()
+  if(base MATCHES [[^(oci:.*:)?([a-z0-9._-]+/[a-z0-9._-]+)$]])
+    string(REPLACE "/" "__" base_key "${CMAKE_MATCH_2}")
+    get_property(recorder GLOBAL PROPERTY _arec_recorded_by_${base_key})
+    if(recorder)
+      add_dependencies(arec_record_${built} ${recorder})
+    else()
+      set_property(GLOBAL APPEND PROPERTY _arec_waiting_on_${base_key} arec_record_${built})
+    endif()
+  endif()
 endfunction()
 
 # --- Composing declarations ---------------------------------------------------------------------------

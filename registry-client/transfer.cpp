@@ -423,32 +423,6 @@ std::optional<Descriptor> complete_local_image(const Store& store, const Digest&
 
 }  // namespace
 
-// ---- sizes and options -----------------------------------------------------------------------------
-
-Result<std::int64_t> parse_size(std::string_view text) {
-  const std::string what = "size \"" + std::string(text) + "\"";
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0 || digits > 15) return fail_input(what + ": expected a number of bytes, optionally with k, M or G");
-  const std::int64_t value = std::stoll(std::string(text.substr(0, digits)));
-  std::string unit(text.substr(digits));
-  if (unit.ends_with("iB")) unit.resize(unit.size() - 2);
-  int shift = 0;
-  if (unit == "k" || unit == "K") {
-    shift = 10;
-  } else if (unit == "M" || unit == "m") {
-    shift = 20;
-  } else if (unit == "G" || unit == "g") {
-    shift = 30;
-  } else if (!unit.empty() && unit != "B") {
-    return fail_input(what + ": unknown unit \"" + std::string(text.substr(digits)) + "\" (k, M or G)");
-  }
-  if (value < 1) return fail_input(what + ": must be at least 1 byte");
-  // Checked before shifting: 17179869185G would otherwise wrap around to 1 GiB.
-  if (value > (std::numeric_limits<std::int64_t>::max() >> shift)) return fail_input(what + ": too large");
-  return value << shift;
-}
-
 // ---- push ------------------------------------------------------------------------------------------
 
 BlobPlan plan_blobs(const std::vector<ImageToPush>& images) {

@@ -33,8 +33,6 @@ struct TransferOptions {
   std::optional<Platform> platform;
 };
 
-// A byte count as "67108864", "64M", "64MiB", "512k" (binary units); at least 1.
-Result<std::int64_t> parse_size(std::string_view text);
 struct PushedImage {
   std::string repository;
   Digest digest;

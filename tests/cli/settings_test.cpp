@@ -176,6 +176,26 @@ TEST(Settings, EveryNumberRefusesExtremeValuesNamingItsRange) {
             "not a size (bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M)");
 }
 
+// Sizes are bytes or binary units, spelt as people write them; anything else is not a size.
+TEST(Settings, SizesTakeEveryUnitSpelling) {
+  constexpr NumberKind any_size{"size", "bytes", 1, std::numeric_limits<std::int64_t>::max(), NumberKind::Unit::bytes};
+  EXPECT_EQ(read_number(any_size, "1048576"), 1048576);
+  EXPECT_EQ(read_number(any_size, "7B"), 7);
+  EXPECT_EQ(read_number(any_size, "512k"), 512 * 1024);
+  EXPECT_EQ(read_number(any_size, "2K"), 2048);
+  EXPECT_EQ(read_number(any_size, "2kiB"), 2048);
+  EXPECT_EQ(read_number(any_size, "64MiB"), std::int64_t{64} << 20);
+  EXPECT_EQ(read_number(any_size, "3m"), std::int64_t{3} << 20);
+  EXPECT_EQ(read_number(any_size, "5g"), std::int64_t{5} << 30);
+  EXPECT_EQ(read_number(any_size, "5GiB"), std::int64_t{5} << 30);
+  EXPECT_EQ(read_number(any_size, "0001k"), 1024) << "leading zeros are digits like any other";
+  EXPECT_EQ(read_number(any_size, "8589934591G"), std::int64_t{8589934591} << 30);
+  for (const char* bad : {"", "M", "12X", "-1", "1.5M", "64 M", "64MB", "64T"}) {
+    EXPECT_FALSE(read_number(any_size, bad)) << bad;
+  }
+  EXPECT_FALSE(read_number(any_size, "17179869185G")) << "2^64 + 1 GiB must not wrap around to 1 GiB";
+}
+
 TEST(Settings, TheTableNamesEveryVariableOnceWithWhatItDoes) {
   std::set<std::string_view> names;
   for (const auto& v : variables()) {

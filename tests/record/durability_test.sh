@@ -46,17 +46,18 @@ note "$renames files synced before their rename"
 expect_exit 0 "$AREC" check
 
 note "the next writer sweeps arec/tmp/: what no writer holds goes, what a live writer holds stays"
+# Temporaries are named .tmp-*, as AtomicFile names them; the sweep touches nothing else.
 tmp=$AREC_STORE/arec/tmp
-head -c 5000 /dev/urandom >"$tmp/abandoned"
-head -c 5000 /dev/urandom >"$tmp/held"
-touch -d '1 hour ago' "$tmp/abandoned" "$tmp/held"
+head -c 5000 /dev/urandom >"$tmp/.tmp-abandoned"
+head -c 5000 /dev/urandom >"$tmp/.tmp-held"
+touch -d '1 hour ago' "$tmp/.tmp-abandoned" "$tmp/.tmp-held"
 # A live writer locks its temporary; this shell plays one for "held".
-exec 9<"$tmp/held"
-flock -x -n 9 || fail "could not lock $tmp/held"
+exec 9<"$tmp/.tmp-held"
+flock -x -n 9 || fail "could not lock $tmp/.tmp-held"
 echo again >>"$T/in/bin/app"
 expect_exit 0 "$AREC" record --module m --name app --dir "$T/in=/opt"
-[[ ! -e $tmp/abandoned ]] || fail "the next writer left the abandoned $tmp/abandoned"
-[[ -e $tmp/held ]] || fail "the next writer removed $tmp/held, which a live writer holds"
+[[ ! -e $tmp/.tmp-abandoned ]] || fail "the next writer left the abandoned $tmp/.tmp-abandoned"
+[[ -e $tmp/.tmp-held ]] || fail "the next writer removed $tmp/.tmp-held, which a live writer holds"
 exec 9<&-
 echo once more >>"$T/in/bin/app"
 expect_exit 0 "$AREC" record --module m --name app --dir "$T/in=/opt"

@@ -8,36 +8,6 @@
 namespace arec {
 namespace {
 
-TEST(Sizes, BytesAndBinaryUnits) {
-  EXPECT_EQ(parse_size("1048576"), 1048576);
-  EXPECT_EQ(parse_size("64M"), std::int64_t{64} << 20);
-  EXPECT_EQ(parse_size("64MiB"), std::int64_t{64} << 20);
-  EXPECT_EQ(parse_size("512k"), 512 * 1024);
-  EXPECT_EQ(parse_size("1G"), std::int64_t{1} << 30);
-  for (const char* bad : {"", "M", "12X", "-1", "0", "1.5M"}) EXPECT_FALSE(parse_size(bad)) << bad;
-}
-
-TEST(Sizes, EveryUnitSpelling) {
-  EXPECT_EQ(parse_size("7B"), 7);
-  EXPECT_EQ(parse_size("2K"), 2048);
-  EXPECT_EQ(parse_size("2kiB"), 2048);
-  EXPECT_EQ(parse_size("3m"), std::int64_t{3} << 20);
-  EXPECT_EQ(parse_size("5g"), std::int64_t{5} << 30);
-  EXPECT_EQ(parse_size("5GiB"), std::int64_t{5} << 30);
-  EXPECT_EQ(parse_size("0001k"), 1024) << "leading zeros are digits like any other";
-}
-
-TEST(Sizes, RefusalsNameTheTextAndWhatIsWrong) {
-  const auto unit = parse_size("64T");
-  ASSERT_FALSE(unit);
-  EXPECT_EQ(unit.error().message, "size \"64T\": unknown unit \"T\" (k, M or G)");
-  EXPECT_EQ(unit.error().kind, ErrorKind::input);
-  EXPECT_EQ(parse_size("0M").error().message, "size \"0M\": must be at least 1 byte");
-  EXPECT_EQ(parse_size("MiB").error().message, "size \"MiB\": expected a number of bytes, optionally with k, M or G");
-  EXPECT_FALSE(parse_size("64 M")) << "no blank between number and unit";
-  EXPECT_FALSE(parse_size("64MB")) << "MB is not a binary unit arec knows";
-}
-
 // ---- push planning -------------------------------------------------------------------------------
 
 Descriptor blob(char fill, std::int64_t size) {
@@ -172,19 +142,6 @@ TEST(MountSources, AStoreKeepsTheNewestEightRepositoriesOfABlob) {
   const auto held = store->repositories_holding(digest);
   EXPECT_EQ(held, (std::vector<std::string>{"mesh/s3", "mesh/s9", "mesh/s8", "mesh/s7", "mesh/s6", "mesh/s5", "mesh/s4", "mesh/s2"}));
   EXPECT_TRUE(store->repositories_holding(blob('b', 1).digest).empty());
-}
-
-TEST(Sizes, TooLargeIsRefusedNotWrapped) {
-  // 17179869185 GiB is 2^64 + 1 GiB: shifted blindly it would wrap to 1 GiB.
-  const auto wrapped = parse_size("17179869185G");
-  ASSERT_FALSE(wrapped);
-  EXPECT_EQ(wrapped.error().message, "size \"17179869185G\": too large");
-  EXPECT_EQ(wrapped.error().kind, ErrorKind::input);
-  EXPECT_FALSE(parse_size("8589934592G"));  // 2^63 bytes
-  EXPECT_EQ(parse_size("8589934591G"), std::int64_t{8589934591} << 30);
-  EXPECT_FALSE(parse_size("8796093022208M"));
-  EXPECT_EQ(parse_size("999999999999999"), 999999999999999);
-  EXPECT_FALSE(parse_size("9999999999999999")) << "more than 15 digits";
 }
 
 }  // namespace

@@ -23,5 +23,5 @@ AREC_CHUNK_SIZE=100k expect_exit 0 "$AREC" -v push --chunk-size 64M "$M/third"
 expect_contains "$ERR" "POST http://$REG/v2/$M/third/blobs/uploads/"
 expect_not_contains "$ERR" "PATCH http://$REG/v2/$M/third/blobs/uploads/"
 expect_exit 2 "$AREC" push --chunk-size 12X
-expect_contains "$ERR" "unknown unit"
+expect_contains "$ERR" "--chunk-size 12X: not a size"
 echo PASS
