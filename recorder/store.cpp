@@ -769,40 +769,49 @@ Result<std::vector<Descriptor>> Store::referrers(const Digest& subject) const {
   return out;
 }
 
+// Inside a writer's transaction, `record` and its referrers, as commit() and commit_all() add them. The
+// record is not appended again when its own configuration's latest has its digest and revision: another
+// configuration's record of the same bytes does not stand for it, and a newer revision of the same bytes
+// is appended, so the history keeps every revision that built them. Also says whether anything was
+// written, a referrer included.
+Result<std::pair<Store::Commit, bool>> Store::add_record(HistoryDb& db, const Record& record, const std::vector<Descriptor>& referrers) {
+  auto lines = db.config_latest_of(record.module, record.name);
+  if (!lines) return fail(lines.error());
+  const auto latest = std::ranges::find(*lines, record.config, &Record::config);
+  const bool held = latest != lines->end() && latest->manifest.digest == record.manifest.digest &&
+                    latest->revision == record.revision;
+  if (!held) {
+    if (auto a = db.append(record); !a) return fail(a.error());
+  }
+  bool referrer_added = false;
+  for (const auto& referrer : referrers) {
+    auto added = db.add_other(referrer);
+    if (!added) return fail(added.error());
+    referrer_added = referrer_added || *added;
+  }
+  return std::pair{Commit{held ? *latest : record, !held}, !held || referrer_added};
+}
+
 Result<Store::Commit> Store::commit(const Record& record, const std::vector<Descriptor>& referrers) const {
   auto db = writable_history();
   if (!db) return fail(db.error());
   auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
   if (!lock) return fail(lock.error());
-  std::optional<Record> existing;
-  bool changed = false;
+  std::optional<Commit> committed;
+  bool wrote = false;
   auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
-    // Nothing new when its own configuration's latest has this digest and revision: another
-    // configuration's record of the same bytes does not stand for it, and a newer revision of the same
-    // bytes is appended, so the history keeps every revision that built them.
-    auto lines = (*db)->config_latest_of(record.module, record.name);
-    if (!lines) return fail(lines.error());
-    const auto latest = std::ranges::find(*lines, record.config, &Record::config);
-    if (latest != lines->end() && latest->manifest.digest == record.manifest.digest && latest->revision == record.revision) {
-      existing = std::move(*latest);
-    } else {
-      if (auto a = (*db)->append(record); !a) return fail(a.error());
-      changed = true;
-    }
-    for (const auto& referrer : referrers) {
-      auto added = (*db)->add_other(referrer);
-      if (!added) return fail(added.error());
-      changed = changed || *added;
-    }
-    if (!changed) return HistoryDb::Outcome::roll_back;
+    auto c = add_record(**db, record, referrers);
+    if (!c) return fail(c.error());
+    committed = std::move(c->first);
+    wrote = c->second;
+    if (!wrote) return HistoryDb::Outcome::roll_back;
     if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
     return HistoryDb::Outcome::commit;
   });
   if (!s) return fail(s.error());
   // After the commit: a writer killed here leaves index.json behind, which the next one rewrites.
-  if (auto v = changed ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
-  if (existing) return Commit{*existing, false};
-  return Commit{record, true};
+  if (auto v = wrote ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return std::move(*committed);
 }
 
 Result<std::vector<Store::Commit>> Store::commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) const {
@@ -816,22 +825,11 @@ Result<std::vector<Store::Commit>> Store::commit_all(const std::vector<std::pair
     out.clear();
     any = false;
     for (const auto& [record, referrers] : records) {
-      auto latest = (*db)->latest(record.module, record.name);
-      if (!latest) return fail(latest.error());
-      // Like commit(): the same digest as the latest is not appended again, and is "not changed"
-      // unless a referrer was added with it.
-      const bool held = *latest && (*latest)->manifest.digest == record.manifest.digest;
-      if (!held) {
-        if (auto a = (*db)->append(record); !a) return fail(a.error());
-      }
-      bool referrer_added = false;
-      for (const auto& referrer : referrers) {
-        auto added = (*db)->add_other(referrer);
-        if (!added) return fail(added.error());
-        referrer_added = referrer_added || *added;
-      }
-      out.push_back({held ? **latest : record, !held || referrer_added});
-      any = any || !held || referrer_added;
+      auto c = add_record(**db, record, referrers);
+      if (!c) return fail(c.error());
+      // A record held already is "changed" here when a referrer came with it.
+      any = any || c->second;
+      out.push_back({std::move(c->first.record), c->second});
     }
     if (!any) return HistoryDb::Outcome::roll_back;
     if (auto b = (*db)->bump_generation(); !b) return fail(b.error());

@@ -238,6 +238,7 @@ class Store : public Layout {
  private:
   using Layout::Layout;
   Result<HistoryDb*> writable_history() const;
+  static Result<std::pair<Commit, bool>> add_record(HistoryDb& db, const Record& record, const std::vector<Descriptor>& referrers);
   Status refresh_view_if_behind() const;
   Status catch_up_view() const;
   // The view's entries in order, each digest once; with `write_indexes`, the blob of each derived
