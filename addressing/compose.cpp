@@ -11,6 +11,7 @@
 
 #include "addressing/reference.hpp"
 #include "addressing/text_position.hpp"
+#include "recorder/ascii.hpp"
 #include "recorder/digest.hpp"
 
 namespace arec {
@@ -28,11 +29,11 @@ constexpr std::size_t k_max_quoted = 80;
 // Messages list at most this many problems, then say how many more there were.
 constexpr std::size_t k_max_listed = 20;
 
-bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool is_alnum(char c) { return is_lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
-bool is_word(char c) { return is_alnum(c) || c == '_'; }
+using ascii::is_alnum;
+using ascii::is_lower_alnum;
+using ascii::is_word;
 bool is_service_char(char c) { return is_lower_alnum(c) || c == '-'; }
-bool is_path_char(char c) { return is_lower_alnum(c) || c == '.' || c == '_' || c == '-'; }
+bool is_request_path_char(char c) { return is_lower_alnum(c) || c == '.' || c == '_' || c == '-'; }
 bool is_tag_char(char c) { return is_word(c) || c == '.' || c == '-'; }
 bool is_kind_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
 bool is_digest_char(char c) { return is_alnum(c) || c == '=' || c == '_' || c == '-'; }
@@ -53,7 +54,7 @@ std::size_t run(std::string_view text, std::size_t from, Pred pred) {
 // The length of the longest repository path component at `from` (0 when there is none). A component
 // cannot be longer than a whole path, which bounds the search.
 std::size_t path_component_at(std::string_view text, std::size_t from) {
-  auto length = std::min(run(text, from, is_path_char), k_max_path_length);
+  auto length = std::min(run(text, from, is_request_path_char), k_max_path_length);
   while (length > 0 && !is_path_component(text.substr(from, length))) --length;
   return length;
 }

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "addressing/compose.hpp"
+#include "recorder/ascii.hpp"
 #include "recorder/fs.hpp"
 
 namespace arec {
@@ -24,11 +25,8 @@ constexpr std::string_view k_registry = "registry";
 // A reference written without a port means HTTPS at 443: the registry's only where it was given 443.
 constexpr std::string_view k_default_port = "443";
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using ascii::is_digit;
+using ascii::lower;
 
 bool is_structured(std::string_view file) {
   std::string name(file);
@@ -42,10 +40,10 @@ std::size_t line_at(std::string_view text, std::size_t offset) {
   return static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n')) + 1;
 }
 
-bool is_host_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_path_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-' || c == '/' || c == ':' || c == '@';
+bool is_host_char(char c) { return ascii::is_alnum(c) || c == '.' || c == '-' || c == '_'; }
+// Characters that may continue a reference's path, tag or digest.
+bool is_reference_char(char c) {
+  return ascii::is_alnum(c) || c == '.' || c == '_' || c == '-' || c == '/' || c == ':' || c == '@';
 }
 
 // The request for a module/name, keeping the tag and digest a reference was written with.
@@ -60,7 +58,7 @@ bool is_referrer_tag(std::string_view tag) {
   constexpr std::string_view prefix = "sha256-";
   return tag.size() == prefix.size() + 64 && tag.starts_with(prefix) &&
          std::all_of(tag.begin() + static_cast<std::ptrdiff_t>(prefix.size()), tag.end(),
-                     [](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); });
+                     ascii::is_lower_hex);
 }
 
 // A text with the defaults of shell and compose variables written in place: "${REGISTRY:-ADDR:PORT}/x"
@@ -348,7 +346,7 @@ void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file
     // Bounded as the window of requests_in is: a run of such requests must not be read once for each.
     std::size_t end = at + 1;
     const std::size_t limit = std::min(text.size(), at + 1024);
-    while (end < limit && is_path_char(text[end])) ++end;
+    while (end < limit && is_reference_char(text[end])) ++end;
     while (end > at + 1 && (text[end - 1] == '.' || text[end - 1] == ':' || text[end - 1] == '@')) --end;
     // The path read as it would be at a registry; "localhost" only stands in for the address.
     auto ref = Reference::parse("localhost" + std::string(text.substr(at, end - at)));

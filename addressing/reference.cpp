@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "recorder/ascii.hpp"
 #include "recorder/digest.hpp"
 #include "recorder/record.hpp"
 
@@ -12,16 +13,11 @@ namespace arec {
 
 namespace {
 
-bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-bool is_word(char c) { return is_alnum(c) || c == '_'; }
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using ascii::is_alnum;
+using ascii::is_digit;
+using ascii::is_hex;
+using ascii::is_word;
+using ascii::lower;
 
 // domain-component := [a-zA-Z0-9] | [a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]
 bool is_domain_component(std::string_view s) {

@@ -1,7 +1,5 @@
 #include "recorder/bundle.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +10,8 @@
 #include <set>
 #include <tuple>
 
+#include "recorder/tar_handles.hpp"
+
 namespace arec {
 
 namespace {
@@ -20,33 +20,7 @@ constexpr std::size_t k_block = std::size_t{1} << 20;
 // index.json and oci-layout of a bundle are read whole; nothing arec writes comes near this.
 constexpr std::int64_t k_max_document = std::int64_t{64} << 20;
 
-struct ReadDeleter {
-  void operator()(archive* a) const { archive_read_free(a); }
-};
-struct WriteDeleter {
-  void operator()(archive* a) const { archive_write_free(a); }
-};
-struct EntryDeleter {
-  void operator()(archive_entry* e) const { archive_entry_free(e); }
-};
-using ArchiveReader = std::unique_ptr<archive, ReadDeleter>;
-
 std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
-Result<ArchiveReader> open_tar(const fs::Path& path, std::string_view what) {
-  ArchiveReader a(archive_read_new());
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_tar(a.get());
-  if (archive_read_open_filename(a.get(), path.c_str(), k_block) != ARCHIVE_OK) {
-    return fail_input(std::string(what) + ": " + archive_error_string(a.get()));
-  }
-  return a;
-}
-
-std::string archive_error(archive* a) {
-  const char* text = archive_error_string(a);
-  return text != nullptr ? text : "unreadable archive";
-}
 
 LayerFile::Type file_type(archive_entry* entry) {
   if (archive_entry_hardlink(entry) != nullptr) return LayerFile::Type::hardlink;
@@ -100,7 +74,7 @@ nlohmann::json exec_field(const ImageConfig& config, const char* key) {
 
 Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Descriptor& layer) {
   const std::string what = "layer " + layer.digest.str();
-  auto a = open_tar(layout.blob_path(layer.digest), what);
+  auto a = tar::open_reader(layout.blob_path(layer.digest), k_block, what);
   if (!a) return fail(a.error());
   std::vector<LayerFile> files;
   archive_entry* entry = nullptr;
@@ -128,7 +102,7 @@ Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Desc
     files.push_back(std::move(f));
     // The data is skipped, not read into memory (libarchive decompresses past it).
   }
-  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
   return files;
 }
 
@@ -267,7 +241,7 @@ Status copy_blob_data(archive* a, const Layout& store, const Descriptor& blob, s
     hasher.update(std::span(buffer.data(), *n));
     if (archive_write_data(a, buffer.data(), *n) < 0) {
       if (!out.status) return out.status;
-      return fail_input("writing the bundle: " + archive_error(a));
+      return fail_input("writing the bundle: " + tar::error_text(a));
     }
     remaining -= static_cast<std::int64_t>(*n);
   }
@@ -280,15 +254,15 @@ Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, c
   auto file = fs::AtomicFile::create(fs::directory_of(output), output);
   if (!file) return fail(std::move(file.error()).context("writing " + output.string()));
   TarOutput out{&*file, {}};
-  std::unique_ptr<archive, WriteDeleter> a(archive_write_new());
+  tar::Writer a(archive_write_new());
   archive_write_set_format_pax_restricted(a.get());
   archive_write_set_bytes_per_block(a.get(), static_cast<int>(k_block));
   // No padding after the end blocks: the bytes depend on the entries only.
   archive_write_set_bytes_in_last_block(a.get(), 1);
   if (archive_write_open2(a.get(), &out, nullptr, write_to_file, nullptr, nullptr) != ARCHIVE_OK) {
-    return fail_input("writing " + output.string() + ": " + archive_error(a.get()));
+    return fail_input("writing " + output.string() + ": " + tar::error_text(a.get()));
   }
-  std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+  tar::Entry e(archive_entry_new());
   std::vector<std::byte> buffer(k_block);
   for (const auto& entry : entries) {
     archive_entry_clear(e.get());
@@ -307,20 +281,20 @@ Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, c
     }
     if (archive_write_header(a.get(), e.get()) < ARCHIVE_WARN) {
       if (!out.status) return out.status;
-      return fail_input("writing " + output.string() + ": " + entry.path + ": " + archive_error(a.get()));
+      return fail_input("writing " + output.string() + ": " + entry.path + ": " + tar::error_text(a.get()));
     }
     if (entry.kind == BundleEntry::Kind::blob) {
       if (auto s = copy_blob_data(a.get(), store, entry.blob, buffer, out); !s) return s;
     } else if (entry.kind == BundleEntry::Kind::text && !entry.text.empty()) {
       if (archive_write_data(a.get(), entry.text.data(), entry.text.size()) < 0) {
         if (!out.status) return out.status;
-        return fail_input("writing " + output.string() + ": " + archive_error(a.get()));
+        return fail_input("writing " + output.string() + ": " + tar::error_text(a.get()));
       }
     }
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK) {
     if (!out.status) return out.status;
-    return fail_input("writing " + output.string() + ": " + archive_error(a.get()));
+    return fail_input("writing " + output.string() + ": " + tar::error_text(a.get()));
   }
   return file->commit();
 }
@@ -500,7 +474,7 @@ Result<std::string> read_document(archive* a, archive_entry* entry, const std::s
   std::size_t got = 0;
   while (got < text.size()) {
     const la_ssize_t n = archive_read_data(a, text.data() + got, text.size() - got);
-    if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + archive_error(a));
+    if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + tar::error_text(a));
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
@@ -515,7 +489,7 @@ Status check_blob_data(archive* a, const Digest& digest, std::int64_t size, std:
   std::int64_t got = 0;
   for (;;) {
     const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
-    if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + archive_error(a));
+    if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + tar::error_text(a));
     if (n == 0) break;
     hasher.update(std::span(buffer.data(), static_cast<std::size_t>(n)));
     got += n;
@@ -532,7 +506,7 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
   // A gzip stream expands up to about a thousand times: a few megabytes could fill the disk with a blob.
   const std::int64_t allowed = std::max<std::int64_t>(ec ? 0 : bundle_size * max_expansion, std::int64_t{1} << 20);
   std::int64_t expanded = 0;
-  auto a = open_tar(bundle, what);
+  auto a = tar::open_reader(bundle, k_block, what);
   if (!a) return fail(a.error());
   CheckedBundle out;
   std::set<std::string> seen;
@@ -588,7 +562,7 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
       docker_manifest = true;
     }
   }
-  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
   if (!layout || out.index.empty()) {
     if (docker_manifest) return fail_input(what + ": a docker archive; arec import reads OCI bundles (arec export --format oci)");
     return fail_input(what + ": not an OCI bundle (no " + std::string(layout ? "index.json" : "oci-layout") + ")");
@@ -605,7 +579,7 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
 // (nothing when the name is not one); entries that `visit` does not read are skipped.
 using BlobEntryVisitor = std::function<Status(archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest)>;
 Status for_each_blob_entry(const fs::Path& bundle, const std::string& what, const BlobEntryVisitor& visit) {
-  auto a = open_tar(bundle, what);
+  auto a = tar::open_reader(bundle, k_block, what);
   if (!a) return fail(a.error());
   archive_entry* entry = nullptr;
   int r = ARCHIVE_OK;
@@ -616,7 +590,7 @@ Status for_each_blob_entry(const fs::Path& bundle, const std::string& what, cons
     if (!path->starts_with("blobs/") || file_type(entry) != LayerFile::Type::file) continue;
     if (auto s = visit(a->get(), entry, *path, blob_digest(*path)); !s) return s;
   }
-  if (r != ARCHIVE_EOF) return fail_input(what + ": " + archive_error(a->get()));
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
   return {};
 }
 
@@ -637,7 +611,7 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
     if (!writer) return fail(writer.error());
     for (;;) {
       const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
-      if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + archive_error(a));
+      if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + tar::error_text(a));
       if (n == 0) break;
       if (auto s = writer->write(std::span(buffer.data(), static_cast<std::size_t>(n))); !s) return s;
     }

@@ -1,28 +1,15 @@
 #include "recorder/image_files.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include <memory>
+
+#include "recorder/tar_handles.hpp"
 
 namespace arec {
 
 namespace {
 
-struct ReadDeleter {
-  void operator()(archive* a) const { archive_read_free(a); }
-};
-using ArchiveReader = std::unique_ptr<archive, ReadDeleter>;
-
-Result<ArchiveReader> open_layer(const Layout& layout, const Descriptor& layer, const std::string& what) {
-  ArchiveReader a(archive_read_new());
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_tar(a.get());
-  const fs::Path path = layout.blob_path(layer.digest);
-  if (archive_read_open_filename(a.get(), path.c_str(), std::size_t{1} << 16) != ARCHIVE_OK) {
-    return fail_input(what + ": layer " + layer.digest.str() + ": " + archive_error_string(a.get()));
-  }
-  return a;
+Result<tar::Reader> open_layer(const Layout& layout, const Descriptor& layer, const std::string& what) {
+  return tar::open_reader(layout.blob_path(layer.digest), std::size_t{1} << 16, what + ": layer " + layer.digest.str());
 }
 
 std::string join(const std::vector<std::string>& parts, std::size_t count) {

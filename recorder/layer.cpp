@@ -1,7 +1,5 @@
 #include "recorder/layer.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -13,6 +11,7 @@
 #include <system_error>
 
 #include "recorder/fs.hpp"
+#include "recorder/tar_handles.hpp"
 
 namespace arec {
 
@@ -174,13 +173,6 @@ la_ssize_t tar_write(archive*, void* data, const void* buffer, size_t length) {
   return static_cast<la_ssize_t>(length);
 }
 
-struct ArchiveDeleter {
-  void operator()(archive* a) const { archive_write_free(a); }
-};
-struct EntryDeleter {
-  void operator()(archive_entry* e) const { archive_entry_free(e); }
-};
-
 // libarchive converts names through the thread's locale. Under C.UTF-8 for the duration of a tar,
 // non-ASCII names become standard pax `path` records, and the bytes never depend on the user's LANG.
 class Utf8Locale {
@@ -307,7 +299,7 @@ Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& optio
   const Utf8Locale utf8_names;
   TarContext ctx;
   ctx.out = &out;
-  std::unique_ptr<archive, ArchiveDeleter> a(archive_write_new());
+  tar::Writer a(archive_write_new());
   // pax_restricted is ustar unless a name or size needs an extension, and never writes atime/ctime.
   archive_write_set_format_pax_restricted(a.get());
   archive_write_set_bytes_per_block(a.get(), static_cast<int>(k_read_block));
@@ -316,7 +308,7 @@ Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& optio
   if (archive_write_open2(a.get(), &ctx, nullptr, tar_write, nullptr, nullptr) != ARCHIVE_OK) {
     return fail_input("starting layer: " + std::string(archive_error_string(a.get())));
   }
-  std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+  tar::Entry e(archive_entry_new());
   std::vector<std::byte> buffer(k_read_block);
   for (const auto& entry : entries) {
     archive_entry_clear(e.get());

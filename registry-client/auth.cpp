@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "recorder/ascii.hpp"
 #include "recorder/oci.hpp"
 #include "recorder/process.hpp"
 
@@ -20,14 +21,10 @@ constexpr std::size_t k_helper_output = 64 * 1024;
 constexpr auto k_renew_margin = std::chrono::seconds(10);
 constexpr std::string_view k_docker_hub = "index.docker.io";
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::ranges::transform(out, out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using ascii::lower;
 
 bool is_token_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~/").find(c) != std::string_view::npos;
+  return ascii::is_alnum(c) || std::string_view("!#$%&'*+-.^_`|~/").find(c) != std::string_view::npos;
 }
 
 // A cursor over a WWW-Authenticate value (RFC 7235 challenges).
