@@ -34,7 +34,7 @@ struct Root {
   }
 
   LayerEntry file(const std::string& image_path, const std::string& host) const {
-    return {LayerEntry::Type::file, image_path, dir / host, {}, 0644, static_cast<std::int64_t>(std::filesystem::file_size(dir / host))};
+    return {LayerEntry::Type::file, image_path, dir / host, {}, 0644, static_cast<std::int64_t>(std::filesystem::file_size(dir / host)), {}};
   }
   DpkgDatabase dpkg() const { return DpkgDatabase(dir / "dpkg"); }
 };
@@ -49,14 +49,14 @@ TEST(Layering, GroupsByOriginInLayerOrder) {
   Root r;
   write_file(r.dir / "build/app", "program");
   write_file(r.dir / "build/libmine.so.1", "mine");
-  const std::vector<LayerEntry> recorded{{LayerEntry::Type::directory, "usr", {}, {}, 0755, 0},
-                                         {LayerEntry::Type::directory, "usr/local", {}, {}, 0755, 0},
-                                         {LayerEntry::Type::directory, "usr/local/bin", {}, {}, 0755, 0},
+  const std::vector<LayerEntry> recorded{{LayerEntry::Type::directory, "usr", {}, {}, 0755, 0, {}},
+                                         {LayerEntry::Type::directory, "usr/local", {}, {}, 0755, 0, {}},
+                                         {LayerEntry::Type::directory, "usr/local/bin", {}, {}, 0755, 0, {}},
                                          r.file("usr/local/bin/app", "build/app")};
   RuntimeClosure closure;
   closure.root = r.root;
-  closure.entries = {{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0},
-                     {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0},
+  closure.entries = {{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
+                     {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0, {}},
                      r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0"),
                      r.file("usr/lib/libloose.so.2", "root/usr/lib/libloose.so.2"),
                      r.file("usr/local/lib/libmine.so.1", "build/libmine.so.1")};
@@ -82,8 +82,8 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   Root r;
   write_file(r.dir / "build/app", "program");
   const std::vector<LayerEntry> recorded{r.file("app", "build/app")};
-  RuntimeClosure one{{{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0},
-                      {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0},
+  RuntimeClosure one{{{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
+                      {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0, {}},
                       r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")},
                      r.root};
   RuntimeClosure other{{r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")}, r.root};
@@ -114,7 +114,7 @@ LayerGroup group(LayerOrigin kind, std::string key, std::int64_t size) {
   g.key = key;
   g.origin = kind == LayerOrigin::package ? "deb:" + key : key;
   g.size = size;
-  g.entries = {{LayerEntry::Type::file, key, "/dev/null", {}, 0644, size}};
+  g.entries = {{LayerEntry::Type::file, key, "/dev/null", {}, 0644, size, {}}};
   return g;
 }
 
