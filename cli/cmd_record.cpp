@@ -490,14 +490,12 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
            "A program with its runtime closure is several layers, each annotated dev.arec.layer.origin: one per Debian\n"
            "package (all of its libraries, so images on the same packages share them), then files of no package, the\n"
            "build's own shared libraries and the other files; a rebuild changes only the last ones.\n"
-           "Without a base and with --runtime auto, the image has /etc/passwd and /etc/group (root 0, nonroot 65532)\n"
+           "An image of a program without a base (--runtime auto) has /etc/passwd and /etc/group (root 0, nonroot 65532)\n"
            "and /tmp (1777); one holding a TLS library has the CA certificates of ca-certificates, said on one line.",
            {{"arec record --module mesh --name app --file build/app",
              "Records build/app as /usr/local/bin/app in an image of mesh/app; prints mesh/app@sha256:..."},
             {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint /usr/local/bin/server",
              "A program and a directory tree in one image, started as /usr/local/bin/server."},
-            {"arec record --module mesh --name api --file build/api --user nonroot --package tzdata --entrypoint /usr/local/bin/api",
-             "A service run as nonroot (65532), with the time zones of Debian's tzdata as a layer of their own."},
             {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --json",
              "Every mtime at that second; the whole record printed as JSON."}},
            k_exit_registry);

@@ -388,12 +388,26 @@ Result<std::optional<std::string>> account_file(const RecordRequest& request, co
   return std::optional(std::move(*text));
 }
 
+// Whether the inputs hold a program (an ELF executable, static or not): an image to run, not only data.
+Result<bool> holds_program(const std::vector<LayerEntry>& entries) {
+  for (const auto& e : entries) {
+    if (e.type != LayerEntry::Type::file || e.source.empty()) continue;
+    auto elf = read_elf(e.source);
+    if (!elf) return fail(elf.error());
+    if (*elf && (*elf)->executable) return true;
+  }
+  return false;
+}
+
 Result<Additions> additions_of(const RecordRequest& request, std::vector<PackageFiles> packages, const Closure& closure,
                                const std::optional<BaseParts>& base) {
   Additions out;
   out.recorded = request.entries;
   out.packages = std::move(packages);
-  if (!base && request.runtime == Runtime::automatic) {
+  auto program = holds_program(request.entries);
+  if (!program) return fail(program.error());
+  // An image of data alone (a tree, a document) stays exactly what was named.
+  if (!base && request.runtime == Runtime::automatic && (*program || request.user || !request.packages.empty())) {
     // What a program run as a service expects of its root, as distroless images have it; what the inputs
     // name instead is theirs.
     std::vector<LayerEntry> service;
