@@ -24,6 +24,18 @@ expect_exit 0 "$AREC" record --module runtime --name service --file "$T/service"
 expect_contains "$ERR" "arec: info: added the CA certificates of ca-certificates " "the record's output"
 expect_contains "$ERR" "since the image holds /usr/lib/x86_64-linux-gnu/libssl.so.3" "the record's output"
 expect_eq 1 "$(grep -c 'CA certificates' <<<"$ERR")" "lines naming the CA certificates"
+note "refused before anything is written: a package not installed, a user the base does not name"
+expect_exit 2 "$AREC" record --module runtime --name refused --file "$T/service" --package arec-not-a-package
+expect_one_line_error "--package arec-not-a-package: not installed for amd64 on this machine; install it with apt-get install arec-not-a-package:amd64"
+base=$("$AREC" records runtime/service --json | jq -r '.[0].digest')
+expect_exit 2 "$AREC" record --module runtime --name refused --file "$T/service" --base runtime/service --user app
+expect_one_line_error "--user app: the base image $base names no such user; give a user it names, or a number"
+expect_exit 0 "$AREC" records runtime/refused
+expect_eq "" "$OUT" "records of runtime/refused"
+# On a base, a name is the base's own: nonroot, from the passwd arec wrote into runtime/service.
+expect_exit 0 "$AREC" record --module runtime --name onbase --file "$T/service=/usr/local/bin/other" --base runtime/service --user nonroot
+expect_eq 65532:65532 "$("$AREC" inspect runtime/onbase --json | jq -r .config.user)" "the user of runtime/onbase"
+
 # run NAME ID ARGS...: the latest record of runtime/NAME, exported, imported and run once.
 run() {
   local name=$1 id=$2
