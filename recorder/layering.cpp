@@ -209,8 +209,10 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
   std::set<std::string> recorded_paths;
   for (const auto& e : recorded) recorded_paths.insert(e.path);
 
+  std::set<std::string> added_keys;  // their entries are all of what they take: their lists are not read again
   for (const auto& a : added) {
     const std::string key = a.package.name + ":" + a.package.architecture;
+    added_keys.insert(key);
     packages.try_emplace(key, a.package);
     auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(a.package), key, {}}).first->second;
     for (const auto& e : a.entries) {
@@ -241,6 +243,7 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     }
   }
   for (const auto& [key, package] : packages) {
+    if (added_keys.contains(key)) continue;
     auto listed = dpkg.listed_files(package);
     if (!listed) return fail(listed.error());
     if (auto s = add_package_files(*listed, root, base_holds, recorded_paths, package_groups.at(key)); !s) return fail(s.error());

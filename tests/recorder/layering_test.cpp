@@ -99,6 +99,31 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   EXPECT_EQ(on_base->front().size, 3 + 6);
 }
 
+TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
+  Root r;
+  write_file(r.dir / "build/app", "program");
+  write_file(r.dir / "root/usr/share/zoneinfo/UTC", "TZif");
+  const std::vector<LayerEntry> recorded{r.file("usr/local/bin/app", "build/app"), generated_file("etc/passwd", "root:x:0:0::/:/x\n")};
+  const DebianPackage tz{"tzdata", "2025b-0", "all", ""};
+  const DebianPackage foo{"libfoo1", "1.0-1", "amd64", ""};
+  // libfoo1 asked for by name (its file the recorded inputs also name stays theirs), and tzdata.
+  const std::vector<PackageFiles> added{
+      {tz, {r.file("usr/share/zoneinfo/UTC", "root/usr/share/zoneinfo/UTC")}},
+      {foo, {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"), r.file("usr/local/bin/app", "build/app")}}};
+  RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root};
+  auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, added);
+  ASSERT_TRUE(groups) << groups.error().message;
+  ASSERT_EQ(groups->size(), 3U);
+  EXPECT_EQ((*groups)[0].origin, "deb:libfoo1=1.0-1:amd64");
+  // What was taken of the package, and the closure's file of it; its list is not read again.
+  EXPECT_EQ(paths_of((*groups)[0]), (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1.0"}));
+  EXPECT_EQ((*groups)[1].origin, "deb:tzdata=2025b-0:all");
+  EXPECT_EQ((*groups)[1].kind, LayerOrigin::package);
+  EXPECT_EQ(paths_of((*groups)[1]), (std::vector<std::string>{"usr", "usr/share", "usr/share/zoneinfo", "usr/share/zoneinfo/UTC"}));
+  EXPECT_EQ((*groups)[2].origin, "files");
+  EXPECT_EQ(paths_of((*groups)[2]), (std::vector<std::string>{"etc", "etc/passwd", "usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
+}
+
 TEST(Layering, LibraryDirectories) {
   EXPECT_TRUE(in_library_directory("lib/x86_64-linux-gnu/libc.so.6"));
   EXPECT_TRUE(in_library_directory("usr/lib64/ld-linux-x86-64.so.2"));
