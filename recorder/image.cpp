@@ -729,6 +729,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
       if (e.type == LayerEntry::Type::file && !e.source.empty()) inputs.push_back(e.source);
     }
   }
+  // A file arec wrote changes when what it was made of does (a ca-certificates upgrade).
+  for (const auto& p : additions->packages) inputs.insert(inputs.end(), p.made_from.begin(), p.made_from.end());
   // What this configuration last recorded: another configuration's latest says nothing of it.
   auto previous = store.latest_of_config(request.module, request.name, request.config);
   if (!previous) return fail(previous.error());

@@ -70,6 +70,7 @@ using OwnersOf = std::function<Result<std::map<std::string, std::vector<DebianPa
 struct PackageFiles {
   DebianPackage package;
   std::vector<LayerEntry> entries;
+  std::vector<fs::Path> made_from;  // host files the entries arec wrote were made of (the CA bundle's certificates)
 };
 
 // The groups of `recorded` (the named inputs) and `closure` (what the loader needs besides), in layer

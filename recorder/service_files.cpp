@@ -185,7 +185,7 @@ Result<PackageFiles> package_files(const DpkgDatabase& dpkg, const PackageSpec& 
   if (!listed) return fail(listed.error());
   auto entries = placed_package_files(*listed, root, [](const std::string& path) { return kept_package_path(path); });
   if (!entries) return fail(std::move(entries.error()).context("--package " + spec.name));
-  return PackageFiles{*found, std::move(*entries)};
+  return PackageFiles{*found, std::move(*entries), {}};
 }
 
 bool is_tls_library(std::string_view image_path) {
@@ -236,7 +236,7 @@ Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::v
       append(e.content);
     }
   }
-  PackageFiles out{package, {}};
+  PackageFiles out{package, {}, {certificates.begin(), certificates.end()}};
   out.entries.push_back(generated_file(std::string(k_ca_bundle), std::move(bundle)));
   // Where OpenSSL (OPENSSLDIR /usr/lib/ssl on Debian) and GnuTLS look: Debian's openssl package has the same links.
   out.entries.push_back({LayerEntry::Type::symlink, "usr/lib/ssl/cert.pem", {}, "/" + std::string(k_ca_bundle), 0777, 0, {}});

@@ -108,8 +108,8 @@ TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
   const DebianPackage foo{"libfoo1", "1.0-1", "amd64", ""};
   // libfoo1 asked for by name (its file the recorded inputs also name stays theirs), and tzdata.
   const std::vector<PackageFiles> added{
-      {tz, {r.file("usr/share/zoneinfo/UTC", "root/usr/share/zoneinfo/UTC")}},
-      {foo, {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"), r.file("usr/local/bin/app", "build/app")}}};
+      {tz, {r.file("usr/share/zoneinfo/UTC", "root/usr/share/zoneinfo/UTC")}, {}},
+      {foo, {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"), r.file("usr/local/bin/app", "build/app")}, {}}};
   RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root};
   auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, added);
   ASSERT_TRUE(groups) << groups.error().message;

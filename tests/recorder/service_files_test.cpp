@@ -170,6 +170,9 @@ TEST(ServiceFiles, TheCaBundleIsThePackagesCertificatesThenTheImagesOwn) {
                                                               "usr/lib/ssl/certs -> /etc/ssl/certs"}));
   EXPECT_EQ(ca->entries[0].content, "A\nB\nOWN\n");
   EXPECT_EQ(ca->entries[0].size, 8);
+  // What the bundle was made of, for a build's depfile: the package's certificates.
+  EXPECT_EQ(ca->made_from, (std::vector<fs::Path>{r.root + "/usr/share/ca-certificates/mozilla/A.crt",
+                                                  r.root + "/usr/share/ca-certificates/mozilla/B.crt"}));
   write_file(r.dir / "dpkg/status", "");
   auto none = ca_certificate_files(r.dpkg(), recorded, "/usr/lib/libssl.so.3", r.root);
   ASSERT_FALSE(none);
