@@ -39,10 +39,13 @@ struct RecordOptions {
   std::string config;
   std::string revision;
   std::string sbom = "spdx";
+  std::string user;
+  std::vector<std::string> packages;
   std::string stamp;  // --stamp: run by a build (the CMake module); see record_stamp.hpp
   unsigned threads = 0;
   unsigned layers = k_default_layer_budget;
   bool json = false;
+  bool no_ca_certificates = false;
 };
 
 Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o) {
@@ -78,6 +81,17 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
     request.platform = std::move(*platform);
   }
   if (!o.sysroot.empty()) request.sysroot = fs::Path(o.sysroot);
+  if (!o.user.empty()) {
+    auto user = parse_user(o.user);
+    if (!user) return fail(user.error());
+    request.user = std::move(*user);
+  }
+  for (const auto& text : o.packages) {
+    auto package = parse_package(text);
+    if (!package) return fail(package.error());
+    request.packages.push_back(std::move(*package));
+  }
+  request.ca_certificates = o.no_ca_certificates ? CaCertificates::none : CaCertificates::automatic;
   // Every input is checked before the store is touched, so bad input leaves the store as it was.
   auto entries = collect_entries(inputs);
   if (!entries) return fail(entries.error());
@@ -173,6 +187,7 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   auto outcome = record_image(*request, *store);
   if (!outcome) return fail(outcome.error());
   for (const auto& warning : outcome->warnings) spdlog::warn("{}", warning);
+  for (const auto& note : outcome->notes) spdlog::info("{}", note);
   if (!o.stamp.empty()) {
     if (auto s = finish_build_step(o, *outcome, started); !s) return fail(s.error());
   }
@@ -439,6 +454,17 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
                   "The target's root the runtime closure is taken from (default: this machine for its own platform, "
                   "/usr/TRIPLET for another, e.g. /usr/aarch64-linux-gnu of Debian's cross packages)")
       ->type_name("DIR");
+  cmd->add_option("--user", o->user,
+                  "The user the image runs as (the config's User, written UID:GID): a name of the image's /etc/passwd "
+                  "(without a base arec writes root 0 and nonroot 65532) or a number")
+      ->type_name("NAME|UID[:GROUP|GID]");
+  cmd->add_option("--package", o->packages,
+                  "An installed Debian package to add as a layer of its own: its files (documentation, man pages and "
+                  "locales left out) and their runtime closure; NAME:ARCH for another architecture's (repeatable)")
+      ->type_name("NAME[:ARCH]");
+  cmd->add_flag("--no-ca-certificates", o->no_ca_certificates,
+                "Leave out the CA certificates --runtime auto adds to an image holding a TLS library (libssl, libcrypto, "
+                "libgnutls, libcurl)");
   cmd->add_option("--target", o->target, "Build target that produced the outputs (recorded)");
   cmd->add_option("--config", o->config, "Build configuration, e.g. Release (recorded)");
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");
@@ -463,7 +489,9 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
            "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.\n"
            "A program with its runtime closure is several layers, each annotated dev.arec.layer.origin: one per Debian\n"
            "package (all of its libraries, so images on the same packages share them), then files of no package, the\n"
-           "build's own shared libraries and the other files; a rebuild changes only the last ones.",
+           "build's own shared libraries and the other files; a rebuild changes only the last ones.\n"
+           "An image of a program without a base (--runtime auto) has /etc/passwd and /etc/group (root 0, nonroot 65532)\n"
+           "and /tmp (1777); one holding a TLS library has the CA certificates of ca-certificates, said on one line.",
            {{"arec record --module mesh --name app --file build/app",
              "Records build/app as /usr/local/bin/app in an image of mesh/app; prints mesh/app@sha256:..."},
             {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint /usr/local/bin/server",

@@ -50,6 +50,8 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [RUNTIME auto|none]
                 [SBOM spdx|none]
                 [LAYERS <n>]
+                [USER <name>|<uid>[:<group>|<gid>]]
+                [PACKAGES <package>[:<arch>]...]
                 [STORE <dir>])
 
   Adds a recording step (the target ``arec_record_<target>``, part of ``ALL``) that runs ``arec record``
@@ -125,6 +127,19 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
     runtime closure, its files of no package, the build's shared libraries, the other files; past
     ``<n>`` the smallest packages share one layer. ``1`` records one layer of everything.
 
+  ``USER <name>|<uid>[:<group>|<gid>]``
+    The user the image runs as (the config's ``User``, written ``UID:GID``). A name is looked up in the
+    image's ``/etc/passwd``: without a ``BASE`` (and with ``RUNTIME auto``) arec writes one with ``root``
+    (0) and ``nonroot`` (65532), so ``USER nonroot`` runs as 65532, which Kubernetes' ``runAsNonRoot``
+    accepts; with a ``BASE`` the name must be the base's. A number is taken as it is.
+
+  ``PACKAGES <package>[:<arch>]...``
+    Installed Debian packages to add, each a layer of its own: the files dpkg lists for it
+    (documentation, man pages and locales left out), and the runtime closure of its programs and
+    libraries; the SBOM names each with its version. ``PACKAGES tzdata`` gives the image its time zones.
+    A cross build takes the target architecture's packages (``<package>:arm64``, or of architecture
+    ``all``). A package that is not installed fails the recording, naming ``apt-get install``.
+
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
 
@@ -149,8 +164,8 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
 function(arec_record target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     ""
-    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;LAYERS;STORE"
-    "FILES;DIRECTORIES;ENTRYPOINT;ENV")
+    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;LAYERS;USER;STORE"
+    "FILES;DIRECTORIES;ENTRYPOINT;ENV;PACKAGES")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
     message(FATAL_ERROR "arec_record(${target}): unknown argument(s): ${unknown}")
@@ -198,6 +213,30 @@ function(arec_record target)
   if(DEFINED arg_RUNTIME AND NOT arg_RUNTIME MATCHES "^(auto|none)$")
     message(FATAL_ERROR "arec_record(${target}): RUNTIME \"${arg_RUNTIME}\" is not one of auto, none")
   endif()
+  if(DEFINED arg_USER)
+    # What arec record --user accepts: a name (lowercase letters, digits, '_', '-') or a number below 2^32 - 1,
+    # then optionally ':' and a group the same way.
+    set(account "([a-z_][a-z0-9_-]*|[0-9]+)")
+    set(user_ok FALSE)
+    if(arg_USER MATCHES "^${account}(:${account})?$")
+      set(user_ok TRUE)
+      string(REPLACE ":" ";" parts "${arg_USER}")
+      foreach(part IN LISTS parts)
+        string(LENGTH "${part}" length)
+        if(length GREATER 32 OR (part MATCHES "^[0-9]+$" AND (length GREATER 10 OR part GREATER 4294967294)))
+          set(user_ok FALSE)
+        endif()
+      endforeach()
+    endif()
+    if(NOT user_ok)
+      message(FATAL_ERROR "arec_record(${target}): USER \"${arg_USER}\" is not a user name or number, optionally followed by :group or :gid")
+    endif()
+  endif()
+  foreach(package IN LISTS arg_PACKAGES)
+    if(NOT package MATCHES "^[a-z0-9][a-z0-9+.-]+(:[a-z0-9-]+)?$")
+      message(FATAL_ERROR "arec_record(${target}): PACKAGES \"${package}\" is not a Debian package name, optionally followed by :arch")
+    endif()
+  endforeach()
 
   set(file "$<TARGET_FILE:${built}>")
   set(args --module=${arg_MODULE} --name=${arg_NAME} --target=${built}
@@ -230,6 +269,12 @@ function(arec_record target)
   if(DEFINED arg_LAYERS)
     list(APPEND args "--layers=${arg_LAYERS}")
   endif()
+  if(DEFINED arg_USER)
+    list(APPEND args "--user=${arg_USER}")
+  endif()
+  foreach(package IN LISTS arg_PACKAGES)
+    list(APPEND args "--package=${package}")
+  endforeach()
   if(CMAKE_CROSSCOMPILING)
     _arec_toolchain_platform(platform)
     if(platform)

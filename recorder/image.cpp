@@ -40,10 +40,11 @@ struct Layer {
 // an unchanged relink, whose SBOM the store has, never asks for them.
 class SbomHashes {
  public:
-  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries) : m_request(request), m_entries(std::move(entries)) {}
+  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known)
+      : m_request(request), m_entries(std::move(entries)), m_known(std::move(known)) {}
   void start() {
     if (m_request.sbom == SbomFormat::none || m_files.valid()) return;
-    m_files = std::async(std::launch::async, [this] { return sbom_files(m_entries, DpkgDatabase()); });
+    m_files = std::async(std::launch::async, [this] { return sbom_files(m_entries, DpkgDatabase(), m_known); });
   }
   Result<std::vector<SbomFile>> take() {
     start();
@@ -53,6 +54,7 @@ class SbomHashes {
  private:
   const RecordRequest& m_request;
   const std::vector<LayerEntry> m_entries;
+  const std::map<std::string, DebianPackage> m_known;  // files taken from a package as a whole
   std::future<Result<std::vector<SbomFile>>> m_files;
 };
 
@@ -108,7 +110,9 @@ std::optional<fs::Path> files_identity(const RecordRequest& request, const std::
   std::string text = std::string(compression_name(request.compression)) + " " + std::to_string(request.mtime) + "\n";
   for (const auto& e : entries) {
     text += std::to_string(static_cast<int>(e.type)) + " " + std::to_string(e.mode) + " " + e.path + "\0" + e.link_target + "\0";
-    if (e.type == LayerEntry::Type::file) {
+    if (e.type == LayerEntry::Type::file && e.source.empty()) {
+      text += "generated " + digest_of(e.content).hex();
+    } else if (e.type == LayerEntry::Type::file) {
       struct stat st {};
       if (::lstat(e.source.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != e.size) return std::nullopt;
       text += e.source.string() + "\0" + std::to_string(st.st_size) + " " + std::to_string(st.st_dev) + " " +
@@ -305,7 +309,8 @@ struct Closure {
   std::optional<ImageFiles> base_files;
 };
 
-Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const Manifest* base_manifest) {
+Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const std::vector<LayerEntry>& entries,
+                                            const Manifest* base_manifest) {
   auto out = std::make_unique<Closure>();
   if (request.runtime == Runtime::none) return out;
   ClosureOptions options;
@@ -318,9 +323,154 @@ Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const 
       return &*out->base_files;
     };
   }
-  auto closure = resolve_runtime_closure(request.entries, options);
+  auto closure = resolve_runtime_closure(entries, options);
   if (!closure) return fail(closure.error());
   out->closure = std::move(*closure);
+  return out;
+}
+
+// What a record adds that was not named as a file: the service files of an image without a base (its
+// users, /tmp), the packages asked for and the CA certificates, and the config's User.
+struct Additions {
+  std::vector<LayerEntry> recorded;     // the inputs and the service files, which go with them
+  std::vector<PackageFiles> packages;   // --package, then ca-certificates: a layer each
+  std::vector<std::string> notes;
+  std::string user;                     // the config's User; empty: the base's, or root
+};
+
+// The packages of --package, for an image of `platform` (their files are resolved before the closure,
+// which takes their ELF files too).
+Result<std::vector<PackageFiles>> requested_packages(const RecordRequest& request, const Platform& platform) {
+  std::vector<PackageFiles> out;
+  if (request.packages.empty()) return out;
+  const std::string arch = debian_architecture(platform);
+  if (arch.empty()) return fail_input("--package: arec knows no Debian architecture for the platform " + platform_text(platform));
+  const DpkgDatabase dpkg(request.dpkg_admin_dir);
+  for (const auto& spec : request.packages) {
+    auto files = package_files(dpkg, spec, arch);
+    if (!files) return fail(files.error());
+    out.push_back(std::move(*files));
+  }
+  return out;
+}
+
+bool holds_path(const std::vector<LayerEntry>& entries, std::string_view path) {
+  return std::any_of(entries.begin(), entries.end(), [&](const LayerEntry& e) { return e.path == path; });
+}
+
+// The bytes of /etc/passwd or /etc/group as the image will have them: recorded, else the base's, else
+// arec's own (an image without a base and --runtime auto); nothing when it has none.
+Result<std::optional<std::string>> account_file(const RecordRequest& request, const std::vector<LayerEntry>& recorded,
+                                                const Closure& closure, const std::optional<BaseParts>& base,
+                                                const std::string& path) {
+  for (const auto& e : recorded) {
+    if (e.path != path || e.type != LayerEntry::Type::file) continue;
+    if (e.source.empty()) return std::optional(e.content);
+    auto text = fs::read_file(e.source);
+    if (!text) return fail(text.error());
+    return std::optional(std::move(*text));
+  }
+  if (!base) return std::optional<std::string>();
+  std::optional<ImageFiles> read;
+  const ImageFiles* files = closure.base_files ? &*closure.base_files : nullptr;
+  if (files == nullptr) {
+    auto loaded = ImageFiles::read(request.base->layout, base->manifest.layers, "base image " + request.base->manifest.digest.str());
+    if (!loaded) return fail(loaded.error());
+    read = std::move(*loaded);
+    files = &*read;
+  }
+  auto resolved = files->resolve(path);
+  if (!resolved) return std::optional<std::string>();
+  const auto* node = files->lstat(*resolved);
+  if (node == nullptr || node->type != ImageFiles::Type::file) return std::optional<std::string>();
+  auto text = files->read_file(*resolved);
+  if (!text) return fail(text.error());
+  return std::optional(std::move(*text));
+}
+
+// Whether the inputs hold a program (an ELF executable, static or not): an image to run, not only data.
+Result<bool> holds_program(const std::vector<LayerEntry>& entries) {
+  for (const auto& e : entries) {
+    if (e.type != LayerEntry::Type::file || e.source.empty()) continue;
+    auto elf = read_elf(e.source);
+    if (!elf) return fail(elf.error());
+    if (*elf && (*elf)->executable) return true;
+  }
+  return false;
+}
+
+Result<Additions> additions_of(const RecordRequest& request, std::vector<PackageFiles> packages, const Closure& closure,
+                               const std::optional<BaseParts>& base) {
+  Additions out;
+  out.recorded = request.entries;
+  out.packages = std::move(packages);
+  auto program = holds_program(request.entries);
+  if (!program) return fail(program.error());
+  // An image of data alone (a tree, a document) stays exactly what was named.
+  if (!base && request.runtime == Runtime::automatic && (*program || request.user || !request.packages.empty())) {
+    // What a program run as a service expects of its root, as distroless images have it; what the inputs
+    // name instead is theirs.
+    std::vector<LayerEntry> service;
+    if (!holds_path(request.entries, "etc/passwd")) service.push_back(generated_file("etc/passwd", default_passwd()));
+    if (!holds_path(request.entries, "etc/group")) service.push_back(generated_file("etc/group", default_group()));
+    if (!holds_path(request.entries, "tmp")) service.push_back(tmp_directory());
+    auto merged = merge_entries(std::move(out.recorded), std::move(service), "the service files");
+    if (!merged) return fail(merged.error());
+    out.recorded = std::move(*merged);
+  }
+  if (request.runtime == Runtime::automatic && request.ca_certificates == CaCertificates::automatic &&
+      !holds_path(request.entries, k_ca_bundle)) {
+    // The TLS library the image holds, by what arec adds (a base's own is the base's business).
+    std::string tls;
+    for (const auto* list : {&request.entries, &closure.closure.entries}) {
+      for (const auto& e : *list) {
+        if (tls.empty() && e.type != LayerEntry::Type::directory && is_tls_library(e.path)) tls = "/" + e.path;
+      }
+    }
+    for (const auto& p : out.packages) {
+      for (const auto& e : p.entries) {
+        if (tls.empty() && e.type != LayerEntry::Type::directory && is_tls_library(e.path)) tls = "/" + e.path;
+      }
+    }
+    const bool base_has_bundle = closure.base_files && closure.base_files->resolve(std::string(k_ca_bundle)).has_value();
+    if (!tls.empty() && !base_has_bundle) {
+      auto ca = ca_certificate_files(DpkgDatabase(request.dpkg_admin_dir), out.recorded, tls);
+      if (!ca) return fail(ca.error());
+      out.notes.push_back("added the CA certificates of ca-certificates " + ca->package.version + " (/" + std::string(k_ca_bundle) +
+                          "), since the image holds " + tls + "; --no-ca-certificates leaves them out");
+      // ca-certificates asked for by name too: one layer of the package.
+      auto same = std::find_if(out.packages.begin(), out.packages.end(),
+                               [&](const PackageFiles& p) { return p.package.name == ca->package.name; });
+      if (same != out.packages.end()) {
+        same->entries.insert(same->entries.end(), ca->entries.begin(), ca->entries.end());
+      } else {
+        out.packages.push_back(std::move(*ca));
+      }
+    }
+  }
+  if (request.user) {
+    const std::string where = holds_path(request.entries, "etc/passwd") ? "the recorded /etc/passwd"
+                              : base                                    ? "the base image " + request.base->manifest.digest.str()
+                                                                        : "the image";
+    auto passwd = account_file(request, out.recorded, closure, base, "etc/passwd");
+    if (!passwd) return fail(passwd.error());
+    auto group = account_file(request, out.recorded, closure, base, "etc/group");
+    if (!group) return fail(group.error());
+    auto user = resolve_user(*request.user, *passwd, *group, where);
+    if (!user) return fail(user.error());
+    out.user = std::move(*user);
+  }
+  return out;
+}
+
+// Every file taken from a package as a whole, by image path, for the SBOM.
+std::map<std::string, DebianPackage> package_of_files(const Additions& additions) {
+  std::map<std::string, DebianPackage> out;
+  for (const auto& p : additions.packages) {
+    for (const auto& e : p.entries) {
+      if (e.type == LayerEntry::Type::file) out.emplace(e.path, p.package);
+    }
+  }
   return out;
 }
 
@@ -391,10 +541,15 @@ class RememberedOwners {
 // The layers of the record, in order: by origin within the budget (recorder/layering), or one layer of
 // every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
 // record of one layer always had.
-Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure, const Store& store) {
+Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure, const Additions& additions,
+                                              const Store& store) {
   // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
-  auto all = merge_entries(request.entries, closure.closure.entries, "the runtime closure");
+  auto all = merge_entries(additions.recorded, closure.closure.entries, "the runtime closure");
   if (!all) return fail(all.error());
+  for (const auto& p : additions.packages) {
+    all = merge_entries(std::move(*all), p.entries, "the package " + p.package.name);
+    if (!all) return fail(all.error());
+  }
   auto one_layer = [&]() -> std::vector<LayerGroup> {
     LayerGroup group;
     group.entries = std::move(*all);
@@ -407,7 +562,7 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
   }
   const DpkgDatabase dpkg(request.dpkg_admin_dir);
   const RememberedOwners owners(store, dpkg, request.dpkg_admin_dir);
-  auto groups = group_entries(request.entries, closure.closure, dpkg, base_holds, std::cref(owners));
+  auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, std::cref(owners), additions.packages);
   if (!groups) return fail(groups.error());
   if (groups->size() <= 1) return one_layer();
   return fit_budget(std::move(*groups), request.layers);
@@ -479,7 +634,7 @@ Status check_base_platform(const RecordRequest& request, const std::optional<Bas
 // entrypoint.
 ImageConfig image_config(const RecordRequest& request, const std::optional<BaseParts>& base,
                          const std::optional<Platform>& platform, const std::vector<Layer>& layers,
-                         const std::vector<LayerGroup>& groups) {
+                         const std::vector<LayerGroup>& groups, const std::string& user) {
   ImageConfig config;
   if (base) {
     config = base->config;
@@ -497,6 +652,7 @@ ImageConfig image_config(const RecordRequest& request, const std::optional<BaseP
     config.history.push_back({created, "arec record", "", layers.size() == 1 ? std::string() : groups[i].origin, false});
   }
   merge_env(config.config, request.env);
+  if (!user.empty()) config.config["User"] = user;
   if (!request.entrypoint.empty()) {
     config.config["Entrypoint"] = request.entrypoint;
     config.config.erase("Cmd");  // as Dockerfile ENTRYPOINT does: an inherited command no longer applies
@@ -547,9 +703,16 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!base) return fail(base.error());
   if (auto s = check_base_platform(request, *base, *platform); !s) return fail(s.error());
   // The closure is resolved first: a missing library or a base too old refuses before anything is written.
-  auto closure = closure_of(request, *base ? &(*base)->manifest : nullptr);
+  const Platform image_platform = platform->value_or(host_platform());
+  auto packages = requested_packages(request, image_platform);
+  if (!packages) return fail(packages.error());
+  std::vector<LayerEntry> closure_inputs = request.entries;
+  for (const auto& p : *packages) closure_inputs.insert(closure_inputs.end(), p.entries.begin(), p.entries.end());
+  auto closure = closure_of(request, closure_inputs, *base ? &(*base)->manifest : nullptr);
   if (!closure) return fail(closure.error());
-  auto groups = record_groups(request, **closure, store);
+  auto additions = additions_of(request, std::move(*packages), **closure, *base);
+  if (!additions) return fail(additions.error());
+  auto groups = record_groups(request, **closure, *additions, store);
   if (!groups) return fail(groups.error());
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
   if (base_layers + groups->size() > k_max_image_layers) {
@@ -566,13 +729,15 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
       if (e.type == LayerEntry::Type::file && !e.source.empty()) inputs.push_back(e.source);
     }
   }
+  // A file arec wrote changes when what it was made of does (a ca-certificates upgrade).
+  for (const auto& p : additions->packages) inputs.insert(inputs.end(), p.made_from.begin(), p.made_from.end());
   // What this configuration last recorded: another configuration's latest says nothing of it.
   auto previous = store.latest_of_config(request.module, request.name, request.config);
   if (!previous) return fail(previous.error());
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
-  SbomHashes sbom(request, sbom_entries(*groups));
+  SbomHashes sbom(request, sbom_entries(*groups), package_of_files(*additions));
   std::vector<Layer> packed;
   for (const auto& group : *groups) {
     // A package's layer is shared by every record on that package, and its files rarely change: it is
@@ -591,7 +756,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     layers->push_back(layer->descriptor);
     packed.push_back(std::move(*layer));
   }
-  auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups), std::move(*layers), store);
+  auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups, additions->user), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
   // git runs once per record: the SBOM, a new record and an unchanged relink (is it a newer revision?) need it.
@@ -606,11 +771,11 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
       (*previous)->revision == revision_of_sources()) {
-    return RecordOutcome{**previous, false, std::move(*warnings), std::move(inputs)};  // nothing new: no lock, no write
+    return RecordOutcome{**previous, false, std::move(*warnings), std::move(additions->notes), std::move(inputs)};  // nothing new
   }
   auto commit = store.commit(new_record(request, *manifest, revision_of_sources()), *referrers);
   if (!commit) return fail(commit.error());
-  return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(inputs)};
+  return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(additions->notes), std::move(inputs)};
 }
 
 }  // namespace arec

@@ -8,6 +8,7 @@
 #include "recorder/layer.hpp"
 #include "recorder/layering.hpp"
 #include "recorder/runtime_closure.hpp"
+#include "recorder/service_files.hpp"
 #include "recorder/store.hpp"
 
 namespace arec {
@@ -29,6 +30,9 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
 // With `platform`, that platform's (its variant too when it names one).
 Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what,
                                             const std::optional<Platform>& platform = std::nullopt);
+
+// Whether an image holding a TLS library gets the CA certificates (--no-ca-certificates: never).
+enum class CaCertificates { automatic, none };
 
 // What document describes a record's content besides the record itself.
 enum class SbomFormat { spdx, none };
@@ -53,12 +57,16 @@ struct RecordRequest {
   // --layers: at most this many layers of its own (recorder/layering); 1 is one layer of everything.
   unsigned layers = k_default_layer_budget;
   fs::Path dpkg_admin_dir = "/var/lib/dpkg";  // where the packages of the closure's files are looked up
+  std::optional<UserSpec> user;               // --user: the config's User
+  std::vector<PackageSpec> packages;          // --package: installed Debian packages, each a layer
+  CaCertificates ca_certificates = CaCertificates::automatic;
 };
 
 struct RecordOutcome {
   Record record;
   bool changed = false;  // false when the store already held this digest as the latest
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // what was added without being named (the CA certificates), one line each
   std::vector<fs::Path> inputs;  // the host files packed, runtime closure included (for a build's depfile)
 };
 

@@ -77,7 +77,8 @@ class EntryMap {
     const LayerEntry& existing = it->second.entry;
     const bool both_dirs = existing.type == LayerEntry::Type::directory && entry.type == LayerEntry::Type::directory;
     const bool same_file = existing.type == entry.type && existing.source == entry.source &&
-                           existing.link_target == entry.link_target && existing.mode == entry.mode;
+                           existing.link_target == entry.link_target && existing.mode == entry.mode &&
+                           existing.content == entry.content;
     if (both_dirs || same_file) return {};
     const auto is = [](const LayerEntry& e, LayerEntry::Type type) { return e.type == type; };
     if ((is(existing, LayerEntry::Type::directory) && is(entry, LayerEntry::Type::symlink)) ||
@@ -102,7 +103,7 @@ Status collect_tree(const LayerInput& input, const std::string& root, EntryMap& 
   }
   if (!S_ISDIR(st.st_mode)) return fail_input("--dir " + quoted(input.source) + ": not a directory");
   if (!root.empty()) {
-    if (auto s = entries.add({LayerEntry::Type::directory, root, {}, {}, k_dir_mode, 0}, origin); !s) return s;
+    if (auto s = entries.add({LayerEntry::Type::directory, root, {}, {}, k_dir_mode, 0, {}}, origin); !s) return s;
   }
   std::error_code ec;
   fsys::recursive_directory_iterator it(input.source, fsys::directory_options::none, ec);
@@ -155,7 +156,7 @@ Status collect_file(const LayerInput& input, const std::string& path, EntryMap& 
   // without following anything further.
   fsys::path real = fsys::canonical(input.source, ec);
   if (ec) return fail_input("--file " + quoted(input.source) + ": " + ec.message());
-  return entries.add({LayerEntry::Type::file, path, real, {}, normalised_file_mode(st.st_mode), st.st_size}, origin);
+  return entries.add({LayerEntry::Type::file, path, real, {}, normalised_file_mode(st.st_mode), st.st_size, {}}, origin);
 }
 
 struct TarContext {
@@ -194,6 +195,13 @@ class Utf8Locale {
 };
 
 Status copy_file_data(archive* a, const LayerEntry& entry, std::vector<std::byte>& buffer, TarContext& ctx) {
+  if (entry.source.empty()) {
+    if (archive_write_data(a, entry.content.data(), entry.content.size()) < 0) {
+      if (!ctx.status) return ctx.status;
+      return fail_input("writing layer: " + std::string(archive_error_string(a)));
+    }
+    return {};
+  }
   auto fd = fs::open_read(entry.source, fs::FollowSymlinks::no);
   if (!fd) return fail(fd.error());
   std::int64_t remaining = entry.size;
@@ -216,6 +224,12 @@ Status copy_file_data(archive* a, const LayerEntry& entry, std::vector<std::byte
 }
 
 }  // namespace
+
+LayerEntry generated_file(std::string path, std::string text, std::uint32_t mode) {
+  LayerEntry entry{LayerEntry::Type::file, std::move(path), {}, {}, mode, static_cast<std::int64_t>(text.size()), {}};
+  entry.content = std::move(text);
+  return entry;
+}
 
 Result<std::string> normalise_image_path(std::string_view path, std::string_view what) {
   if (path.empty() || path.front() != '/') {

@@ -34,7 +34,12 @@ struct LayerEntry {
   std::string link_target;       // symlinks
   std::uint32_t mode = 0;        // normalised permission bits
   std::int64_t size = 0;         // files: the size seen when collected
+  // Files arec writes itself (/etc/passwd, the CA bundle), with no `source`: these bytes, `size` long.
+  std::string content;
 };
+
+// A file of `text` at `path`, written by arec rather than read from the host.
+LayerEntry generated_file(std::string path, std::string text, std::uint32_t mode = 0644);
 
 // Walks the inputs into a sorted entry list, with every parent directory present. Directory trees are
 // read with lstat and never followed through symlinks; a symlink is recorded as the link it is, wherever

@@ -63,54 +63,14 @@ struct Builder {
 };
 
 // A package's files under the library directories, as the closure would place them from the target's
-// root: each listed path's directory resolved on this machine (the links met on the way kept as links,
-// merged /usr's lib -> usr/lib), files and links at their real place. What the base holds or the recorded
-// inputs name is left to them.
+// root. What the base holds or the recorded inputs name is left to them.
 Status add_package_files(const std::vector<std::string>& listed, const std::string& root, const BaseHolds& base_holds,
                          const std::set<std::string>& recorded, Builder& group) {
-  auto put = [&](LayerEntry entry) {
-    if (recorded.contains(entry.path) || (base_holds && base_holds(entry.path))) return;
+  auto placed = placed_package_files(listed, root, [](const std::string& path) { return in_library_directory(path); });
+  if (!placed) return fail(placed.error());
+  for (auto& entry : *placed) {
+    if (recorded.contains(entry.path) || (base_holds && base_holds(entry.path))) continue;
     group.entries.try_emplace(entry.path, std::move(entry));
-  };
-  for (const auto& host_listed : listed) {
-    if (!root.empty() && !host_listed.starts_with(root + "/")) continue;
-    const std::string listed_path = host_listed.substr(root.size());
-    std::string image_path;
-    for (const auto& part : path_components(listed_path)) image_path += (image_path.empty() ? "" : "/") + part;
-    if (!in_library_directory(image_path)) continue;
-    std::vector<LayerEntry> links;
-    bool missing = false;
-    auto dir = resolve_symlinks(parent_of(image_path), [&](const std::string& prefix) -> Result<std::optional<std::string>> {
-      struct stat st {};
-      const std::string host = root + "/" + prefix;
-      if (::lstat(host.c_str(), &st) != 0) {
-        missing = true;
-        return fail_input(host + ": " + fs::errno_text(errno));
-      }
-      if (!S_ISLNK(st.st_mode)) return std::nullopt;
-      std::error_code ec;
-      std::string target = std::filesystem::read_symlink(host, ec).string();
-      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
-      links.push_back({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0});
-      return target;
-    });
-    // A listed path that is gone (excluded by dpkg's path-exclude, removed by hand) is not there to take.
-    if (!dir && missing) continue;
-    if (!dir) return fail(dir.error());
-    const std::string name = image_path.substr(image_path.rfind('/') + 1);
-    const std::string placed = dir->empty() ? name : *dir + "/" + name;
-    const std::string host = root + "/" + placed;
-    struct stat st {};
-    if (::lstat(host.c_str(), &st) != 0) continue;
-    for (auto& link : links) put(std::move(link));
-    if (S_ISREG(st.st_mode)) {
-      put({LayerEntry::Type::file, placed, fs::Path(host), {}, file_mode(st.st_mode), st.st_size});
-    } else if (S_ISLNK(st.st_mode)) {
-      std::error_code ec;
-      std::string target = std::filesystem::read_symlink(host, ec).string();
-      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
-      put({LayerEntry::Type::symlink, placed, {}, std::move(target), 0777, 0});
-    }
   }
   return {};
 }
@@ -160,6 +120,55 @@ LayerGroup merge_groups(const std::vector<const LayerGroup*>& parts, LayerOrigin
 
 }  // namespace
 
+Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::string>& listed, const std::string& root,
+                                                     const std::function<bool(const std::string& image_path)>& keep) {
+  std::map<std::string, LayerEntry> out;
+  auto put = [&](LayerEntry entry) { out.try_emplace(entry.path, std::move(entry)); };
+  for (const auto& host_listed : listed) {
+    if (!root.empty() && !host_listed.starts_with(root + "/")) continue;
+    const std::string listed_path = host_listed.substr(root.size());
+    std::string image_path;
+    for (const auto& part : path_components(listed_path)) image_path += (image_path.empty() ? "" : "/") + part;
+    if (image_path.empty() || !keep(image_path)) continue;
+    std::vector<LayerEntry> links;
+    bool missing = false;
+    auto dir = resolve_symlinks(parent_of(image_path), [&](const std::string& prefix) -> Result<std::optional<std::string>> {
+      struct stat st {};
+      const std::string host = root + "/" + prefix;
+      if (::lstat(host.c_str(), &st) != 0) {
+        missing = true;
+        return fail_input(host + ": " + fs::errno_text(errno));
+      }
+      if (!S_ISLNK(st.st_mode)) return std::nullopt;
+      std::error_code ec;
+      std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
+      links.push_back({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0, {}});
+      return target;
+    });
+    if (!dir && missing) continue;
+    if (!dir) return fail(dir.error());
+    const std::string name = image_path.substr(image_path.rfind('/') + 1);
+    const std::string placed = dir->empty() ? name : *dir + "/" + name;
+    const std::string host = root + "/" + placed;
+    struct stat st {};
+    if (::lstat(host.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
+    for (auto& link : links) put(std::move(link));
+    if (S_ISREG(st.st_mode)) {
+      put({LayerEntry::Type::file, placed, fs::Path(host), {}, file_mode(st.st_mode), st.st_size, {}});
+    } else if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
+      put({LayerEntry::Type::symlink, placed, {}, std::move(target), 0777, 0, {}});
+    }
+  }
+  std::vector<LayerEntry> entries;
+  entries.reserve(out.size());
+  for (auto& [path, entry] : out) entries.push_back(std::move(entry));
+  return entries;
+}
+
 std::string package_origin(const DebianPackage& package) {
   return "deb:" + package.name + "=" + package.version + ":" + package.architecture;
 }
@@ -174,7 +183,8 @@ bool in_library_directory(std::string_view image_path) {
 }
 
 Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
-                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds, const OwnersOf& owners_of) {
+                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds, const OwnersOf& owners_of,
+                                              const std::vector<PackageFiles>& added) {
   const std::string& root = closure.root;
   // The owners of the closure's files that can have one: under a system directory or the target's root.
   std::vector<std::string> system_sources;
@@ -199,6 +209,18 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
   std::set<std::string> recorded_paths;
   for (const auto& e : recorded) recorded_paths.insert(e.path);
 
+  std::set<std::string> added_keys;  // their entries are all of what they take: their lists are not read again
+  for (const auto& a : added) {
+    const std::string key = a.package.name + ":" + a.package.architecture;
+    added_keys.insert(key);
+    packages.try_emplace(key, a.package);
+    auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(a.package), key, {}}).first->second;
+    for (const auto& e : a.entries) {
+      if (recorded_paths.contains(e.path) || (base_holds && base_holds(e.path))) continue;
+      group.entries.try_emplace(e.path, e);
+    }
+  }
+
   // Each closure file: its package's group (which then takes the rest of the package), else no-package
   // for a system file, else one of the build's own libraries.
   std::vector<const LayerEntry*> closure_links;
@@ -221,6 +243,7 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     }
   }
   for (const auto& [key, package] : packages) {
+    if (added_keys.contains(key)) continue;
     auto listed = dpkg.listed_files(package);
     if (!listed) return fail(listed.error());
     if (auto s = add_package_files(*listed, root, base_holds, recorded_paths, package_groups.at(key)); !s) return fail(s.error());

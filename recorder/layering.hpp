@@ -52,18 +52,35 @@ std::string package_origin(const DebianPackage& package);
 // searches or libraries load from: /lib, /lib32, /lib64, /libx32 and the same under /usr.
 bool in_library_directory(std::string_view image_path);
 
+// The files and links of a package's file list (host paths, as dpkg lists them) that `keep` accepts by
+// their listed image path, as the image holds them: each one's directory resolved in `root` ("" for this
+// machine), the links met on the way kept as links (merged /usr: lib -> usr/lib, bin -> usr/bin), the
+// file at its real place. Directories are left to the files under them; a listed path that is gone
+// (excluded by dpkg's path-exclude, removed by hand) is left out.
+Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::string>& listed, const std::string& root,
+                                                     const std::function<bool(const std::string& image_path)>& keep);
+
 // What the base image holds at an image path (without leading slash); a package's file there is left out.
 using BaseHolds = std::function<bool(const std::string& image_path)>;
 
 // The packages that list each of a set of host paths, as DpkgDatabase::owners answers.
 using OwnersOf = std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
 
+// Files taken from a package as a whole (--package, the CA certificates): a layer of that package.
+struct PackageFiles {
+  DebianPackage package;
+  std::vector<LayerEntry> entries;
+  std::vector<fs::Path> made_from;  // host files the entries arec wrote were made of (the CA bundle's certificates)
+};
+
 // The groups of `recorded` (the named inputs) and `closure` (what the loader needs besides), in layer
-// order, empty ones left out. Packages are found by the closure files' host paths through `owners_of`
+// order, empty ones left out. `added` are packages' layers of their own, joined by the closure's files
+// of the same package. Packages are found by the closure files' host paths through `owners_of`
 // (else `dpkg.owners`), and their files in `dpkg`.
 Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
                                               const DpkgDatabase& dpkg, const BaseHolds& base_holds,
-                                              const OwnersOf& owners_of = {});
+                                              const OwnersOf& owners_of = {},
+                                              const std::vector<PackageFiles>& added = {});
 
 // At most `budget` groups: when there are more, the smallest package groups (by size, then key, so the
 // same packages give the same layers on any machine) become one "deb:merged" group after the packages

@@ -468,7 +468,7 @@ class Resolver {
       std::string target = std::filesystem::read_symlink(host, ec).string();
       if (ec) return fail_input(host + ": reading symlink: " + ec.message());
       if (m_base == nullptr || m_base->lstat(prefix) == nullptr) {
-        added = add_entry({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0}, origin);
+        added = add_entry({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0, {}}, origin);
         if (!added) return fail(added.error());
       }
       return target;
@@ -480,7 +480,7 @@ class Resolver {
     if (::stat(system_file("/" + real).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       return fail_input(origin + ": " + system_file(path) + " is not a regular file");
     }
-    return add_entry({LayerEntry::Type::file, real, fs::Path(system_file("/" + real)), {}, file_mode(st.st_mode), st.st_size}, origin);
+    return add_entry({LayerEntry::Type::file, real, fs::Path(system_file("/" + real)), {}, file_mode(st.st_mode), st.st_size, {}}, origin);
   }
 
   // Puts the library found at `host_path` at `image_path`. When the name found is a link to a file
@@ -495,11 +495,11 @@ class Resolver {
     if (real.parent_path() == std::filesystem::weakly_canonical(host_path.parent_path()) &&
         real.filename() != host_path.filename()) {
       file_path = parent_of(image_path).substr(1) + "/" + real.filename().string();
-      if (auto s = add_entry({LayerEntry::Type::symlink, image_path.substr(1), {}, real.filename().string(), 0777, 0}, origin); !s) {
+      if (auto s = add_entry({LayerEntry::Type::symlink, image_path.substr(1), {}, real.filename().string(), 0777, 0, {}}, origin); !s) {
         return s;
       }
     }
-    return add_entry({LayerEntry::Type::file, file_path, real, {}, file_mode(st.st_mode), st.st_size}, origin);
+    return add_entry({LayerEntry::Type::file, file_path, real, {}, file_mode(st.st_mode), st.st_size, {}}, origin);
   }
 
   const ClosureOptions& m_options;

@@ -37,6 +37,15 @@ std::string hex_of(const unsigned char* bytes, unsigned size) {
 // symlink); a size other than the one packed means it changed after being packed.
 Status hash_file(const LayerEntry& entry, std::vector<std::byte>& buffer, SbomFile& file) {
   const fs::Path& path = entry.source;
+  if (path.empty()) {  // written by arec: its bytes are at hand
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned md_size = 0;
+    EVP_Digest(entry.content.data(), entry.content.size(), md, &md_size, EVP_sha1(), nullptr);
+    file.sha1 = hex_of(md, md_size);
+    EVP_Digest(entry.content.data(), entry.content.size(), md, &md_size, EVP_sha256(), nullptr);
+    file.sha256 = hex_of(md, md_size);
+    return {};
+  }
   auto fd = fs::open_read(path, fs::FollowSymlinks::no);
   if (!fd) return fail(fd.error());
   EvpContext sha1(EVP_MD_CTX_new());
@@ -241,6 +250,40 @@ Result<std::map<std::string, std::vector<DebianPackage>>> DpkgDatabase::owners(c
   return out;
 }
 
+Result<std::vector<DebianPackage>> DpkgDatabase::installed(std::string_view name) const {
+  std::vector<DebianPackage> out;
+  const auto status_path = m_dir / "status";
+  if (::access(status_path.c_str(), F_OK) != 0) return out;
+  auto status = fs::read_file(status_path);
+  if (!status) return fail(std::move(status.error()).context("reading the dpkg database"));
+  DebianPackage current;
+  std::string state;
+  auto finish = [&] {
+    if (current.name == name && state.ends_with(" installed")) out.push_back(current);
+    current = {};
+    state.clear();
+  };
+  for_each_line(*status, [&](std::string_view line) {
+    if (line.empty()) return finish();
+    if (line.front() == ' ' || line.front() == '\t') return;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return;
+    const auto key = line.substr(0, colon);
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    std::string* field = key == "Package"        ? &current.name
+                         : key == "Version"      ? &current.version
+                         : key == "Architecture" ? &current.architecture
+                         : key == "Maintainer"   ? &current.maintainer
+                         : key == "Status"       ? &state
+                                                 : nullptr;
+    if (field != nullptr) *field = std::string(value);
+  });
+  finish();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<std::vector<std::string>> DpkgDatabase::listed_files(const DebianPackage& package) const {
   // Packages of several architectures (Multi-Arch: same) keep NAME:ARCH.list, the others NAME.list.
   for (const auto& stem : {package.name + ":" + package.architecture, package.name}) {
@@ -257,17 +300,23 @@ Result<std::vector<std::string>> DpkgDatabase::listed_files(const DebianPackage&
   return fail_input("the dpkg database " + m_dir.string() + " has no file list of " + package.name + ":" + package.architecture);
 }
 
-Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg) {
+Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
+                                         const std::map<std::string, DebianPackage>& known) {
   std::vector<SbomFile> files;
   std::vector<std::string> system_sources;
   std::vector<std::byte> buffer(k_read_block);
+  // Files whose package is known, or that arec wrote (no source), are not looked up.
+  const auto looked_up = [&known](const LayerEntry& entry) { return !entry.source.empty() && !known.contains(entry.path); };
   for (const auto& entry : entries) {
     if (entry.type != LayerEntry::Type::file) continue;
     SbomFile file;
     file.path = entry.path;
     if (auto s = hash_file(entry, buffer, file); !s) return fail(std::move(s.error()).context("making the SBOM"));
-    const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
-    if (is_system_path(source) || is_system_path(real_path(source))) system_sources.push_back(source);
+    if (auto it = known.find(entry.path); it != known.end()) file.packages = {it->second};
+    if (looked_up(entry)) {
+      const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
+      if (is_system_path(source) || is_system_path(real_path(source))) system_sources.push_back(source);
+    }
     files.push_back(std::move(file));
   }
   if (!system_sources.empty()) {
@@ -276,6 +325,10 @@ Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries,
     std::size_t i = 0;
     for (const auto& entry : entries) {
       if (entry.type != LayerEntry::Type::file) continue;
+      if (!looked_up(entry)) {
+        ++i;
+        continue;
+      }
       const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
       if (auto it = owners->find(source); it != owners->end()) files[i].packages = it->second;
       ++i;

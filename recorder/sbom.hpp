@@ -49,6 +49,9 @@ class DpkgDatabase {
   // Every path an installed package lists (its info/NAME:ARCH.list or NAME.list), directories too,
   // as dpkg spells them.
   Result<std::vector<std::string>> listed_files(const DebianPackage& package) const;
+  // The installed packages called `name`, one per architecture (Multi-Arch: same), from status.
+  // A missing database has none.
+  Result<std::vector<DebianPackage>> installed(std::string_view name) const;
 
  private:
   fs::Path m_dir;
@@ -79,7 +82,10 @@ struct SbomFacts {
 // Hashes every regular file of `entries` and finds its Debian package. Only files whose host path lies
 // under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var) are looked up in `dpkg`, so a
 // record of build outputs alone never reads the database.
-Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg);
+// `known` names the package of image paths arec took from a package itself (--package, the CA bundle):
+// those are not looked up.
+Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
+                                         const std::map<std::string, DebianPackage>& known = {});
 
 // The SPDX 2.3 document: reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,
 // packages, files and relationships in a fixed order).

@@ -61,6 +61,21 @@ expect_one_line_error() { # needle
 # A fingerprint of every file in a directory (names, modes and contents), to prove it did not change.
 tree_state() { (cd "$1" && find . -printf '%p %m %s\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 
+# start_containerd: a containerd of the test's own (scripts/containerd: its own root, state and socket
+# under $T), stopped on exit; sets SOCK and defines ctr() against it. Skips without containerd, ctr, runc
+# or root.
+start_containerd() {
+  command -v containerd >/dev/null && command -v ctr >/dev/null && command -v runc >/dev/null ||
+    skip "containerd, ctr and runc are not installed (scripts/deps)"
+  [[ $(id -u) -eq 0 ]] || skip "containerd and runc need root"
+  local scripts
+  scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")/../scripts" && pwd)
+  on_exit "'$scripts/containerd' stop '$T/containerd'"
+  SOCK=$("$scripts/containerd" start "$T/containerd") || fail "containerd did not start"
+  _CTR=$(command -v ctr)
+}
+ctr() { timeout 120 "$_CTR" --address "$SOCK" "$@"; }
+
 # A JSON field with jq.
 json_get() { jq -r "$1"; }
 

@@ -2,7 +2,7 @@
 # Mistakes in arec_record() calls fail the configure step with a message naming them; a recording that
 # fails fails the build with arec's own message, records nothing, and runs again once the cause is fixed.
 #
-#   errors.sh unknown_keyword|missing_target|unsupported_type|other_directory|bad_module|bad_runtime|recording_fails
+#   errors.sh unknown_keyword|missing_target|unsupported_type|other_directory|bad_module|bad_runtime|bad_user|bad_package|recording_fails
 source "$(dirname "$0")/lib.sh"
 
 case=$1
@@ -22,6 +22,8 @@ if [[ $case != recording_fails ]]; then
     other_directory) message="arec_record(elsewhere): target \"elsewhere\" is defined in $AREC_TEST_PROJECTS/errors/elsewhere" ;;
     bad_module) message='arec_record(app): MODULE "Mesh" is not a repository path component' ;;
     bad_runtime) message='arec_record(app): RUNTIME "static" is not one of auto, none' ;;
+    bad_user) message='arec_record(app): USER "Admin:wheel" is not a user name or number, optionally followed by :group or :gid' ;;
+    bad_package) message='arec_record(app): PACKAGES "libssl3 " is not a Debian package name, optionally followed by :arch' ;;
     *) fail "unknown case $case" ;;
   esac
   # CMake wraps long messages; compare with the line breaks and indentation taken out.

@@ -33,6 +33,11 @@ expect_eq 0 "$(jq '[.manifests[] | select(.annotations["dev.arec.subject"])] | l
 probe_manifest=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "my_fancy.project/net-probe") | .digest' \
   "$probe_store/index.json")
 expect_eq 1 "$(jq '.layers | length' "$probe_store/blobs/sha256/${probe_manifest#sha256:}")" "layers of Net+Probe (LAYERS 1)"
+probe_config=$(jq -r .config.digest "$probe_store/blobs/sha256/${probe_manifest#sha256:}")
+expect_eq 65532:65532 "$(jq -r .config.User "$probe_store/blobs/sha256/${probe_config#sha256:}")" "the User of Net+Probe (USER nonroot)"
+"$AREC_TEST_AREC" --store "$probe_store" inspect my_fancy.project/net-probe --files >"$work/probe-files.txt" || fail "inspect net-probe"
+expect_contains "$(<"$work/probe-files.txt")" "/usr/share/zoneinfo/Europe/Berlin" "the files of Net+Probe (PACKAGES tzdata)"
+expect_contains "$(<"$work/probe-files.txt")" "/etc/passwd" "the files of Net+Probe (no base)"
 
 # Only the Release items, and the target file names filled in.
 expect_eq "./etc/tool/release.conf ./usr/local/bin/Tool ./usr/local/libexec/Net+Probe ./usr/share/tool/data.txt" \

@@ -78,7 +78,10 @@ for f in lib/ld-linux-aarch64.so.1 $(sed 's|^|lib/|' <<<"$needed"); do
   cmp -s "$rootfs/$f" "/usr/aarch64-linux-gnu/$f" || fail "/$f of the image is not /usr/aarch64-linux-gnu/$f"
 done
 [[ -z $(cd "$rootfs" && find . -path '*x86_64*') ]] || fail "files of this machine in the arm64 image: $(cd "$rootfs" && find . -path '*x86_64*')"
-expect_eq "./usr/local/bin/controlplane" "$(cd "$(unpacked mesh/controlplane)" && find . -type f)" "files of mesh/controlplane (static)"
+# A program without a base: its users (root, nonroot) and /tmp besides, nothing of this machine.
+expect_eq "./etc/group ./etc/passwd ./usr/local/bin/controlplane" \
+  "$(cd "$(unpacked mesh/controlplane)" && find . -type f | sort | paste -sd' ')" "files of mesh/controlplane (static)"
+expect_eq 1777 "$(stat -c %a "$(unpacked mesh/controlplane)/tmp")" "the mode of /tmp in mesh/controlplane"
 
 # The SBOM names the Debian cross packages the loader and libraries came from.
 sbom=$("$AREC" --store "$store" sbom mesh/builder)
@@ -100,6 +103,6 @@ for lib in $needed; do cp -L "/usr/aarch64-linux-gnu/lib/$lib" "$sysroot/lib/aar
 store=$T/store-sysroot
 "$AREC" --store "$store" record --module mesh --name builder --file "$T/build/builder" --entrypoint /usr/local/bin/builder \
   --env MESH_ROLE=builder --sysroot "$sysroot" >/dev/null
-expect_eq "./lib/aarch64-linux-gnu/libc.so.6 ./lib/ld-linux-aarch64.so.1 ./usr/local/bin/builder" \
+expect_eq "./etc/group ./etc/passwd ./lib/aarch64-linux-gnu/libc.so.6 ./lib/ld-linux-aarch64.so.1 ./usr/local/bin/builder" \
   "$(cd "$(unpacked mesh/builder)" && find . -type f | sort | paste -sd' ')" "files of mesh/builder recorded with --sysroot"
 expect_eq "$on_host_builder" "$(run_arm64 mesh/builder)" "builder run from its image with the sysroot's libraries"

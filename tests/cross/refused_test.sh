@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records arec refuses for their platform, each with exit 2, a one-line error naming the files, and the
 # store as it was: an arm64 and an amd64 program in one record; --platform contradicting the programs;
-# a base of another platform;
+# a base of another platform; a --package of this machine's architecture;
 # a foreign dynamic program whose target root is missing (a --sysroot without its loader, a machine with
 # no cross packages here). A record without ELF files takes --platform, or this machine's platform.
 source "$(dirname "$0")/../lib.sh"
@@ -31,6 +31,11 @@ expect_exit 2 "$AREC" --store "$store" record --module cross --name wrong --file
 expect_one_line_error "--platform linux/amd64 contradicts /usr/local/bin/hello-arm64-static"
 expect_contains "$ERR" "which is linux/arm64" "error"
 store_unchanged "a contradicting --platform"
+
+# A cross build takes the target's packages: this machine's libc6 is refused, naming the one to give.
+expect_exit 2 "$AREC" --store "$store" record --module cross --name host-package --file "$T/hello-arm64-static" --package libc6:amd64
+expect_one_line_error "--package libc6:amd64: the image is for arm64; give libc6:arm64, the package of its architecture"
+store_unchanged "a package of this machine's architecture"
 
 expect_exit 2 "$AREC" --store "$store" record --module cross --name bad --file "$T/data.txt" --platform linux
 expect_one_line_error '--platform "linux": expected OS/ARCHITECTURE[/VARIANT]'

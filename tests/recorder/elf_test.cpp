@@ -161,7 +161,7 @@ TEST(ElfPlatform, ParsesAndSpellsPlatforms) {
 }
 
 LayerEntry file_entry(const fs::Path& source, const std::string& path) {
-  return {LayerEntry::Type::file, path, source, {}, 0755, static_cast<std::int64_t>(std::filesystem::file_size(source))};
+  return {LayerEntry::Type::file, path, source, {}, 0755, static_cast<std::int64_t>(std::filesystem::file_size(source)), {}};
 }
 
 TEST(ElfPlatform, InputsHaveOnePlatform) {

@@ -34,7 +34,7 @@ struct Root {
   }
 
   LayerEntry file(const std::string& image_path, const std::string& host) const {
-    return {LayerEntry::Type::file, image_path, dir / host, {}, 0644, static_cast<std::int64_t>(std::filesystem::file_size(dir / host))};
+    return {LayerEntry::Type::file, image_path, dir / host, {}, 0644, static_cast<std::int64_t>(std::filesystem::file_size(dir / host)), {}};
   }
   DpkgDatabase dpkg() const { return DpkgDatabase(dir / "dpkg"); }
 };
@@ -49,14 +49,14 @@ TEST(Layering, GroupsByOriginInLayerOrder) {
   Root r;
   write_file(r.dir / "build/app", "program");
   write_file(r.dir / "build/libmine.so.1", "mine");
-  const std::vector<LayerEntry> recorded{{LayerEntry::Type::directory, "usr", {}, {}, 0755, 0},
-                                         {LayerEntry::Type::directory, "usr/local", {}, {}, 0755, 0},
-                                         {LayerEntry::Type::directory, "usr/local/bin", {}, {}, 0755, 0},
+  const std::vector<LayerEntry> recorded{{LayerEntry::Type::directory, "usr", {}, {}, 0755, 0, {}},
+                                         {LayerEntry::Type::directory, "usr/local", {}, {}, 0755, 0, {}},
+                                         {LayerEntry::Type::directory, "usr/local/bin", {}, {}, 0755, 0, {}},
                                          r.file("usr/local/bin/app", "build/app")};
   RuntimeClosure closure;
   closure.root = r.root;
-  closure.entries = {{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0},
-                     {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0},
+  closure.entries = {{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
+                     {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0, {}},
                      r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0"),
                      r.file("usr/lib/libloose.so.2", "root/usr/lib/libloose.so.2"),
                      r.file("usr/local/lib/libmine.so.1", "build/libmine.so.1")};
@@ -82,8 +82,8 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   Root r;
   write_file(r.dir / "build/app", "program");
   const std::vector<LayerEntry> recorded{r.file("app", "build/app")};
-  RuntimeClosure one{{{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0},
-                      {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0},
+  RuntimeClosure one{{{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
+                      {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0, {}},
                       r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")},
                      r.root};
   RuntimeClosure other{{r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")}, r.root};
@@ -97,6 +97,31 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   auto on_base = group_entries(recorded, other, r.dpkg(), [](const std::string& path) { return path == "usr/lib/foo/plugins/p.so"; });
   ASSERT_TRUE(on_base);
   EXPECT_EQ(on_base->front().size, 3 + 6);
+}
+
+TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
+  Root r;
+  write_file(r.dir / "build/app", "program");
+  write_file(r.dir / "root/usr/share/zoneinfo/UTC", "TZif");
+  const std::vector<LayerEntry> recorded{r.file("usr/local/bin/app", "build/app"), generated_file("etc/passwd", "root:x:0:0::/:/x\n")};
+  const DebianPackage tz{"tzdata", "2025b-0", "all", ""};
+  const DebianPackage foo{"libfoo1", "1.0-1", "amd64", ""};
+  // libfoo1 asked for by name (its file the recorded inputs also name stays theirs), and tzdata.
+  const std::vector<PackageFiles> added{
+      {tz, {r.file("usr/share/zoneinfo/UTC", "root/usr/share/zoneinfo/UTC")}, {}},
+      {foo, {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"), r.file("usr/local/bin/app", "build/app")}, {}}};
+  RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root};
+  auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, added);
+  ASSERT_TRUE(groups) << groups.error().message;
+  ASSERT_EQ(groups->size(), 3U);
+  EXPECT_EQ((*groups)[0].origin, "deb:libfoo1=1.0-1:amd64");
+  // What was taken of the package, and the closure's file of it; its list is not read again.
+  EXPECT_EQ(paths_of((*groups)[0]), (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1.0"}));
+  EXPECT_EQ((*groups)[1].origin, "deb:tzdata=2025b-0:all");
+  EXPECT_EQ((*groups)[1].kind, LayerOrigin::package);
+  EXPECT_EQ(paths_of((*groups)[1]), (std::vector<std::string>{"usr", "usr/share", "usr/share/zoneinfo", "usr/share/zoneinfo/UTC"}));
+  EXPECT_EQ((*groups)[2].origin, "files");
+  EXPECT_EQ(paths_of((*groups)[2]), (std::vector<std::string>{"etc", "etc/passwd", "usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
 }
 
 TEST(Layering, LibraryDirectories) {
@@ -114,7 +139,7 @@ LayerGroup group(LayerOrigin kind, std::string key, std::int64_t size) {
   g.key = key;
   g.origin = kind == LayerOrigin::package ? "deb:" + key : key;
   g.size = size;
-  g.entries = {{LayerEntry::Type::file, key, "/dev/null", {}, 0644, size}};
+  g.entries = {{LayerEntry::Type::file, key, "/dev/null", {}, 0644, size, {}}};
   return g;
 }
 

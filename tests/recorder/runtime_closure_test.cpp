@@ -161,7 +161,7 @@ TEST(DynamicTokensTest, ExpandsOriginLibAndPlatform) {
 }
 
 TEST(RuntimeClosureTest, AddsTheLoaderTheSystemLibrariesAndTheBuildsOwnThroughOrigin) {
-  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/app", built().program, {}, 0755, 0}};
+  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/app", built().program, {}, 0755, 0, {}}};
   auto closure = runtime_closure(entries, {});
   ASSERT_TRUE(closure.has_value()) << closure.error().message;
   auto find = [&](const std::string& path) -> const LayerEntry* {
@@ -192,7 +192,7 @@ TEST(RuntimeClosureTest, AddsTheLoaderTheSystemLibrariesAndTheBuildsOwnThroughOr
 TEST(RuntimeClosureTest, AMissingLibraryNamesTheNeederAndWhereItLooked) {
   TempDir dir;
   std::filesystem::copy(built().program, dir / "app");
-  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/app", dir / "app", {}, 0755, 0}};
+  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/app", dir / "app", {}, 0755, 0, {}}};
   auto closure = runtime_closure(entries, {});
   ASSERT_FALSE(closure.has_value());
   const std::string& message = closure.error().message;
@@ -206,7 +206,7 @@ TEST(RuntimeClosureTest, AStaticProgramGetsNothing) {
   TempDir dir;
   write_file(dir / "s.cpp", "int main() { return 0; }\n");
   compile({"-static", "-o", (dir / "s").string(), (dir / "s.cpp").string()});
-  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/s", dir / "s", {}, 0755, 0}};
+  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/s", dir / "s", {}, 0755, 0, {}}};
   auto closure = runtime_closure(entries, {});
   ASSERT_TRUE(closure.has_value()) << closure.error().message;
   EXPECT_TRUE(closure->empty());
@@ -218,7 +218,7 @@ TEST(RuntimeClosureTest, ASysrootGivesTheLoaderAndLibrariesAtTheSamePaths) {
   TempDir dir;
   write_file(dir / "d.cpp", "int main() { return 0; }\n");
   compile({"-o", (dir / "d").string(), (dir / "d.cpp").string()});
-  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/d", dir / "d", {}, 0755, 0}};
+  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/d", dir / "d", {}, 0755, 0, {}}};
   auto host = runtime_closure(entries, {});
   ASSERT_TRUE(host.has_value()) << host.error().message;
   const fs::Path root = dir / "sysroot";
@@ -258,7 +258,7 @@ TEST(RuntimeClosureTest, AForeignProgramTakesTheCrossPackagesRoot) {
                          std::chrono::seconds(120), 1 << 16);
   ASSERT_TRUE(run.has_value()) << run.error().message;
   ASSERT_EQ(run->exit_code, 0) << run->out;
-  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/a", dir / "a", {}, 0755, 0}};
+  std::vector<LayerEntry> entries{{LayerEntry::Type::file, "usr/local/bin/a", dir / "a", {}, 0755, 0, {}}};
   auto closure = runtime_closure(entries, {});
   ASSERT_TRUE(closure.has_value()) << closure.error().message;
   std::map<std::string, fs::Path> files;

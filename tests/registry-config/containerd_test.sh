@@ -6,14 +6,7 @@
 # reference composed to the old address (before registry_name was set) pulls through --bridge.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
-command -v containerd >/dev/null && command -v ctr >/dev/null && command -v runc >/dev/null ||
-  skip "containerd, ctr and runc are not installed (scripts/deps)"
-[[ $(id -u) -eq 0 ]] || skip "containerd and runc need root"
-
-on_exit "'$ROOT/scripts/containerd' stop '$T/containerd'"
-SOCK=$("$ROOT/scripts/containerd" start "$T/containerd") || fail "containerd did not start"
-CTR=$(command -v ctr)
-ctr() { timeout 120 "$CTR" --address "$SOCK" "$@"; }
+start_containerd
 # pull_and_run HOSTS_DIR REF ID: the image, fetched afresh (nothing of it kept from before), run once.
 # IDs are this test's own: runc keeps its state under /run/containerd/runc whichever containerd runs it.
 pull_and_run() {
