@@ -1052,6 +1052,7 @@ Result<RecordTags> record_tags(const RegistryAddress& address, const TransferOpt
   auto catalog = read_catalog(address, options);
   if (!catalog) return fail(catalog.error());
   Run run(address, Access::pull, options);
+  if (auto s = run.ping("reading the records of " + run.host()); !s) return fail(s.error());
   RecordTags out;
   for (const auto& entry : *catalog) {
     const auto slash = entry.repository.find('/');
