@@ -907,9 +907,10 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   // First everything is read and checked, in memory: a record refused leaves the store as it was.
-  auto top = run.step(context + ": getting manifest " + wanted, {}, [&] { return run.session.get_manifest(repository, wanted); });
+  const std::string getting = context + ": getting manifest " + wanted;
+  auto top = run.step(getting, {}, [&] { return run.session.get_manifest(repository, wanted); });
   if (!top) return fail(top.error());
-  if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(context));
+  if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting));
   std::vector<PulledImage> images;
   const bool is_index = top->media_type == media_type::k_index || top->media_type == media_type::k_docker_list;
   if (is_index) {
@@ -921,11 +922,11 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
     for (const auto& entry : index->manifests) {
       if (!is_manifest_type(entry.media_type)) continue;
       if (std::ranges::any_of(images, [&](const PulledImage& i) { return i.fetched.digest == entry.digest; })) continue;
-      auto child = run.step(context + ": getting manifest " + entry.digest.str(), {},
-                            [&] { return run.session.get_manifest(repository, entry.digest.str()); });
+      const std::string getting_child = context + ": getting manifest " + entry.digest.str();
+      auto child = run.step(getting_child, {}, [&] { return run.session.get_manifest(repository, entry.digest.str()); });
       if (!child) return fail(child.error());
       if (!is_manifest_type(child->media_type)) continue;
-      if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(context));
+      if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting_child));
       images.push_back({std::move(*child), {}, {}, {}, {}});
     }
   } else {
