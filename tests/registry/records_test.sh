@@ -114,4 +114,11 @@ expect_contains "$ERR" "not the image it refers to" "the refusal says why"
 expect_eq "$before" "$(tree_state "$B")" "B after the refused pull"
 expect_exit 3 "$AREC" pull --all
 expect_eq "$before" "$(tree_state "$B")" "B after the refused pull --all"
+
+note "records whose image is gone from the registry are passed over with a warning"
+curl -sf -X DELETE "http://$R/v2/$M/evil/manifests/$evil" >/dev/null || fail "deleting $M/evil@$evil"
+expect_exit 0 "$AREC" pull --all
+expect_contains "$ERR" "$M/evil@$evil" "the warning names the image"
+expect_contains "$ERR" "ignored" "the warning"
+expect_eq "$before" "$(tree_state "$B")" "B after pull --all passed them over"
 echo PASS
