@@ -107,8 +107,7 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
     if (flags.json) print_json(to_json(PushSummary{}));
     return 0;
   }
-  // Opened as a writer: the blobs of each record's artifact are written into it before they go up.
-  auto store = Store::open(store_dir(globals));
+  auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());

@@ -1,9 +1,13 @@
 #include "registry-client/transfer.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -31,6 +35,37 @@ struct Run {
   Run& operator=(const Run&) = delete;
 
   const std::string& host() const { return registry.host(); }
+
+  // Blobs a push makes rather than reads from the store (the record artifacts), by digest: push only
+  // reads the store. Filled before the blobs move, read-only after.
+  std::map<Digest, std::string> made;
+
+  // A small blob (a manifest): one the push made, else the store's.
+  Result<std::string> read_blob(const Store& store, const Descriptor& blob) const {
+    if (const auto it = made.find(blob.digest); it != made.end()) return it->second;
+    return store.read_blob(blob);
+  }
+  Result<Manifest> read_manifest(const Store& store, const Descriptor& blob) const {
+    if (!made.contains(blob.digest)) return store.read_manifest(blob);
+    const std::string what = "manifest " + blob.digest.str();
+    auto json = parse_json(made.at(blob.digest), what);
+    if (!json) return fail(json.error());
+    return manifest_from_json(*json, what);
+  }
+  // A blob's file to stream from: the store's, or for a blob the push made, an anonymous file holding it.
+  Result<fs::Fd> open_blob(const Store& store, const Digest& digest) const {
+    const auto it = made.find(digest);
+    if (it == made.end()) return store.open_blob(digest);
+    fs::Fd fd(::memfd_create("arec-blob", MFD_CLOEXEC));
+    if (!fd) return fail_input("holding blob " + digest.str() + " to push: " + std::strerror(errno));
+    for (std::size_t done = 0; done < it->second.size();) {
+      const ssize_t n = ::write(fd.get(), it->second.data() + done, it->second.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return fail_input("holding blob " + digest.str() + " to push: " + std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+    return fd;
+  }
 
   // One step against the registry, retried per the policy; its error says what was being done.
   template <typename F>
@@ -145,9 +180,9 @@ struct BlobOutcome {
 Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
   RecordPlan plan{record, {}, record.manifest.media_type, {}, false, {}};
   // The manifest goes up exactly as stored: its bytes, and what they say.
-  auto bytes = store.read_blob(record.manifest);
+  auto bytes = run.read_blob(store, record.manifest);
   if (!bytes) return fail(std::move(bytes.error()).context("pushing " + record.identity()));
-  auto manifest = store.read_manifest(record.manifest);
+  auto manifest = run.read_manifest(store, record.manifest);
   if (!manifest) return fail(std::move(manifest.error()).context("pushing " + record.identity()));
   plan.bytes = std::move(*bytes);
   if (!manifest->media_type.empty()) plan.media_type = manifest->media_type;
@@ -208,7 +243,7 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
     }
     auto from = mount_source(run, session, sources, job, repository, holder, stop);
     if (!from) return fail(from.error());
-    auto fd = store.open_blob(job.blob.digest);
+    auto fd = run.open_blob(store, job.blob.digest);
     if (!fd) return fail(std::move(fd.error()).context(context));
     bool mounted = false;
     auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
@@ -302,8 +337,8 @@ Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& 
 
 // The descriptor a referrers index lists for a referrer: its artifactType (or, for an image
 // manifest without one, its config's media type) and its manifest's annotations (distribution-spec 1.1).
-Result<Descriptor> referrer_entry(const Store& store, const Descriptor& referrer) {
-  auto manifest = store.read_manifest(referrer);
+Result<Descriptor> referrer_entry(const Run& run, const Store& store, const Descriptor& referrer) {
+  auto manifest = run.read_manifest(store, referrer);
   if (!manifest) return fail(manifest.error());
   Descriptor entry{referrer.media_type, referrer.digest, referrer.size, {}, {}, manifest->annotations, {}};
   entry.artifact_type = !manifest->artifact_type.empty() ? manifest->artifact_type : manifest->config.media_type;
@@ -354,7 +389,7 @@ Result<Listed> list_referrers(Run& run, const Store& store, const Record& record
       return listed_digest != d.end() && *listed_digest == digest;
     });
     if (present) continue;
-    auto entry = referrer_entry(store, referrer);
+    auto entry = referrer_entry(run, store, referrer);
     if (!entry) return fail(std::move(entry.error()).context(context));
     listed.push_back(to_json(*entry));
     ++(entry->artifact_type == media_type::k_arec_record ? added.records : added.sboms);
@@ -583,17 +618,15 @@ struct BlobCounts {
   std::int64_t bytes = 0;
 };
 
-// The record artifact of `record` (record_artifact), its blobs written into the store so that it goes up
-// as the SBOM does, streamed from there. The same record always gives the same blobs: a push of a record
-// whose artifact the registry holds writes nothing there.
-Result<Descriptor> put_record_artifact(Store& store, const Record& record) {
+// The record artifact of `record` (record_artifact), its blobs made for the run (Run::made): it goes up
+// as the SBOM does. The same record always gives the same blobs: a push of a record whose artifact the
+// registry holds writes nothing there.
+Result<Descriptor> make_record_artifact(Run& run, const Record& record) {
   auto artifact = record_artifact(record);
   if (!artifact) return fail(artifact.error());
-  for (auto [bytes, type] : {std::pair<std::string_view, std::string_view>{artifact->document, media_type::k_arec_record},
-                             {"{}", media_type::k_empty},
-                             {artifact->manifest, media_type::k_manifest}}) {
-    if (auto put = store.put_blob(bytes, type); !put) return fail(put.error());
-  }
+  run.made.emplace(artifact->layer.digest, artifact->document);
+  run.made.emplace(digest_of("{}"), "{}");
+  run.made.emplace(artifact->descriptor.digest, artifact->manifest);
   return artifact->descriptor;
 }
 
@@ -627,7 +660,7 @@ Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& p
 
 }  // namespace
 
-Result<PushSummary> push_records(Store& store, const std::vector<Record>& records, const PushTags& tags,
+Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options) {
   Run run(address, Access::push, options);
   PushSummary summary;
@@ -680,7 +713,7 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
     auto referrers = store.referrers(record.manifest.digest);
     if (!referrers) return fail(referrers.error());
     // The record itself goes with its image, so that a machine that did not build it can pull it.
-    auto artifact = put_record_artifact(store, record);
+    auto artifact = make_record_artifact(run, record);
     if (!artifact) return fail(std::move(artifact.error()).context("pushing " + record.identity()));
     referrers->push_back(std::move(*artifact));
     referrers_of.emplace_back(record, std::move(*referrers));

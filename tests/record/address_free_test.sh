@@ -23,7 +23,7 @@ expect_eq "" "$hits" "files holding an address"
 keys=$("$AREC" records --history --json | jq -r '[.[] | keys[]] | unique | join(" ")')
 expect_eq "config digest manifest_size mediaType module name platform recorded size target" "$keys" "record fields"
 
-# A record pushed goes up as a record artifact, written into the store first: neither it nor its
+# A record pushed goes up as a record artifact: neither the store after the push nor the artifact's
 # document holds the registry's address (scripts/test's registry, when there is one).
 if [[ -n ${AREC_TEST_REGISTRY:-} ]]; then
   port=${AREC_TEST_REGISTRY##*:}
