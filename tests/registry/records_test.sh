@@ -63,6 +63,12 @@ expect_eq "$(AREC_STORE=$A "$AREC" records --history --json)" "$("$AREC" records
 expect_exit 0 "$AREC" verify
 expect_exit 0 "$AREC" inspect "$M/hello" --json
 expect_eq "application/spdx+json" "$(jq -r '.referrers[].artifactType' <<<"$OUT")" "the SBOM came along"
+expect_eq "$(AREC_STORE=$A "$AREC" sbom "$M/hello")" "$("$AREC" sbom "$M/hello")" "sbom"
+# A declaration composed on A: needs-rebuild says the same on B, and $M/hello needs no rebuild there.
+compose_in "$A" >"$T/deploy.yaml"
+expect_eq "$(AREC_STORE=$A "$AREC" needs-rebuild "$T/deploy.yaml" --json)" "$("$AREC" needs-rebuild "$T/deploy.yaml" --json)" "needs-rebuild"
+expect_eq "[]" "$("$AREC" needs-rebuild "$T/deploy.yaml" --json | jq -c --arg r "$M/hello@" 'map(select(.kind == "no-build" and (.reference | contains($r))))')" \
+  "needs-rebuild of $M/hello"
 expect_eq "" "$(grep -rlaE "$R|127\.0\.0\.1" "$B" || true)" "B's files holding the registry's address (rule 1)"
 
 note "pulling again writes nothing"
