@@ -127,25 +127,87 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
     spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->referrers.pushed,
                  summary->referrers.bytes, summary->referrers.listed);
   }
+  if (summary->records.pushed > 0 || summary->records.listed > 0) {
+    spdlog::info("records: {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->records.pushed,
+                 summary->records.bytes, summary->records.listed);
+  }
   return 0;
 }
 
-Result<int> run_pull(const Globals& globals, const std::string& text, const TransferFlags& flags) {
-  auto reference = Reference::parse(text);
-  if (!reference) return fail(reference.error());
+struct PullFlags {
+  bool all = false;           // every module/name of the registry that has records
+  bool records_only = false;  // the records, manifests and configs, not the layers
+};
+
+void print_pulled(const PullOutcome& outcome) {
+  std::cout << outcome.image.digest.str() << '\n';
+  spdlog::debug("{} blobs downloaded ({} bytes), {} already in the store", outcome.downloaded, outcome.bytes, outcome.present);
+  for (const auto& r : outcome.records) spdlog::info("added the record {} (recorded {})", r.identity(), r.recorded);
+}
+
+// A reference with no domain names the registry of the node settings, whose records come along (the
+// records of a machine that built, pushed there); one naming a registry is an image pulled by address,
+// which the store keeps as an image, never as a record (rule 1).
+Result<int> run_pull(const Globals& globals, const std::string& text, const TransferFlags& flags, const PullFlags& pull) {
+  if (pull.all != text.empty()) return fail_input(pull.all ? "pull --all takes no reference" : "pull: name a reference, or --all");
   auto options = transfer_options(globals, flags);
   if (!options) return fail(options.error());
+  const PullLayers layers = pull.records_only ? PullLayers::no : PullLayers::yes;
+  if (pull.all) {
+    auto registry = registry_for(globals, "");
+    if (!registry) return fail(registry.error());
+    auto tags = record_tags(*registry, *options);
+    if (!tags) return fail(tags.error());
+    for (const auto& orphan : tags->orphaned) {
+      spdlog::warn("{} at {}: referrers (records, SBOMs) of an image the registry does not hold; ignored", orphan, registry->host);
+    }
+    auto store = Store::open(store_dir(globals));
+    if (!store) return fail(store.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& name : tags->references) {
+      auto reference = Reference::parse(name);
+      if (!reference) return fail(reference.error());
+      auto outcome = pull_records(*store, *reference, *registry, *options, layers);
+      if (!outcome) return fail(outcome.error());
+      if (!*outcome) {
+        spdlog::debug("{}: no record at {}; passed over", name, registry->host);
+        continue;
+      }
+      if (flags.json) {
+        out.push_back(to_json(**outcome));
+      } else {
+        std::cout << name << '@';
+        print_pulled(**outcome);
+      }
+    }
+    if (flags.json) print_json(out);
+    return 0;
+  }
+  auto reference = Reference::parse(text);
+  if (!reference) return fail(reference.error());
+  if (pull.records_only && !reference->domain.empty()) {
+    return fail_input("pull --records-only " + text + ": records come from the registry of the node settings; name MODULE/NAME[:TAG]");
+  }
   auto registry = registry_for(globals, reference->domain);
   if (!registry) return fail(registry.error());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  auto outcome = pull_image(*store, *reference, *registry, *options);
-  if (!outcome) return fail(outcome.error());
+  std::optional<PullOutcome> outcome;
+  if (reference->domain.empty()) {
+    auto records = pull_records(*store, *reference, *registry, *options, layers);
+    if (!records) return fail(records.error());
+    outcome = std::move(*records);
+    if (!outcome && pull.records_only) return fail_input("pull --records-only " + text + ": the registry " + registry->host + " lists no record of it");
+  }
+  if (!outcome) {
+    auto image = pull_image(*store, *reference, *registry, *options);
+    if (!image) return fail(image.error());
+    outcome = std::move(*image);
+  }
   if (flags.json) {
     print_json(to_json(*outcome));
   } else {
-    std::cout << outcome->image.digest.str() << '\n';
-    spdlog::debug("{} blobs downloaded ({} bytes), {} already in the store", outcome->downloaded, outcome->bytes, outcome->present);
+    print_pulled(*outcome);
   }
   return 0;
 }
@@ -171,11 +233,13 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
                               {"state", verify_state_name(item.state)}};
       if (!item.found.empty()) entry["found"] = item.found;
       if (!item.missing_referrers.empty()) entry["missing_referrers"] = item.missing_referrers;
+      if (!item.missing_record.empty()) entry["missing_record"] = item.missing_record;
       out.push_back(std::move(entry));
     } else {
       std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
                 << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")")
                 << (item.missing_referrers.empty() ? "" : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
+                << (item.missing_record.empty() ? "" : "  (its record " + item.missing_record + " is not listed)")
                 << '\n';
     }
   }
@@ -236,19 +300,27 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
 void add_pull(CLI::App& app, Globals& globals, Action& action) {
   auto reference = std::make_shared<std::string>();
   auto flags = std::make_shared<TransferFlags>();
-  auto* cmd = app.add_subcommand("pull", "Fetch an image into the store, digest-verified; prints its digest");
-  cmd->add_option("reference", *reference, "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]; without HOST, the node settings' registry")
-      ->required();
+  auto pull = std::make_shared<PullFlags>();
+  auto* cmd = app.add_subcommand("pull", "Fetch an image into the store, digest-verified, with its records; prints its digest");
+  cmd->add_option("reference", *reference, "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]; without HOST, the node settings' registry");
   add_transfer_flags(*cmd, *flags);
   cmd->add_option("--platform", flags->platform, "From an image index, the image of OS/ARCH[/VARIANT] (default: this machine's)");
+  cmd->add_flag("--all", pull->all, "Every module/name of the registry that has records (its latest tags)");
+  cmd->add_flag("--records-only", pull->records_only, "The records, manifests and configs, without the layers");
   describe(*cmd,
-           "The image is kept in the store by digest only: no name, no address. An index is resolved to this\n"
-           "machine's platform, or the one --platform names. Use it with `arec record --base REFERENCE`.",
+           "From the registry of the node settings (no HOST), the records the registry lists for the image\n"
+           "(pushed by `arec push` from the store that built it) come too, every platform of an index: each\n"
+           "becomes a record of the store with its time, configuration and revision as recorded, so compose,\n"
+           "records, inspect and verify work here as there. A record that disagrees with its image is refused\n"
+           "(exit 3) and nothing is written. An image with no record, or one named with HOST, is kept by digest\n"
+           "only: no name, no address; an index is then resolved to this machine's platform, or the one\n"
+           "--platform names. Use it with `arec record --base REFERENCE`.",
            {{"arec pull 127.0.0.1:5000/mesh/app:latest", "Fetches the image into the store; prints its digest."},
-            {"arec pull mesh/app --json", "From the registry of the node settings (tag latest); a JSON summary."}},
+            {"arec pull mesh/app --json", "From the registry of the node settings (tag latest), with its records; a JSON summary."},
+            {"arec pull --all --records-only", "The records of every module/name there, without layers: enough to compose."}},
            k_exit_registry);
-  cmd->callback([&action, &globals, reference, flags] {
-    action = [&globals, reference, flags] { return run_pull(globals, *reference, *flags); };
+  cmd->callback([&action, &globals, reference, flags, pull] {
+    action = [&globals, reference, flags, pull] { return run_pull(globals, *reference, *flags, *pull); };
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <tuple>
 
 namespace arec {
 
@@ -200,6 +201,87 @@ nlohmann::json to_json(const Record& r) {
                             {"base", &r.base_digest}}) {
     if (!value->empty()) out[key] = *value;
   }
+  return out;
+}
+
+Result<std::string> record_document(const Record& record) { return canonical_json(to_json(record)); }
+
+Result<Record> parse_record_document(std::string_view bytes, std::string_view what) {
+  const std::string of(what);
+  if (bytes.size() > k_max_record_document) {
+    return fail_input(of + ": " + std::to_string(bytes.size()) + " bytes, more than a record document may hold (" +
+                      std::to_string(k_max_record_document) + ")");
+  }
+  auto json = parse_json(bytes, what);
+  if (!json) return fail_input(json.error().message);
+  if (!json->is_object()) return fail_input(of + ": not a JSON object");
+  static constexpr std::string_view k_required[] = {"module", "name", "digest", "size", "mediaType", "recorded"};
+  static constexpr std::string_view k_optional[] = {"platform", "target", "config", "revision", "base"};
+  for (const auto& [key, value] : json->items()) {
+    const bool known = std::ranges::find(k_required, key) != std::end(k_required) ||
+                       std::ranges::find(k_optional, key) != std::end(k_optional);
+    if (!known) return fail_input(of + ": unknown field \"" + printable(key) + "\" (a record document holds only the record)");
+  }
+  const auto text = [&](std::string_view key, bool required) -> Result<std::string> {
+    const auto it = json->find(key);
+    if (it == json->end()) {
+      if (required) return fail_input(of + ": no field \"" + std::string(key) + "\"");
+      return std::string();
+    }
+    if (!it->is_string()) return fail_input(of + ": \"" + std::string(key) + "\" is not a string");
+    return it->get<std::string>();
+  };
+  Record r;
+  std::string digest, platform;
+  for (auto [key, out, required] : {std::tuple{"module", &r.module, true}, {"name", &r.name, true}, {"digest", &digest, true},
+                                    {"mediaType", &r.manifest.media_type, true}, {"recorded", &r.recorded, true},
+                                    {"platform", &platform, false}, {"target", &r.target, false}, {"config", &r.config, false},
+                                    {"revision", &r.revision, false}, {"base", &r.base_digest, false}}) {
+    auto value = text(key, required);
+    if (!value) return fail(value.error());
+    *out = std::move(*value);
+  }
+  const auto size = json->find("size");
+  if (size == json->end()) return fail_input(of + ": no field \"size\"");
+  if (!size->is_number_integer() || size->get<std::int64_t>() < 0) return fail_input(of + ": \"size\" is not a size in bytes");
+  r.manifest.size = size->get<std::int64_t>();
+  auto parsed = Digest::parse(digest);
+  if (!parsed) return fail_input(of + ": \"digest\" " + printable(digest) + " is not a digest (ALGORITHM:HEX)");
+  r.manifest.digest = *parsed;
+  if (r.manifest.media_type != media_type::k_manifest) {
+    return fail_input(of + ": \"mediaType\" \"" + printable(r.manifest.media_type) + "\" is not " + std::string(media_type::k_manifest));
+  }
+  if (json->contains("platform")) {
+    auto p = parse_platform(platform);
+    if (!p) return fail_input(of + ": \"platform\" \"" + printable(platform) + "\" is not OS/ARCH[/VARIANT]");
+    r.manifest.platform = std::move(*p);
+  }
+  // An empty optional field is one record_document leaves out: present and empty, it was not written so.
+  for (auto [key, value] : {std::pair{"target", &r.target}, {"config", &r.config}, {"revision", &r.revision}, {"base", &r.base_digest}}) {
+    if (json->contains(key) && value->empty()) return fail_input(of + ": \"" + std::string(key) + "\" is empty");
+  }
+  if (auto s = validate_record_fields(r, what); !s) return fail(s.error());
+  return r;
+}
+
+Result<RecordArtifact> record_artifact(const Record& record) {
+  RecordArtifact out;
+  auto document = record_document(record);
+  if (!document) return fail(std::move(document.error()).context("the record document of " + record.identity()));
+  out.document = std::move(*document);
+  out.layer = Descriptor{std::string(media_type::k_arec_record), digest_of(out.document), static_cast<std::int64_t>(out.document.size()),
+                         {}, {}, {}, {}};
+  Manifest manifest;
+  manifest.artifact_type = std::string(media_type::k_arec_record);
+  manifest.config = Descriptor{std::string(media_type::k_empty), digest_of("{}"), 2, {}, {}, {}, {}};
+  manifest.layers.push_back(out.layer);
+  manifest.subject = Descriptor{record.manifest.media_type, record.manifest.digest, record.manifest.size, {}, {}, {}, {}};
+  manifest.annotations.emplace(annotation::k_created, record.recorded);
+  auto text = canonical_json(to_json(manifest));
+  if (!text) return fail(std::move(text.error()).context("the record artifact of " + record.identity()));
+  out.manifest = std::move(*text);
+  out.descriptor = Descriptor{std::string(media_type::k_manifest), digest_of(out.manifest), static_cast<std::int64_t>(out.manifest.size()),
+                              std::string(media_type::k_arec_record), {}, manifest.annotations, {}};
   return out;
 }
 

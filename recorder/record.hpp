@@ -62,6 +62,39 @@ std::optional<Record> record_from_descriptor(const Descriptor& descriptor);
 
 nlohmann::json to_json(const Record& record);
 
+// ---- The record document: a record as it travels through a registry, an OCI artifact whose subject is
+// the record's image manifest (a referrer, like the SBOM), so that a machine that did not build can
+// pull the record with the image. It holds the fields of to_json(Record) and nothing else: no address,
+// host, port or registry name (rule 1).
+
+namespace media_type {
+inline constexpr std::string_view k_arec_record = "application/vnd.dev.arec.record.v1+json";
+}  // namespace media_type
+
+// A record document is a few hundred bytes; anything much larger is not one, and is refused before
+// it is read whole.
+inline constexpr std::size_t k_max_record_document = 64 * 1024;
+
+// The document of `record`: canonical JSON of to_json(record), so that the same record always gives
+// the same bytes and digest, and pushing it again costs no write.
+Result<std::string> record_document(const Record& record);
+
+// Reads a record document from outside (a registry): a JSON object of exactly the fields
+// record_document writes, each of its type, checked as validate_record_fields checks a bundle's. Any
+// other field, a missing one or a document above k_max_record_document is refused (exit 2), the error
+// starting with `what`.
+Result<Record> parse_record_document(std::string_view bytes, std::string_view what);
+
+// The artifact of a record as it is pushed: the document as its one layer, the empty config, the
+// record's manifest as subject. Made the same from the same record, by push and by verify alike.
+struct RecordArtifact {
+  std::string document;
+  Descriptor layer;       // the document's descriptor
+  std::string manifest;   // the artifact manifest's bytes
+  Descriptor descriptor;  // the manifest's descriptor, with its artifactType
+};
+Result<RecordArtifact> record_artifact(const Record& record);
+
 // ---- Configurations: which record "the latest of module/name" means (ARCHITECTURE.md, "Configurations")
 
 // The configuration a project builds when none is named (CMake's usual release build), unless

@@ -1,9 +1,13 @@
 #include "registry-client/transfer.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -31,6 +35,37 @@ struct Run {
   Run& operator=(const Run&) = delete;
 
   const std::string& host() const { return registry.host(); }
+
+  // Blobs a push makes rather than reads from the store (the record artifacts), by digest: push only
+  // reads the store. Filled before the blobs move, read-only after.
+  std::map<Digest, std::string> made;
+
+  // A small blob (a manifest): one the push made, else the store's.
+  Result<std::string> read_blob(const Store& store, const Descriptor& blob) const {
+    if (const auto it = made.find(blob.digest); it != made.end()) return it->second;
+    return store.read_blob(blob);
+  }
+  Result<Manifest> read_manifest(const Store& store, const Descriptor& blob) const {
+    if (!made.contains(blob.digest)) return store.read_manifest(blob);
+    const std::string what = "manifest " + blob.digest.str();
+    auto json = parse_json(made.at(blob.digest), what);
+    if (!json) return fail(json.error());
+    return manifest_from_json(*json, what);
+  }
+  // A blob's file to stream from: the store's, or for a blob the push made, an anonymous file holding it.
+  Result<fs::Fd> open_blob(const Store& store, const Digest& digest) const {
+    const auto it = made.find(digest);
+    if (it == made.end()) return store.open_blob(digest);
+    fs::Fd fd(::memfd_create("arec-blob", MFD_CLOEXEC));
+    if (!fd) return fail_input("holding blob " + digest.str() + " to push: " + std::strerror(errno));
+    for (std::size_t done = 0; done < it->second.size();) {
+      const ssize_t n = ::write(fd.get(), it->second.data() + done, it->second.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return fail_input("holding blob " + digest.str() + " to push: " + std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+    return fd;
+  }
 
   // One step against the registry, retried per the policy; its error says what was being done.
   template <typename F>
@@ -145,9 +180,9 @@ struct BlobOutcome {
 Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
   RecordPlan plan{record, {}, record.manifest.media_type, {}, false, {}};
   // The manifest goes up exactly as stored: its bytes, and what they say.
-  auto bytes = store.read_blob(record.manifest);
+  auto bytes = run.read_blob(store, record.manifest);
   if (!bytes) return fail(std::move(bytes.error()).context("pushing " + record.identity()));
-  auto manifest = store.read_manifest(record.manifest);
+  auto manifest = run.read_manifest(store, record.manifest);
   if (!manifest) return fail(std::move(manifest.error()).context("pushing " + record.identity()));
   plan.bytes = std::move(*bytes);
   if (!manifest->media_type.empty()) plan.media_type = manifest->media_type;
@@ -208,7 +243,7 @@ Status push_blob(Run& run, Session& session, const Store& store, const MountSour
     }
     auto from = mount_source(run, session, sources, job, repository, holder, stop);
     if (!from) return fail(from.error());
-    auto fd = store.open_blob(job.blob.digest);
+    auto fd = run.open_blob(store, job.blob.digest);
     if (!fd) return fail(std::move(fd.error()).context(context));
     bool mounted = false;
     auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
@@ -302,8 +337,8 @@ Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& 
 
 // The descriptor a referrers index lists for a referrer: its artifactType (or, for an image
 // manifest without one, its config's media type) and its manifest's annotations (distribution-spec 1.1).
-Result<Descriptor> referrer_entry(const Store& store, const Descriptor& referrer) {
-  auto manifest = store.read_manifest(referrer);
+Result<Descriptor> referrer_entry(const Run& run, const Store& store, const Descriptor& referrer) {
+  auto manifest = run.read_manifest(store, referrer);
   if (!manifest) return fail(manifest.error());
   Descriptor entry{referrer.media_type, referrer.digest, referrer.size, {}, {}, manifest->annotations, {}};
   entry.artifact_type = !manifest->artifact_type.empty() ? manifest->artifact_type : manifest->config.media_type;
@@ -314,14 +349,19 @@ Result<Descriptor> referrer_entry(const Store& store, const Descriptor& referrer
 // referrers API lists them itself from their subject. Otherwise the fallback tag sha256-<hex> holds an
 // image index of them: what it holds is read and kept (other tools add their own entries there), the
 // missing entries are added, and it is written only when something was missing. Returns how many
-// entries were added.
-Result<int> list_referrers(Run& run, const Store& store, const Record& record, const std::vector<Descriptor>& referrers) {
+// entries were added, of each kind.
+struct Listed {
+  int sboms = 0;    // entries added for referrers the store keeps (SBOMs)
+  int records = 0;  // entries added for record artifacts
+};
+
+Result<Listed> list_referrers(Run& run, const Store& store, const Record& record, const std::vector<Descriptor>& referrers) {
   const std::string repository = record.repository();
   const std::string context = "pushing the referrers of " + record.identity() + " to " + run.host();
   auto api = run.step(context + ": asking for its referrers", {},
                       [&] { return run.session.referrers(repository, record.manifest.digest); });
   if (!api) return fail(api.error());
-  if (api->has_value()) return 0;
+  if (api->has_value()) return Listed{};
 
   const std::string tag = referrers_tag(record.manifest.digest);
   auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
@@ -341,7 +381,7 @@ Result<int> list_referrers(Run& run, const Store& store, const Record& record, c
     index["mediaType"] = media_type::k_index;
   }
   auto& listed = index["manifests"];
-  int added = 0;
+  Listed added;
   for (const auto& referrer : referrers) {
     const std::string digest = referrer.digest.str();
     const bool present = std::ranges::any_of(listed, [&](const nlohmann::json& d) {
@@ -349,12 +389,12 @@ Result<int> list_referrers(Run& run, const Store& store, const Record& record, c
       return listed_digest != d.end() && *listed_digest == digest;
     });
     if (present) continue;
-    auto entry = referrer_entry(store, referrer);
+    auto entry = referrer_entry(run, store, referrer);
     if (!entry) return fail(std::move(entry.error()).context(context));
     listed.push_back(to_json(*entry));
-    ++added;
+    ++(entry->artifact_type == media_type::k_arec_record ? added.records : added.sboms);
   }
-  if (added == 0) return 0;
+  if (added.sboms + added.records == 0) return added;
   auto bytes = canonical_json(index);
   if (!bytes) return fail(std::move(bytes.error()).context(context));
   auto put = run.step(context + ": putting the referrers tag " + tag, {},
@@ -408,6 +448,65 @@ Status download_blob(Run& run, Session& session, Store& store, const std::string
   if (!got) return fail(got.error());
   board.finish(slot, "downloaded");
   return {};
+}
+
+// Downloads the blobs of `blobs` the store lacks (each once), in parallel, counting them in `outcome`,
+// and notes the repository as holding each (a push of an image built on it mounts them from there).
+Status download_blobs(Run& run, Store& store, const std::string& repository, const std::vector<Descriptor>& blobs,
+                      const std::string& context, PullOutcome& outcome) {
+  std::vector<Descriptor> missing;
+  for (const auto& blob : blobs) {
+    if (store.has_blob(blob) || std::ranges::find(missing, blob.digest, &Descriptor::digest) != missing.end()) {
+      ++outcome.present;
+    } else {
+      missing.push_back(blob);
+    }
+  }
+  // A manifest declaring more than the disk holds (a hostile registry's 1 TB layer) fails here, before
+  // a byte is written, rather than after filling the disk.
+  std::int64_t declared = 0;
+  for (const auto& blob : missing) declared += std::max<std::int64_t>(blob.size, 0);
+  if (const auto room = fs::free_bytes(store.dir()); room && declared > *room) {
+    return fail(Error::registry(context + ": the manifest declares " + std::to_string(declared) + " bytes of blobs to download, more than the " +
+                                std::to_string(*room) + " bytes free for the store " + store.dir().string() + "; nothing downloaded"));
+  }
+  ProgressBoard board(run.options.progress, "pulling from " + run.host());
+  std::vector<std::size_t> slots;
+  for (const auto& blob : missing) slots.push_back(board.add(blob.digest.str().substr(0, 19), blob.size));
+  auto pulled = run_parallel(run, missing.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
+    return download_blob(run, session, store, repository, missing[i], slots[i], board, stop, context);
+  });
+  if (!pulled) return fail(pulled.error());
+  outcome.downloaded += static_cast<int>(missing.size());
+  for (const auto& blob : missing) outcome.bytes += blob.size;
+  for (const auto& blob : blobs) store.note_repository(blob.digest, repository);
+  return {};
+}
+
+// Fetches a referrer the registry lists for `subject` (an SBOM) into the store: its manifest, which must
+// name `subject`, and its blobs. Returns its index.json entry, for the caller to list.
+Result<Descriptor> fetch_referrer(Run& run, Store& store, const std::string& repository, const Digest& subject,
+                                  const Descriptor& referrer, const std::string& context) {
+  if (!store.has_blob(referrer)) {
+    auto fetched = store_manifest(run, store, repository, referrer.digest.str(), context);
+    if (!fetched) return fail(fetched.error());
+  }
+  auto referrer_manifest = store.read_manifest(referrer);
+  if (!referrer_manifest) return fail(std::move(referrer_manifest.error()).context(context));
+  if (!referrer_manifest->subject || referrer_manifest->subject->digest != subject) {
+    return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " + subject.str() +
+                                ", but that is not its subject"));
+  }
+  for (const auto& blob : blobs_of(*referrer_manifest)) {
+    if (store.has_blob(blob)) continue;
+    ProgressBoard quiet(ProgressDisplay::none, "");
+    if (auto s = download_blob(run, run.session, store, repository, blob, quiet.add("", blob.size), quiet, {}, context); !s) {
+      return fail(s.error());
+    }
+  }
+  Descriptor entry{referrer.media_type, referrer.digest, referrer.size, referrer.artifact_type, {}, referrer.annotations, {}};
+  entry.annotations[std::string(annotation::k_subject)] = subject.str();
+  return entry;
 }
 
 // The manifest for this platform behind an image in the store, when the store holds all its blobs.
@@ -504,7 +603,12 @@ nlohmann::json to_json(const PushSummary& summary) {
            {{"pushed", summary.referrers.pushed},
             {"blobs", summary.referrers.uploaded},
             {"bytes", summary.referrers.bytes},
-            {"listed", summary.referrers.listed}}}};
+            {"listed", summary.referrers.listed}}},
+          {"records",
+           {{"pushed", summary.records.pushed},
+            {"blobs", summary.records.uploaded},
+            {"bytes", summary.records.bytes},
+            {"listed", summary.records.listed}}}};
 }
 
 namespace {
@@ -513,6 +617,18 @@ struct BlobCounts {
   int uploaded = 0, mounted = 0, skipped = 0;
   std::int64_t bytes = 0;
 };
+
+// The record artifact of `record` (record_artifact), its blobs made for the run (Run::made): it goes up
+// as the SBOM does. The same record always gives the same blobs: a push of a record whose artifact the
+// registry holds writes nothing there.
+Result<Descriptor> make_record_artifact(Run& run, const Record& record) {
+  auto artifact = record_artifact(record);
+  if (!artifact) return fail(artifact.error());
+  run.made.emplace(artifact->layer.digest, artifact->document);
+  run.made.emplace(digest_of("{}"), "{}");
+  run.made.emplace(artifact->descriptor.digest, artifact->manifest);
+  return artifact->descriptor;
+}
 
 // Sends the blobs plan_blobs picks from the plans, then puts the manifests and their tags.
 Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
@@ -596,7 +712,11 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
     plans.push_back(std::move(*plan));
     auto referrers = store.referrers(record.manifest.digest);
     if (!referrers) return fail(referrers.error());
-    if (!referrers->empty()) referrers_of.emplace_back(record, std::move(*referrers));
+    // The record itself goes with its image, so that a machine that did not build it can pull it.
+    auto artifact = make_record_artifact(run, record);
+    if (!artifact) return fail(std::move(artifact.error()).context("pushing " + record.identity()));
+    referrers->push_back(std::move(*artifact));
+    referrers_of.emplace_back(record, std::move(*referrers));
   }
   for (auto& [image, index_tags] : indexes) {
     Record carrier = image.platforms.front();
@@ -617,25 +737,30 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
 
   // Then each record's referrers (its SBOM), whose subject the registry now holds: their manifests
   // by digest into the record's repository, then listed for the subject.
-  std::vector<RecordPlan> referrer_plans;
+  // The record artifacts are counted apart from the SBOMs.
+  std::vector<RecordPlan> referrer_plans, record_plans;
   for (const auto& [record, referrers] : referrers_of) {
     for (const auto& referrer : referrers) {
       Record carrier = record;
       carrier.manifest = Descriptor{referrer.media_type, referrer.digest, referrer.size, {}, {}, {}, {}};
       auto plan = plan_record(run, store, carrier);
       if (!plan) return fail(plan.error());
-      if (!plan->present) ++summary.referrers.pushed;
-      referrer_plans.push_back(std::move(*plan));
+      const bool is_record = referrer.artifact_type == media_type::k_arec_record;
+      if (!plan->present) ++(is_record ? summary.records.pushed : summary.referrers.pushed);
+      (is_record ? record_plans : referrer_plans).push_back(std::move(*plan));
     }
   }
-  BlobCounts referrer_blobs;
-  if (auto s = push_plans(run, store, referrer_plans, referrer_blobs); !s) return fail(s.error());
-  summary.referrers.uploaded = referrer_blobs.uploaded + referrer_blobs.mounted;
-  summary.referrers.bytes = referrer_blobs.bytes;
+  for (auto [artifact_plans, counted] : {std::pair{&referrer_plans, &summary.referrers}, {&record_plans, &summary.records}}) {
+    BlobCounts blobs;
+    if (auto s = push_plans(run, store, *artifact_plans, blobs); !s) return fail(s.error());
+    counted->uploaded = blobs.uploaded + blobs.mounted;
+    counted->bytes = blobs.bytes;
+  }
   for (const auto& [record, referrers] : referrers_of) {
     auto listed = list_referrers(run, store, record, referrers);
     if (!listed) return fail(listed.error());
-    summary.referrers.listed += *listed;
+    summary.referrers.listed += listed->sboms;
+    summary.records.listed += listed->records;
   }
   return summary;
 }
@@ -643,12 +768,16 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
 // ---- pull ------------------------------------------------------------------------------------------
 
 nlohmann::json to_json(const PullOutcome& outcome) {
+  nlohmann::json records = nlohmann::json::array();
+  for (const auto& r : outcome.records) records.push_back(to_json(r));
   return {{"registry", outcome.registry},     {"repository", outcome.repository},
           {"digest", outcome.image.digest.str()}, {"mediaType", outcome.image.media_type},
           {"manifest", outcome.manifest.digest.str()}, {"downloaded", outcome.downloaded},
           {"present", outcome.present},       {"bytes", outcome.bytes},
-          {"referrers", outcome.referrers}};
+          {"referrers", outcome.referrers}, {"records", std::move(records)},
+          {"records_present", outcome.records_present}};
 }
+
 
 Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
                                const TransferOptions& options) {
@@ -675,33 +804,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   auto manifest = store.read_manifest(outcome.manifest);
   if (!manifest) return fail(std::move(manifest.error()).context(context));
 
-  std::vector<Descriptor> missing;
-  for (const auto& blob : blobs_of(*manifest)) {
-    if (store.has_blob(blob) || std::ranges::find(missing, blob.digest, &Descriptor::digest) != missing.end()) {
-      ++outcome.present;
-    } else {
-      missing.push_back(blob);
-    }
-  }
-  // A manifest declaring more than the disk holds (a hostile registry's 1 TB layer) fails here, before
-  // a byte is written, rather than after filling the disk.
-  std::int64_t declared = 0;
-  for (const auto& blob : missing) declared += std::max<std::int64_t>(blob.size, 0);
-  if (const auto room = fs::free_bytes(store.dir()); room && declared > *room) {
-    return fail(Error::registry(context + ": the manifest declares " + std::to_string(declared) + " bytes of blobs to download, more than the " +
-                                std::to_string(*room) + " bytes free for the store " + store.dir().string() + "; nothing downloaded"));
-  }
-  ProgressBoard board(options.progress, "pulling from " + run.host());
-  std::vector<std::size_t> slots;
-  for (const auto& blob : missing) slots.push_back(board.add(blob.digest.str().substr(0, 19), blob.size));
-  auto pulled = run_parallel(run, missing.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
-    return download_blob(run, session, store, repository, missing[i], slots[i], board, stop, context);
-  });
-  if (!pulled) return fail(pulled.error());
-  outcome.downloaded = static_cast<int>(missing.size());
-  for (const auto& blob : missing) outcome.bytes += blob.size;
-  // The repository holds every blob of the image: a push of an image built on it mounts them from there.
-  for (const auto& blob : blobs_of(*manifest)) store.note_repository(blob.digest, repository);
+  if (auto s = download_blobs(run, store, repository, blobs_of(*manifest), context, outcome); !s) return fail(s.error());
 
   Descriptor listed = outcome.image;
   listed.annotations.emplace(k_pulled_annotation, "true");
@@ -711,30 +814,294 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
   if (!referrers) return fail(referrers.error());
   for (const auto& referrer : *referrers) {
-    if (!store.has_blob(referrer)) {
-      auto fetched = store_manifest(run, store, repository, referrer.digest.str(), context);
-      if (!fetched) return fail(fetched.error());
-    }
-    auto referrer_manifest = store.read_manifest(referrer);
-    if (!referrer_manifest) return fail(std::move(referrer_manifest.error()).context(context));
-    if (!referrer_manifest->subject || referrer_manifest->subject->digest != outcome.image.digest) {
-      return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " +
-                                  outcome.image.digest.str() + ", but that is not its subject"));
-    }
-    for (const auto& blob : blobs_of(*referrer_manifest)) {
-      if (store.has_blob(blob)) continue;
-      ProgressBoard quiet(ProgressDisplay::none, "");
-      if (auto s = download_blob(run, run.session, store, repository, blob, quiet.add("", blob.size), quiet, {}, context); !s) {
-        return fail(s.error());
-      }
-    }
-    Descriptor entry{referrer.media_type, referrer.digest, referrer.size, referrer.artifact_type, {}, referrer.annotations, {}};
-    entry.annotations[std::string(annotation::k_subject)] = outcome.image.digest.str();
-    auto kept = store.keep(entry);
+    // A record artifact is read by pull_records; a pulled image is no record (and the store keeps none).
+    if (referrer.artifact_type == media_type::k_arec_record) continue;
+    auto entry = fetch_referrer(run, store, repository, outcome.image.digest, referrer, context);
+    if (!entry) return fail(entry.error());
+    auto kept = store.keep(*entry);
     if (!kept) return fail(kept.error());
     outcome.referrers += *kept ? 1 : 0;
   }
   return outcome;
+}
+
+
+// ---- pull of records --------------------------------------------------------------------------------
+
+namespace {
+
+// A blob held in memory (a record document, an image config), never more than `limit` bytes.
+class TextSink final : public ByteSink {
+ public:
+  explicit TextSink(std::size_t limit) : m_limit(limit) {}
+  Status write(std::span<const std::byte> data) override {
+    if (m_text.size() + data.size() > m_limit) return fail(Error::registry("more than " + std::to_string(m_limit) + " bytes"));
+    m_text.append(reinterpret_cast<const char*>(data.data()), data.size());
+    return {};
+  }
+  Status finish() override { return {}; }
+  std::string take() { return std::move(m_text); }
+  void clear() { m_text.clear(); }
+
+ private:
+  std::size_t m_limit;
+  std::string m_text;
+};
+
+// An image config is rarely above a few kilobytes; a larger one is not read into memory.
+constexpr std::size_t k_max_config = std::size_t{4} << 20;
+// An index of more platforms than any build makes is not followed.
+constexpr std::size_t k_max_platforms = 64;
+
+// A small blob downloaded into memory, verified against its descriptor.
+Result<std::string> fetch_text(Run& run, const std::string& repository, const Descriptor& blob, std::size_t limit,
+                               const std::string& doing) {
+  if (blob.size < 0 || static_cast<std::uint64_t>(blob.size) > limit) {
+    return fail(Error::registry(doing + ": declared as " + std::to_string(blob.size) + " bytes, more than " + std::to_string(limit)));
+  }
+  TextSink sink(limit);
+  auto got = run.step(doing, {}, [&]() -> RegistryResult<void> {
+    sink.clear();
+    return run.session.download_blob(repository, blob, sink, [](std::int64_t) { return true; });
+  });
+  if (!got) return fail(got.error());
+  return sink.take();
+}
+
+bool is_manifest_type(std::string_view media_type) {
+  return media_type == media_type::k_manifest || media_type == media_type::k_docker_manifest;
+}
+
+// One image of a pull of records (an index has one per platform): its manifest's bytes, config and the
+// records the registry lists for it.
+struct PulledImage {
+  FetchedManifest fetched;
+  Manifest manifest;
+  std::string config;
+  std::vector<Record> records;
+  std::vector<Descriptor> sboms;  // the other referrers, fetched as pull_image fetches them
+};
+
+// Reads and checks the record artifact `listed` of `image` in `repository`: an artifact manifest of
+// arec's record type whose subject is the image, one document layer, a document that parses, names
+// this repository and this image, and is byte for byte what arec writes for that record.
+Result<Record> read_record_artifact(Run& run, const std::string& repository, const FetchedManifest& image, const Descriptor& listed,
+                                    const std::string& context) {
+  const std::string what = "the record artifact " + listed.digest.str() + " of " + repository + "@" + image.digest.str();
+  const auto refused = [&](const std::string& why) { return Error::registry(context + ": " + what + ": " + why + "; nothing written"); };
+  auto fetched = run.step(context + ": getting " + what, {}, [&] { return run.session.get_manifest(repository, listed.digest.str()); });
+  if (!fetched) return fail(fetched.error());
+  auto json = parse_json(fetched->bytes, "its manifest");
+  if (!json) return fail(refused(json.error().message));
+  auto manifest = manifest_from_json(*json, "its manifest");
+  if (!manifest) return fail(refused(manifest.error().message));
+  if (manifest->artifact_type != media_type::k_arec_record) {
+    return fail(refused("its artifactType is \"" + printable(manifest->artifact_type) + "\", not " + std::string(media_type::k_arec_record)));
+  }
+  if (!manifest->subject || manifest->subject->digest != image.digest) {
+    return fail(refused("its subject is " + (manifest->subject ? manifest->subject->digest.str() : std::string("missing")) +
+                        ", not the image"));
+  }
+  if (manifest->layers.size() != 1 || manifest->layers.front().media_type != media_type::k_arec_record) {
+    return fail(refused("expected one layer of type " + std::string(media_type::k_arec_record)));
+  }
+  auto document = fetch_text(run, repository, manifest->layers.front(), k_max_record_document, context + ": getting the document of " + what);
+  if (!document) return fail(document.error());
+  auto record = parse_record_document(*document, "its document");
+  if (!record) return fail(refused(record.error().message));
+  if (record->repository() != repository) return fail(refused("it is a record of " + record->repository() + ", not of " + repository));
+  const auto image_descriptor = image.descriptor();
+  if (record->manifest.digest != image.digest || record->manifest.size != image_descriptor.size ||
+      record->manifest.media_type != image_descriptor.media_type) {
+    return fail(refused("it records " + record->manifest.digest.str() + " (" + std::to_string(record->manifest.size) + " bytes, " +
+                        record->manifest.media_type + "), which is not the image it refers to"));
+  }
+  // What arec writes for that record, and nothing else: the same record pushed from here again costs no write.
+  auto again = record_artifact(*record);
+  if (!again) return fail(refused(again.error().message));
+  if (again->descriptor.digest != listed.digest) return fail(refused("not the artifact arec makes of the record it holds"));
+  return std::move(*record);
+}
+
+// Whether `history` holds `record` already: the same image, time, revision and every other field.
+bool holds_record(const std::vector<Record>& history, const Record& record) {
+  const auto wanted = to_json(record);
+  return std::ranges::any_of(history, [&](const Record& h) { return to_json(h) == wanted; });
+}
+
+}  // namespace
+
+Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference, const RegistryAddress& address,
+                                                const TransferOptions& options, PullLayers layers) {
+  Run run(address, Access::pull, options);
+  const std::string repository = reference.path;
+  const std::string wanted = !reference.digest.empty() ? reference.digest : !reference.tag.empty() ? reference.tag : "latest";
+  const std::string context = "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  if (auto s = run.ping(context); !s) return fail(s.error());
+
+  // First everything is read and checked, in memory: a record refused leaves the store as it was.
+  const std::string getting = context + ": getting manifest " + wanted;
+  auto top = run.step(getting, {}, [&] { return run.session.get_manifest(repository, wanted); });
+  if (!top) return fail(top.error());
+  if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting));
+  std::vector<PulledImage> images;
+  const bool is_index = top->media_type == media_type::k_index || top->media_type == media_type::k_docker_list;
+  if (is_index) {
+    auto index = index_from_json(*parse_json(top->bytes, "the index"), "the index");
+    if (index->manifests.size() > k_max_platforms) {
+      return fail(Error::registry(context + ": the index lists " + std::to_string(index->manifests.size()) + " manifests, more than " +
+                                  std::to_string(k_max_platforms)));
+    }
+    for (const auto& entry : index->manifests) {
+      if (!is_manifest_type(entry.media_type)) continue;
+      if (std::ranges::any_of(images, [&](const PulledImage& i) { return i.fetched.digest == entry.digest; })) continue;
+      const std::string getting_child = context + ": getting manifest " + entry.digest.str();
+      auto child = run.step(getting_child, {}, [&] { return run.session.get_manifest(repository, entry.digest.str()); });
+      if (!child) return fail(child.error());
+      if (!is_manifest_type(child->media_type)) continue;
+      if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting_child));
+      images.push_back({std::move(*child), {}, {}, {}, {}});
+    }
+  } else {
+    images.push_back({*top, {}, {}, {}, {}});
+  }
+  bool any = false;
+  for (auto& image : images) {
+    image.manifest = *manifest_from_json(*parse_json(image.fetched.bytes, "the manifest"), "the manifest");
+    auto referrers = registry_referrers(run, repository, image.fetched.digest, context);
+    if (!referrers) return fail(referrers.error());
+    for (const auto& listed : *referrers) {
+      if (listed.artifact_type != media_type::k_arec_record) {
+        image.sboms.push_back(listed);
+        continue;
+      }
+      auto record = read_record_artifact(run, repository, image.fetched, listed, context);
+      if (!record) return fail(record.error());
+      image.records.push_back(std::move(*record));
+    }
+    if (image.records.empty()) continue;
+    any = true;
+    // The platform a record names is its image's, as its config says.
+    auto config = fetch_text(run, repository, image.manifest.config, k_max_config, context + ": getting config " + image.manifest.config.digest.str());
+    if (!config) return fail(config.error());
+    image.config = std::move(*config);
+    auto parsed = parse_json(image.config, "the config");
+    auto read = parsed ? config_from_json(*parsed, "the config") : Result<ImageConfig>(fail(parsed.error()));
+    if (!read) return fail(Error::registry(context + ": config " + image.manifest.config.digest.str() + ": " + read.error().message));
+    for (const auto& record : image.records) {
+      const auto& p = record.manifest.platform;
+      if (p && (p->os != read->os || p->architecture != read->architecture || p->variant != read->variant)) {
+        return fail(Error::registry(context + ": the record artifact of " + record.identity() + " names the platform " + platform_text(*p) +
+                                    ", but the image is " + platform_text(Platform{read->architecture, read->os, read->variant}) +
+                                    "; nothing written"));
+      }
+    }
+  }
+  if (!any) return std::optional<PullOutcome>();
+
+  // Then it is written: the images (without their layers where not wanted), their SBOMs, and the
+  // records the store lacks in one transaction, oldest first.
+  PullOutcome outcome;
+  outcome.registry = address.host;
+  outcome.repository = repository;
+  outcome.image = top->descriptor();
+  const Platform mine = options.platform.value_or(host_platform());
+  std::vector<std::pair<Record, std::vector<Descriptor>>> added;
+  std::map<std::string, std::vector<Record>> histories;
+  bool chosen = false, chose_mine = false;
+  for (auto& image : images) {
+    if (image.records.empty()) {
+      spdlog::warn("{}: the registry lists no record of {}@{}: not pulled", context, repository, image.fetched.digest.str());
+      continue;
+    }
+    // The image of this machine's platform (--platform's), else the first, as pull_image reports it.
+    const auto& platform = image.records.front().manifest.platform;
+    const bool is_mine = platform && platform_text(*platform) == platform_text(mine);
+    if (!chosen || (is_mine && !chose_mine)) {
+      outcome.manifest = image.fetched.descriptor();
+      chosen = true;
+      chose_mine = is_mine;
+    }
+    auto put = store.put_blob(image.fetched.bytes, image.fetched.media_type);
+    if (!put) return fail(std::move(put.error()).context(context));
+    if (layers == PullLayers::yes) {
+      if (auto s = download_blobs(run, store, repository, blobs_of(image.manifest), context, outcome); !s) return fail(s.error());
+    } else {
+      if (store.has_blob(image.manifest.config)) {
+        ++outcome.present;
+      } else {
+        auto config = store.put_blob(image.config, image.manifest.config.media_type);
+        if (!config) return fail(std::move(config.error()).context(context));
+        ++outcome.downloaded;
+        outcome.bytes += image.manifest.config.size;
+      }
+    }
+    std::vector<Descriptor> sboms;
+    for (const auto& listed : image.sboms) {
+      auto entry = fetch_referrer(run, store, repository, image.fetched.digest, listed, context);
+      if (!entry) return fail(entry.error());
+      sboms.push_back(std::move(*entry));
+    }
+    for (auto& record : image.records) {
+      auto [history, read] = histories.try_emplace(record.repository());
+      if (read) {
+        auto h = store.history_of(record.module, record.name);
+        if (!h) return fail(h.error());
+        history->second = std::move(*h);
+      }
+      if (holds_record(history->second, record)) {
+        ++outcome.records_present;
+        continue;
+      }
+      // The SBOMs go with the first record of the image added; add_record lists each once.
+      added.emplace_back(std::move(record), sboms);
+    }
+    // An image whose records the store holds already may still lack an SBOM listed since.
+    if (!sboms.empty()) {
+      auto kept = store.referrers(image.fetched.digest);
+      if (!kept) return fail(kept.error());
+      for (const auto& entry : sboms) {
+        if (std::ranges::find(*kept, entry.digest, &Descriptor::digest) != kept->end()) continue;
+        if (std::ranges::any_of(added, [&](const auto& a) { return a.first.manifest.digest == image.fetched.digest; })) continue;
+        auto listed = store.keep(entry);
+        if (!listed) return fail(listed.error());
+        outcome.referrers += *listed ? 1 : 0;
+      }
+    }
+  }
+  // The history stays ordered by the time recorded where the records were made.
+  std::ranges::stable_sort(added, {}, [](const auto& a) { return a.first.recorded; });
+  if (!added.empty()) {
+    auto committed = store.commit_all(added);
+    if (!committed) return fail(std::move(committed.error()).context(context));
+    for (const auto& [record, sboms] : added) {
+      outcome.records.push_back(record);
+      outcome.referrers += static_cast<int>(sboms.size());
+    }
+  }
+  return std::optional(std::move(outcome));
+}
+
+Result<RecordTags> record_tags(const RegistryAddress& address, const TransferOptions& options) {
+  auto catalog = read_catalog(address, options);
+  if (!catalog) return fail(catalog.error());
+  Run run(address, Access::pull, options);
+  if (auto s = run.ping("reading the records of " + run.host()); !s) return fail(s.error());
+  RecordTags out;
+  for (const auto& entry : *catalog) {
+    const auto slash = entry.repository.find('/');
+    if (slash == std::string::npos || entry.repository.find('/', slash + 1) != std::string::npos) continue;
+    for (const auto& tag : entry.tags) {
+      if (tag == "latest" || tag.starts_with("latest-")) out.references.push_back(entry.repository + ":" + tag);
+      if (!tag.starts_with("sha256-") || tag.size() != 7 + 64) continue;
+      const std::string subject = "sha256:" + tag.substr(7);
+      auto found = run.step("looking for " + entry.repository + "@" + subject + " at " + run.host(), {},
+                            [&] { return run.session.head_manifest(entry.repository, subject); });
+      if (!found) return fail(found.error());
+      if (!found->has_value()) out.orphaned.push_back(entry.repository + "@" + subject);
+    }
+  }
+  return out;
 }
 
 // ---- verify ----------------------------------------------------------------------------------------
@@ -755,10 +1122,12 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
   if (records.empty()) return items;
   // An image index is checked whole: each platform's record, and the index itself by its digest.
   std::vector<Record> all = records;
+  std::size_t of_records = all.size();  // the first ones are records, the rest indexes, which have no record artifact
   if (store) {
     auto indexes = store->indexes_of(records);
     if (!indexes) return fail(indexes.error());
     all = Store::with_platforms(records, *indexes);
+    of_records = all.size();
     for (const auto& image : *indexes) {
       Record index = image.platforms.front();
       index.manifest = image.descriptor;
@@ -772,12 +1141,13 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
     }
   }
   if (auto s = run.ping("verifying records at " + run.host()); !s) return fail(s.error());
-  for (const auto& record : all) {
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Record& record = all[i];
     const std::string doing = "verifying " + record.repository() + " at " + run.host() + ": checking manifest " +
                               record.manifest.digest.str();
     auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
     if (!found) return fail(found.error());
-    VerifyItem item{record, VerifyState::present, {}, {}};
+    VerifyItem item{record, VerifyState::present, {}, {}, {}};
     if (!found->has_value()) {
       item.state = VerifyState::missing;
     } else if ((*found)->digest != record.manifest.digest || ((*found)->size > 0 && (*found)->size != record.manifest.size)) {
@@ -785,15 +1155,23 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
       item.found = (*found)->digest.str();
     } else if (store) {
       // Each referrer the store keeps for it (its SBOM) must be listed for it at the registry.
+      // And the record itself, as push makes its artifact.
       auto local = store->referrers(record.manifest.digest);
       if (!local) return fail(local.error());
-      if (!local->empty()) {
+      std::optional<Digest> own;
+      if (i < of_records) {
+        auto artifact = record_artifact(record);
+        if (!artifact) return fail(std::move(artifact.error()).context("verifying " + record.identity()));
+        own = artifact->descriptor.digest;
+      }
+      if (!local->empty() || own) {
         auto remote = registry_referrers(run, record.repository(), record.manifest.digest, "verifying " + record.identity());
         if (!remote) return fail(remote.error());
         for (const auto& d : *local) {
           if (std::ranges::find(*remote, d.digest, &Descriptor::digest) == remote->end()) item.missing_referrers.push_back(d.digest.str());
         }
-        if (!item.missing_referrers.empty()) item.state = VerifyState::missing;
+        if (own && std::ranges::find(*remote, *own, &Descriptor::digest) == remote->end()) item.missing_record = own->str();
+        if (!item.missing_referrers.empty() || !item.missing_record.empty()) item.state = VerifyState::missing;
       }
     }
     items.push_back(std::move(item));

@@ -54,6 +54,8 @@ struct PushSummary {
     std::int64_t bytes = 0;  // bytes of the blobs sent
     int listed = 0;          // entries added to fallback tags (registries without the referrers API)
   } referrers;
+  // The records themselves (record_artifact), one artifact per record, counted the same way.
+  Referrers records;
 };
 
 nlohmann::json to_json(const PushSummary& summary);
@@ -125,9 +127,9 @@ class MountSources {
 // Pushes each record to repository module/name by digest. The newest pushed record of each module/name
 // also goes under the extra tags, and under `latest` when it is the store's latest; older records go by
 // digest only. A tag that names the digest already is not written again. Then each record's referrers
-// (the store's SBOM of it): their manifests by digest, listed through the referrers API where the
-// registry has it, else in the fallback tag sha256-<hex> (merged with what the tag holds, never
-// overwritten).
+// (the store's SBOM of it, and the record itself as a record artifact, made from the record): their
+// manifests by digest, listed through the referrers API where the registry has it, else in the fallback
+// tag sha256-<hex> (merged with what the tag holds, never overwritten). The store is only read.
 Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options);
 
@@ -140,6 +142,9 @@ struct PullOutcome {
   int present = 0;      // blobs the store held already
   std::int64_t bytes = 0;
   int referrers = 0;    // referrers of the image (its SBOM) newly listed in the store
+  // A pull of records (pull_records): those the store did not hold, oldest first, and how many it held.
+  std::vector<Record> records;
+  int records_present = 0;
 };
 
 nlohmann::json to_json(const PullOutcome& outcome);
@@ -153,6 +158,30 @@ inline constexpr std::string_view k_pulled_annotation = "dev.arec.pulled";
 Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
                                const TransferOptions& options);
 
+// Whether a pull of records brings the layers too, or only what compose, records and inspect read
+// (manifests, configs, records and SBOMs), for a machine that composes and never runs the images.
+enum class PullLayers { yes, no };
+
+// Fetches the image `reference` names (default tag "latest"; every platform of an index) with the
+// records the registry lists for it (record artifacts), and adds those as records of the store, each
+// with its time, revision and configuration as recorded where it was built, oldest first, with its
+// SBOM. Every record document is read and checked before anything is written: one that is malformed,
+// names another repository or disagrees with its image (digest, size, platform) is refused (exit 3),
+// naming it, and the store is left as it was. A record the store holds already is not added again.
+// Nothing when the registry lists no record for the image (nothing written either): the caller
+// decides whether it is then pulled as an image (pull_image) or passed over.
+Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference, const RegistryAddress& address,
+                                                const TransferOptions& options, PullLayers layers);
+
+// The repositories of the registry that may hold records (<module>/<name>, rule 2) and the tags a push
+// of records puts on them (`latest`, `latest-<config>`), as "repository:tag"; and the referrers tags
+// (sha256-<hex>) whose image the registry no longer holds, as "repository@sha256:<hex>".
+struct RecordTags {
+  std::vector<std::string> references;
+  std::vector<std::string> orphaned;
+};
+Result<RecordTags> record_tags(const RegistryAddress& address, const TransferOptions& options);
+
 enum class VerifyState { present, missing, different };
 std::string_view verify_state_name(VerifyState state);
 
@@ -161,10 +190,12 @@ struct VerifyItem {
   VerifyState state = VerifyState::present;
   std::string found;  // what the registry holds under the digest when it is different
   std::vector<std::string> missing_referrers;  // referrers the store keeps that the registry does not list
+  std::string missing_record;  // the record artifact of a record whose image is there, when not listed
 };
 
 // Asks the registry for each record's manifest by digest in its repository; with a store, also that
-// the registry lists every referrer the store keeps for it (missing otherwise).
+// the registry lists every referrer the store keeps for it and the record's own artifact (missing
+// otherwise).
 Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& records, const RegistryAddress& address,
                                                const TransferOptions& options, const Store* store = nullptr);
 

@@ -43,7 +43,7 @@ expect_eq "$new_cp" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NE
 expect_eq "$builder" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/builder:latest" | jq -r .Digest)" "latest"
 expect_eq "$old_cp" "$(skopeo inspect --tls-verify=false --no-tags "docker://$NEW/mesh/controlplane:1.0" | jq -r .Digest)" "1.0"
 
-note "every record's SBOM moved with it: listed under its fallback tag at the new registry"
+note "every record's SBOM and record artifact moved with it: listed under its fallback tag at the new registry"
 for pair in "controlplane $old_cp" "controlplane $new_cp" "builder $builder"; do
   set -- $pair
   # Referrers of older records are in the store's history, not in index.json (the view of the latest).
@@ -52,7 +52,13 @@ for pair in "controlplane $old_cp" "controlplane $new_cp" "builder $builder"; do
   [[ -n $sbom ]] || fail "the store holds no SBOM of mesh/$1@$2"
   listed=$(curl -fsS -H "Accept: application/vnd.oci.image.index.v1+json" "http://$NEW/v2/mesh/$1/manifests/sha256-${2#sha256:}" |
     jq -r '.manifests[] | "\(.digest) \(.artifactType)"') || fail "no fallback tag of mesh/$1@$2 at $NEW"
-  expect_eq "$sbom application/spdx+json" "$listed" "mesh/$1@$2's referrers at the new registry"
+  expect_eq "$sbom application/spdx+json" "$(grep -v arec.record <<<"$listed")" "mesh/$1@$2's SBOM at the new registry"
+  # And the record itself, whose document names its image.
+  record=$(awk '$2 == "application/vnd.dev.arec.record.v1+json" { print $1 }' <<<"$listed")
+  [[ $record == sha256:* ]] || fail "no record artifact of mesh/$1@$2 at $NEW: $listed"
+  document=$(curl -fsS -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$NEW/v2/mesh/$1/manifests/$record" | jq -r '.layers[0].digest')
+  expect_eq "mesh/$1 $2" "$(curl -fsS "http://$NEW/v2/mesh/$1/blobs/$document" | jq -r '"\(.module)/\(.name) \(.digest)"')" \
+    "mesh/$1@$2's record document at the new registry"
 done
 
 note "nothing is deleted from the old registry"

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace arec {
 namespace {
 
@@ -82,6 +84,80 @@ TEST(RecordJson, HoldsTheFactsAndNoAddress) {
   const auto bare = to_json(r);
   EXPECT_FALSE(bare.contains("target"));
   EXPECT_FALSE(bare.contains("base"));
+}
+
+TEST(RecordDocument, RoundTripsEveryField) {
+  const Record r = sample();
+  auto document = record_document(r);
+  ASSERT_TRUE(document);
+  auto back = parse_record_document(*document, "doc");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(to_json(*back), to_json(r));
+  // The same record, the same bytes: a second push of it writes nothing.
+  EXPECT_EQ(*record_document(*back), *document);
+  Record bare = sample();
+  bare.target = bare.config = bare.revision = bare.base_digest = "";
+  bare.manifest.platform.reset();
+  auto minimal = parse_record_document(*record_document(bare), "doc");
+  ASSERT_TRUE(minimal) << minimal.error().message;
+  EXPECT_EQ(to_json(*minimal), to_json(bare));
+}
+
+TEST(RecordDocument, HoldsNoAddress) {
+  const auto json = nlohmann::json::parse(*record_document(sample()));
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : json.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"base", "config", "digest", "mediaType", "module", "name", "platform", "recorded",
+                                             "revision", "size", "target"}));
+}
+
+TEST(RecordDocument, RefusesWhatArecDoesNotWriteNamingTheDocument) {
+  const auto json = nlohmann::json::parse(*record_document(sample()));
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& change, std::string_view why) {
+    nlohmann::json changed = json;
+    change(changed);
+    auto r = parse_record_document(changed.dump(), "the document");
+    ASSERT_FALSE(r) << why;
+    EXPECT_EQ(r.error().kind, ErrorKind::input) << why;
+    EXPECT_TRUE(r.error().message.starts_with("the document")) << r.error().message;
+  };
+  refused([](auto& j) { j["registry"] = "10.20.0.11:5000"; }, "an unknown field, such as an address");
+  refused([](auto& j) { j.erase("digest"); }, "no digest");
+  refused([](auto& j) { j["digest"] = "sha256:abc"; }, "not a digest");
+  refused([](auto& j) { j["size"] = -1; }, "a negative size");
+  refused([](auto& j) { j["size"] = "512"; }, "a size that is a string");
+  refused([](auto& j) { j["module"] = "Mesh"; }, "a module that is no path component");
+  refused([](auto& j) { j["recorded"] = "yesterday"; }, "no RFC 3339 time");
+  refused([](auto& j) { j["mediaType"] = std::string(media_type::k_index); }, "an index is no record");
+  refused([](auto& j) { j["platform"] = "linux"; }, "no OS/ARCH");
+  refused([](auto& j) { j["target"] = "a\nb"; }, "a control character");
+  refused([](auto& j) { j["revision"] = ""; }, "an empty field record_document leaves out");
+  refused([](auto& j) { j["base"] = "main"; }, "a base that is no digest");
+  EXPECT_FALSE(parse_record_document("[]", "the document"));
+  EXPECT_FALSE(parse_record_document("{", "the document"));
+  EXPECT_FALSE(parse_record_document(std::string(k_max_record_document + 1, ' '), "the document"));
+}
+
+TEST(RecordArtifact, IsAReferrerOfTheRecordsImage) {
+  const Record r = sample();
+  auto artifact = record_artifact(r);
+  ASSERT_TRUE(artifact);
+  EXPECT_EQ(artifact->descriptor.digest, digest_of(artifact->manifest));
+  EXPECT_EQ(artifact->descriptor.artifact_type, media_type::k_arec_record);
+  EXPECT_EQ(artifact->layer.digest, digest_of(artifact->document));
+  auto manifest = manifest_from_json(nlohmann::json::parse(artifact->manifest), "artifact");
+  ASSERT_TRUE(manifest);
+  ASSERT_TRUE(manifest->subject);
+  EXPECT_EQ(manifest->subject->digest, r.manifest.digest);
+  EXPECT_EQ(manifest->artifact_type, media_type::k_arec_record);
+  ASSERT_EQ(manifest->layers.size(), 1u);
+  EXPECT_EQ(manifest->layers.front().digest, artifact->layer.digest);
+  EXPECT_EQ(manifest->config.media_type, media_type::k_empty);
+  // Made again from the same record, the same bytes; from another record, another artifact.
+  EXPECT_EQ(record_artifact(r)->manifest, artifact->manifest);
+  Record later = r;
+  later.recorded = "2026-12-03T11:00:00Z";
+  EXPECT_NE(record_artifact(later)->descriptor.digest, artifact->descriptor.digest);
 }
 
 TEST(Rfc3339, IsUtcToTheSecond) {

@@ -160,7 +160,8 @@ mark
 faults '[{"method": "GET", "path": "/blobs/", "fault": "redirect", "to": "http://127.0.0.1:'"$elsewhere_port"'/challenge", "times": 2}]'
 AREC_STORE=$T/store-pull4 expect_exit 3 "$AREC" -vv pull "$M/app@$app"
 no_secret "$OUT$ERR" "output of a pull refused elsewhere"
-expect_contains "$ERR" "from $F: downloading blob sha256:"
+# The first blob a pull of records reads is its record document.
+expect_contains "$ERR" "from $F: getting the document of the record artifact sha256:"
 expect_contains "$ERR" "401 Unauthorized"
 since
 expect_eq "none" "$(schemes "$elsewhere")" "Authorization schemes the other origin got"

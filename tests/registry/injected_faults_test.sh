@@ -84,13 +84,14 @@ push_survives e504 "[{\"method\": \"POST\", \"path\": \"/blobs/uploads/\", \"fau
 note "records whose manifests the registry has already: one request each, after the one version check"
 expect_exit 0 "$AREC" push "$M/e500" "$M/e408"
 # Reads only: the version check (and the probe of a plain-HTTP loopback registry), then per record a
-# HEAD of its manifest and of its latest tag, the referrers API, the fallback tag and the SBOM's manifest.
+# HEAD of its manifest and of its latest tag, the referrers API, the fallback tag, the SBOM's manifest and
+# the record artifact's.
 requests=$(fault_case | jq -r '.requests[].request' | sort)
 expect_eq "" "$(grep -vE '^(GET|HEAD) ' <<<"$requests")" "writes of a push of records already there"
 for r in e500 e408; do
   expect_contains "$requests" "HEAD /v2/$M/$r/manifests/$(grep "$r@" <<<"$OUT" | cut -d@ -f2)"
 done
-expect_eq 12 "$(wc -l <<<"$requests")" "requests of a push of records already there"
+expect_eq 14 "$(wc -l <<<"$requests")" "requests of a push of records already there"
 
 note "429 with Retry-After: 1: waited for, within the budget"
 start=$(date +%s%N)
@@ -178,7 +179,10 @@ pull_refused() {
   expect_eq "" "$(ls "$T/pulled$n/arec/tmp")" "temporaries left by a refused pull"
   [[ ! -e $T/pulled$n/blobs/sha256/${layer#sha256:} ]] || fail "the refused layer is in the store"
 }
+# Its record document is the first blob a pull of records reads, before anything is written.
 pull_refused "[{\"method\": \"GET\", \"path\": \"$blob_get\", \"fault\": \"corrupt\", \"times\": 1000}]" "$M/app@$app" \
+  "getting the document of the record artifact sha256:" "has the digest sha256:"
+pull_refused "[{\"method\": \"GET\", \"path\": \"$blob_get\", \"fault\": \"corrupt\", \"times\": 1000}]" "$P/$M/app@$app" \
   "downloading blob sha256:" "has the digest sha256:"
 pull_refused "[{\"method\": \"GET\", \"path\": \"$manifest\", \"fault\": \"corrupt\"}]" "$M/app@$app" \
   "the manifest the registry sent for $app has the digest"

@@ -53,6 +53,16 @@ sbom_blobs() {
     jq -r '.config.digest, .layers[].digest' "$AREC_STORE/blobs/sha256/${sbom#sha256:}"
   done
 }
+# The blobs of the record artifacts the registry lists for image $1 of repository $2: each artifact's
+# manifest, its empty config and its document.
+record_blobs() {
+  local artifact
+  for artifact in $(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$R/v2/$2/manifests/sha256-${1#sha256:}" |
+    jq -r '.manifests[] | select(.artifactType == "application/vnd.dev.arec.record.v1+json") | .digest'); do
+    echo "$artifact"
+    curl -fsS -H 'Accept: application/vnd.oci.image.manifest.v1+json' "http://$R/v2/$2/manifests/$artifact" | jq -r '.config.digest, .layers[].digest'
+  done
+}
 # push_json REPOSITORY: pushes it, leaves the --json summary in $OUT, the bytes of the image's blobs
 # uploaded in $BYTES and those of its referrers' (the SBOM document) in $SBOM_BYTES.
 push_json() {
@@ -108,9 +118,9 @@ own=$(jq -r '.config.digest, (.layers[] | select(.annotations["dev.arec.layer.or
 # A fallback tag sha256-<hex> (Debian's registry has no referrers API) is an index written as a manifest.
 referrers_tag=$(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$R/v2/$M/svc/manifests/sha256-${changed_digest#sha256:}" |
   sha256sum | awk '{print "sha256:" $1}')
-expected=$(printf '%s\n' $own "$changed_digest" $(sbom_blobs "$changed_digest") "$referrers_tag" | sort -u)
+expected=$(printf '%s\n' $own "$changed_digest" $(sbom_blobs "$changed_digest") $(record_blobs "$changed_digest" "$M/svc") "$referrers_tag" | sort -u)
 expect_eq "" "$(comm -23 <(echo "$new_blobs") <(echo "$expected"))" \
-  "blobs the registry stored that are not the program's layer, config, manifest or SBOM"
+  "blobs the registry stored that are not the program's layer, config, manifest, SBOM or record"
 expect_eq "$bytes" "$(new_bytes $own)" "bytes of the image's new blobs at the registry = bytes the push reports"
 expect_eq "$SBOM_BYTES" "$(new_bytes $(sbom_documents "$changed_digest"))" "bytes of the SBOM's new blobs at the registry = what the push reports"
 growth=$(($(stored_size) - before_size))
@@ -133,8 +143,8 @@ expect_eq "$(wc -w <<<"$own")" "$(jq .uploaded <<<"$OUT")" "blobs uploaded: the 
 new_blobs=$(comm -13 <(echo "$before_blobs") <(stored_blobs))
 referrers_tag=$(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$R/v2/$M/other/manifests/sha256-${other_digest#sha256:}" |
   sha256sum | awk '{print "sha256:" $1}')
-expected=$(printf '%s\n' $own "$other_digest" $(sbom_blobs "$other_digest") "$referrers_tag" | sort -u)
-expect_eq "" "$(comm -23 <(echo "$new_blobs") <(echo "$expected"))" "blobs the registry stored beyond the service's own layer, config, manifest and SBOM"
+expected=$(printf '%s\n' $own "$other_digest" $(sbom_blobs "$other_digest") $(record_blobs "$other_digest" "$M/other") "$referrers_tag" | sort -u)
+expect_eq "" "$(comm -23 <(echo "$new_blobs") <(echo "$expected"))" "blobs the registry stored beyond the service's own layer, config, manifest, SBOM and record"
 expect_eq "$bytes" "$(new_bytes $own)" "bytes of the service's new blobs at the registry = bytes the push reports"
 growth=$(($(stored_size) - before_size))
 note "the second service: $bytes bytes of image and $SBOM_BYTES of SBOM uploaded, the registry grew by $growth bytes"

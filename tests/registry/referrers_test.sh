@@ -18,13 +18,15 @@ expect_exit 0 "$AREC" push --json
 expect_eq "1 2 1" "$(jq -r '.referrers | "\(.pushed) \(.blobs) \(.listed)"' <<<"$OUT")" "referrers pushed, blobs, listed"
 expect_eq 2 "$(jq -r .uploaded <<<"$OUT")" "image blobs uploaded (config and layer; the SBOM's counted apart)"
 
-note "GET the fallback tag: an index whose entry is the SBOM, with its artifactType"
+note "GET the fallback tag: an index whose entries are the SBOM and the record, each with its artifactType"
 tag=sha256-${app#sha256:}
 index=$(get "$OCI_INDEX" "$M/app/manifests/$tag") || fail "no fallback tag $tag in $M/app"
 expect_eq "$OCI_INDEX" "$(jq -r .mediaType <<<"$index")" "fallback tag's mediaType"
-expect_eq "1 $sbom application/spdx+json $OCI_MANIFEST" \
+expect_eq "2 $sbom application/spdx+json $OCI_MANIFEST" \
   "$(jq -r '"\(.manifests | length) \(.manifests[0].digest) \(.manifests[0].artifactType) \(.manifests[0].mediaType)"' <<<"$index")" \
-  "fallback tag entry"
+  "fallback tag entry of the SBOM"
+expect_eq "application/vnd.dev.arec.record.v1+json $OCI_MANIFEST" "$(jq -r '.manifests[1] | "\(.artifactType) \(.mediaType)"' <<<"$index")" \
+  "fallback tag entry of the record"
 manifest=$(get "$OCI_MANIFEST" "$M/app/manifests/$sbom") || fail "the registry has no SBOM manifest $sbom"
 expect_eq "$app application/spdx+json" "$(jq -r '"\(.subject.digest) \(.artifactType)"' <<<"$manifest")" "SBOM manifest's subject"
 layer=$(jq -r '.layers[0].digest' <<<"$manifest")
@@ -89,9 +91,10 @@ expect_eq "$other" "$("$AREC" record --module "$M" --name other --dir "$T/in/oth
 expect_exit 0 "$AREC" push "$M/other" --json
 expect_eq "1 1" "$(jq -r '.referrers | "\(.pushed) \(.listed)"' <<<"$OUT")" "referrers pushed, listed"
 index=$(get "$OCI_INDEX" "$M/other/manifests/$other_tag")
-expect_eq "$foreign application/vnd.example.signature ci|$(sbom_of "$other") application/spdx+json null" \
-  "$(jq -r '[.manifests[] | "\(.digest) \(.artifactType) \(.annotations["org.example.signer"])"] | join("|")' <<<"$index")" \
-  "fallback tag entries: the foreign one kept, the SBOM added"
+expect_eq "$foreign application/vnd.example.signature ci|$(sbom_of "$other") application/spdx+json null|application/vnd.dev.arec.record.v1+json" \
+  "$(jq -r '[.manifests[] | if .artifactType == "application/vnd.dev.arec.record.v1+json" then .artifactType
+     else "\(.digest) \(.artifactType) \(.annotations["org.example.signer"])" end] | join("|")' <<<"$index")" \
+  "fallback tag entries: the foreign one kept, the SBOM and the record added"
 
 note "a fallback tag holding something else is not overwritten: exit 3"
 third=$(record third 500)
