@@ -25,6 +25,9 @@
 namespace arec {
 
 inline constexpr std::string_view k_request_scheme = "arec://";
+// A template is text a person wrote: a bound far above any, so that an endless standard input (or a
+// device given as the template) ends in an error rather than in memory running out.
+inline constexpr std::size_t k_max_template_size = std::size_t{256} << 20;
 
 // One arec:// occurrence in a text, parsed as far as its grammar goes. Its parts are views into the
 // text it was found in, valid as long as that text is.

@@ -179,7 +179,7 @@ NodeSettings NodeSettings::built_in() {
 Result<NodeSettings> NodeSettings::load(const std::string& path, const std::string& self) {
   NodeSettings settings = NodeSettings::built_in();
   if (!path.empty()) {
-    auto text = fs::read_file(path);
+    auto text = fs::read_file(path, k_max_settings_size);
     if (!text) return fail(std::move(text.error()).context("reading node settings"));
     auto parsed = parse(*text, path);
     if (!parsed) return fail(parsed.error());

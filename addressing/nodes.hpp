@@ -3,6 +3,7 @@
 // are read from here where they are used (rule 3) and never cached across runs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -12,6 +13,9 @@
 #include "recorder/error.hpp"
 
 namespace arec {
+
+// Node settings are a small document a person or a tool writes: read whole, up to this.
+inline constexpr std::size_t k_max_settings_size = std::size_t{16} << 20;
 
 struct Node {
   std::string address;                          // IPv4, IPv6 (no brackets) or DNS name; empty when none yet

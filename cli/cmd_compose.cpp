@@ -82,10 +82,6 @@ bool same_file(const std::string& a, const std::string& b) {
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-// A template is text a person wrote: a bound far above any, so that an endless standard input (or a
-// device given as the template) ends in an error rather than in memory running out.
-constexpr std::size_t k_max_template = std::size_t{256} << 20;
-
 Result<std::string> read_template(const ComposeArgs& args) {
   const fs::Path what = from_stdin(args) ? fs::Path("standard input") : fs::Path(args.template_path);
   std::optional<fs::Fd> opened;
@@ -94,19 +90,7 @@ Result<std::string> read_template(const ComposeArgs& args) {
     if (!fd) return fail(fd.error());
     opened.emplace(std::move(*fd));
   }
-  const int fd = opened ? opened->get() : STDIN_FILENO;
-  std::string text;
-  std::vector<std::byte> buffer(std::size_t{1} << 16);
-  for (;;) {
-    auto n = fs::read_some(fd, buffer, what);
-    if (!n) return fail(n.error());
-    if (*n == 0) break;
-    if (text.size() + *n > k_max_template) {
-      return fail_input(what.string() + ": larger than 256 MiB, the most arec reads as a template");
-    }
-    text.append(reinterpret_cast<const char*>(buffer.data()), *n);
-  }
-  return text;
+  return fs::read_all(opened ? opened->get() : STDIN_FILENO, what, k_max_template_size);
 }
 
 Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {

@@ -168,7 +168,7 @@ std::vector<std::string> templates_in(const std::vector<std::string>& paths) {
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
-      auto text = fs::read_file(file);
+      auto text = fs::read_file(file, k_max_template_size);
       if (text && !scan_requests(*text).empty()) out.push_back(file.string());
     }
   }

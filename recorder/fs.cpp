@@ -119,18 +119,25 @@ Status write_all(int fd, std::string_view data, const Path& path) {
   return write_all(fd, std::as_bytes(std::span(data.data(), data.size())), path);
 }
 
-Result<std::string> read_file(const Path& path) {
-  auto fd = open_read(path);
-  if (!fd) return fail(fd.error());
+Result<std::string> read_all(int fd, const Path& what, std::size_t limit) {
   std::string out;
-  std::byte buffer[65536];
+  std::vector<std::byte> buffer(std::size_t{1} << 16);
   for (;;) {
-    auto n = read_some(fd->get(), buffer, path);
+    auto n = read_some(fd, buffer, what);
     if (!n) return fail(n.error());
     if (*n == 0) break;
-    out.append(reinterpret_cast<const char*>(buffer), *n);
+    if (*n > limit - out.size()) {
+      return fail_input(what.string() + ": larger than " + std::to_string(limit >> 20) + " MiB, the most arec reads");
+    }
+    out.append(reinterpret_cast<const char*>(buffer.data()), *n);
   }
   return out;
+}
+
+Result<std::string> read_file(const Path& path, std::size_t limit) {
+  auto fd = open_read(path);
+  if (!fd) return fail(fd.error());
+  return read_all(fd->get(), path, limit);
 }
 
 Status make_directories(const Path& path) {

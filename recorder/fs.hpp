@@ -57,8 +57,14 @@ Result<std::size_t> read_some(int fd, std::span<std::byte> buffer, const Path& p
 Status write_all(int fd, std::span<const std::byte> data, const Path& path);
 Status write_all(int fd, std::string_view data, const Path& path);
 
-// Whole small files (JSON documents). Large data is always streamed.
-Result<std::string> read_file(const Path& path);
+// What read_file reads at most unless told otherwise: far above any document arec reads whole, so that
+// a device or an endless FIFO given as a file ends in an error, not in memory running out.
+inline constexpr std::size_t k_max_read_whole = std::size_t{1} << 30;
+
+// Everything an open descriptor gives until its end, at most `limit` bytes; past it, an error naming
+// `what` and the limit. Whole small files (JSON documents, templates); large data is always streamed.
+Result<std::string> read_all(int fd, const Path& what, std::size_t limit);
+Result<std::string> read_file(const Path& path, std::size_t limit = k_max_read_whole);
 
 Status make_directories(const Path& path);
 

@@ -308,7 +308,7 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
                       plan.from_node + "): nothing to move");
   }
   // The file's own text: the diff shows its lines, and the move changes only the values that move.
-  auto text = fs::read_file(settings.source);
+  auto text = fs::read_file(settings.source, k_max_settings_size);
   if (!text) return fail(std::move(text.error()).context("reading node settings"));
   auto document = read_json<nlohmann::ordered_json>(*text);
   if (!document || !document->is_object()) return fail_input("node settings " + settings.source + ": changed while read");
@@ -357,7 +357,7 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
 Status write_moved_settings(const std::string& path, const MovePlan& plan) {
   const fs::Path file(path);
   const fs::Path dir = fs::directory_of(file);
-  auto old = fs::read_file(file);
+  auto old = fs::read_file(file, k_max_settings_size);
   if (!old) return fail(std::move(old.error()).context("keeping the old node settings"));
   if (auto s = fs::write_file_atomic(dir, fs::Path(path + ".bak"), *old); !s) return s;
   return fs::write_file_atomic(dir, file, plan.settings_after);

@@ -69,6 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const auto text = arec::fuzz::as_text(data + 1, size - 1);
   check_scan(text);
+  arec::fuzz::require_linear(text, [](std::string_view t) { (void)arec::scan_requests(t); }, "the request scanner is linear");
 
   static const auto nodes = settings();
   const bool store_fails = (data[0] & 4) != 0;

@@ -30,6 +30,7 @@ void check_scan(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto text = arec::fuzz::as_text(data, size);
   check_scan(text);
+  arec::fuzz::require_linear(text, [](std::string_view t) { (void)arec::scan_references(t); }, "the reference scanner is linear");
   (void)arec::is_tag(text);
   const auto ref = arec::Reference::parse(text);
   if (!ref) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <string>
 #include <string_view>
 
 namespace arec::fuzz {
@@ -17,6 +19,24 @@ inline void require(bool holds, std::string_view what) {
   if (holds) return;
   std::fprintf(stderr, "invariant broken: %.*s\n", static_cast<int>(what.size()), what.data());
   std::abort();
+}
+
+// Linear time, checked on every 256th input (each check costs a scan of 256 KiB): `scan` over the input
+// repeated to at least 256 KiB takes at most 4 microseconds of CPU a byte (1 s in all). The scanners
+// take under 0.2 s of it in the fuzz build; a quadratic one takes tens of seconds. The fuzzer's inputs
+// stay small; repeating one is what shows a scanner that looks ahead or back at every position.
+template <class Scan>
+void require_linear(std::string_view input, const Scan& scan, std::string_view what) {
+  static unsigned count = 0;
+  if (input.empty() || count++ % 256 != 0) return;
+  constexpr std::size_t k_size = std::size_t{256} << 10;
+  std::string large;
+  large.reserve(k_size + input.size());
+  while (large.size() < k_size) large.append(input);
+  const std::clock_t start = std::clock();
+  scan(std::string_view(large));
+  const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  require(seconds <= 4e-6 * static_cast<double>(large.size()), what);
 }
 
 }  // namespace arec::fuzz

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Work grows linearly with hostile input. A template of 1 MB of "arec://" is composed in under a
-# second of CPU; an endless standard input ends at the 256 MiB cap, named; a bundle of 8,000 records of
+# Work grows linearly with hostile input. A template of 1 MB of "arec://" is composed, and scanned by
+# needs-rebuild, in under a second of CPU, as is 1 MB of the registry's address; an endless standard input ends at the 256 MiB cap, named; a bundle of 8,000 records of
 # distinct module/names imports in under 10 s of CPU; a small compressed bundle that would expand to a large
 # blob is refused before the store is touched, unless --max-expansion allows it.
 AREC=$1
@@ -29,6 +29,15 @@ python3 -c 'import sys; sys.stdout.write("arec://" * ((1 << 20) // 7))' >"$T/lon
 cpu 1000 0 "$AREC" compose "$T/long.txt" -o "$T/long.out"
 cmp -s "$T/long.txt" "$T/long.out" || fail "compose changed a template holding no request it can fill"
 note "compose of 1 MB of arec:// took $CPU_MS ms of CPU"
+note "the same 1 MB scanned by needs-rebuild: nothing pinned, in under a second"
+cpu 1000 0 "$AREC" needs-rebuild "$T/long.txt"
+expect_contains "$ERR" "nothing would break on a registry move (read 1 file)" "needs-rebuild"
+note "needs-rebuild of 1 MB of arec:// took $CPU_MS ms of CPU"
+note "1 MB of the registry's address in one word: every place found, in under a second"
+python3 -c 'import sys; sys.stdout.write("127.0.0.1:5000/" * ((1 << 20) // 15))' >"$T/addresses.txt"
+cpu 1000 1 "$AREC" needs-rebuild "$T/addresses.txt"
+expect_contains "$OUT" "1 reference in 69905 places would break on a registry move" "needs-rebuild"
+note "needs-rebuild of 1 MB of addresses took $CPU_MS ms of CPU"
 note "the same once more on a line of words: arec://port/ with nothing after"
 python3 -c 'import sys; sys.stdout.write("arec://port/" * ((1 << 20) // 12))' >"$T/ports.txt"
 cpu 1000 2 "$AREC" compose "$T/ports.txt" -o "$T/ports.out"
@@ -37,7 +46,7 @@ note "compose of 1 MB of arec://port/ took $CPU_MS ms of CPU"
 
 note "an endless standard input: refused at 256 MiB, naming the cap"
 timed 20000 2 bash -c "head -c 300M /dev/zero | '$AREC' compose - -o '$T/endless.out'"
-expect_one_line_error "standard input: larger than 256 MiB, the most arec reads as a template"
+expect_one_line_error "standard input: larger than 256 MiB, the most arec reads"
 
 note "a bundle of 8,000 records of distinct module/names: imported in under 10 s"
 mkdir -p "$T/in"
