@@ -97,8 +97,9 @@ void print_text(const ImageDescription& d) {
     }
   }
   for (const auto& r : d.referrers) {
-    row("referrer", r.digest.str() + " " + (r.artifact_type.empty() ? r.media_type : r.artifact_type) + " " +
-                        std::to_string(r.size) + " bytes");
+    const Descriptor& m = r.descriptor;
+    row("referrer", m.digest.str() + " " + (m.artifact_type.empty() ? m.media_type : m.artifact_type) + " " +
+                        std::to_string(r.document_size) + " bytes");
   }
 }
 
@@ -152,7 +153,9 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
   description->reference = found->identity();
   auto referrers = store->referrers(found->manifest.digest);
   if (!referrers) return fail(referrers.error());
-  description->referrers = std::move(*referrers);
+  auto described = describe_referrers(*store, *referrers);
+  if (!described) return fail(described.error());
+  description->referrers = std::move(*described);
   return description;
 }
 
@@ -171,7 +174,9 @@ Result<ImageDescription> inspect_remote(const Globals& globals, const Reference&
   description->reference = reference.name() + "@" + pulled->manifest.digest.str();
   auto referrers = layout->referrers(pulled->image.digest);
   if (!referrers) return fail(referrers.error());
-  description->referrers = std::move(*referrers);
+  auto described = describe_referrers(*layout, *referrers);
+  if (!described) return fail(described.error());
+  description->referrers = std::move(*described);
   return description;
 }
 
@@ -195,7 +200,7 @@ Result<int> run_inspect(const Globals& globals, const InspectOptions& o) {
 void add_inspect(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<InspectOptions>();
   auto* cmd = app.add_subcommand("inspect", "Show a record's manifest, config, layers and referrers");
-  cmd->add_option("reference", o->reference, std::string(k_grammar))->required();
+  cmd->add_option("reference", o->reference, std::string(k_grammar))->required()->type_name("M/N[@DIGEST]|REFERENCE");
   cmd->add_flag("--files", o->files, "List each layer's files (read from the layer, never unpacked)");
   cmd->add_flag("--json", o->json, "Print as JSON");
   add_config_option(*cmd, o->config);
