@@ -71,14 +71,22 @@ expect_one_line_error '"mesh/app@sha256:1234"'
 expect_exit 2 "$AREC" inspect "mesh/app@sha256:$(printf '0%.0s' {1..64})"
 expect_one_line_error "no such record"
 
-note "a module/name of two platforms: inspect asks which, naming each; by its digest, that one"
+note "a module/name of two platforms: inspect asks which, naming each; by --platform or its digest, that one"
 echo multi >"$T/multi"
 amd=$("$AREC" record --store "$T/multi-store" --module m --name multi --file "$T/multi" --runtime none --platform linux/amd64 -q)
 arm=$("$AREC" record --store "$T/multi-store" --module m --name multi --file "$T/multi" --runtime none --platform linux/arm64 -q)
 expect_exit 2 "$AREC" inspect --store "$T/multi-store" m/multi
-expect_one_line_error "\"m/multi\" is an image of 2 platforms; name one by its digest: $amd (linux/amd64), $arm (linux/arm64)"
+expect_one_line_error "\"m/multi\" is an image of 2 platforms; name one with --platform OS/ARCH[/VARIANT] or by its digest: $amd (linux/amd64), $arm (linux/arm64)"
 expect_exit 0 "$AREC" inspect --store "$T/multi-store" "$arm"
 expect_contains "$OUT" "linux/arm64"
+expect_exit 0 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux/arm64 --json
+expect_eq "$arm linux/arm64" "$(jq -r '"m/multi@\(.manifest.digest) \(.config.platform)"' <<<"$OUT")" "inspect --platform linux/arm64"
+expect_exit 0 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux/amd64
+expect_eq "reference   $amd" "$(sed -n 1p <<<"$OUT")" "inspect --platform linux/amd64"
+expect_exit 2 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux/riscv64
+expect_one_line_error "\"m/multi\": no record for --platform linux/riscv64 in its image: $amd (linux/amd64), $arm (linux/arm64)"
+expect_exit 2 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux
+expect_one_line_error "linux"
 note "tag --json: size is the image's, as records --json says"
 expect_exit 0 "$AREC" tag "mesh/app@$APP1" --json
 expect_eq "$("$AREC" records mesh/app --json | jq -c '.[0] | {digest, size, manifest_size}')" \
