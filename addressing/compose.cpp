@@ -24,6 +24,31 @@ constexpr std::string_view k_image = "image";
 constexpr std::string_view k_endpoint = "endpoint";
 constexpr std::string_view k_address = "address";
 constexpr std::string_view k_port = "port";
+// The kind, of those arec knows, at most two edits from `written` ("imag" -> "image"); empty when none is.
+std::string_view nearest_kind(std::string_view written) {
+  std::string_view best;
+  std::size_t best_distance = 3;
+  for (const auto kind : {k_image, k_endpoint, k_address, k_port}) {
+    // Levenshtein distance, one row at a time; kinds and what is written as one are short.
+    std::vector<std::size_t> row(kind.size() + 1);
+    for (std::size_t j = 0; j <= kind.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= written.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= kind.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (written[i - 1] == kind[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row[kind.size()] < best_distance) {
+      best_distance = row[kind.size()];
+      best = kind;
+    }
+  }
+  return best;
+}
+
 // Messages quote at most this much of a request that could not be read (its extent is a guess).
 constexpr std::size_t k_max_quoted = 80;
 // Messages list at most this many problems, then say how many more there were.
@@ -211,7 +236,15 @@ class Filler {
         if (m_options.strictness == Strictness::strict) {
           problem(line, what + " (--strict)");
         } else {
-          m_warnings.push_back(at(line) + what + "; left as it is (is the template newer than this arec?)");
+          // A kind near one arec knows is a typo more likely than a newer template: the request as it
+          // would be with that kind.
+          const auto near = nearest_kind(r.written);
+          const std::string prefix = "arec://" + std::string(r.written);
+          auto written = quoted(r, text);
+          const std::string guess = near.empty() || !written.starts_with(prefix)
+                                        ? std::string("is the template newer than this arec?")
+                                        : "did you mean arec://" + std::string(near) + written.substr(prefix.size()) + "?";
+          m_warnings.push_back(at(line) + what + "; left as it is (" + guess + ")");
         }
         return std::nullopt;
       }

@@ -211,6 +211,10 @@ bool RebuildQuery::is_registry_domain(const Reference& ref) const {
   return m_registry_domains.contains(host + ":" + port);
 }
 
+void RebuildQuery::add_image_index(std::string_view repository, std::string_view digest) {
+  m_recorded[std::string(repository)].insert(std::string(digest));
+}
+
 bool RebuildQuery::has_record(std::string_view repository) const { return m_recorded.contains(std::string(repository)); }
 
 bool RebuildQuery::has_digest(std::string_view repository, std::string_view digest) const {

@@ -63,6 +63,10 @@ class RebuildQuery {
   // External::omit, a file is parsed only when it holds a text that can start a finding (an address of
   // a node at one of its ports, or arec://), which makes a large tree cost about a text search.
   RebuildQuery(const NodeSettings& settings, const std::vector<Record>& records, External scan = External::include);
+  // An image index the store made over the records of `repository`'s platforms: a reference pinned to
+  // its digest names a recorded build too (compose writes such digests for a module/name of several
+  // platforms).
+  void add_image_index(std::string_view repository, std::string_view digest);
 
   // Declarations: a file, or every file under a directory. Every text file gives each full reference
   // written in it (scan_references), its image requests and requests that compose the registry's

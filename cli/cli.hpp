@@ -2,7 +2,9 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,6 +116,24 @@ Result<std::vector<Record>> read_store_latest(const Globals& globals, const Conf
 
 // The node settings from --nodes / AREC_NODES (or the built-in default) and --self / AREC_SELF.
 Result<NodeSettings> load_settings(const Globals& globals);
+
+// The size of the image a record names, as a puller downloads it: config and layers. Nothing when the
+// manifest cannot be read (arec check says why; a warning says so). Records share manifests, so each is
+// read once.
+class ImageSizes {
+ public:
+  explicit ImageSizes(const Store& store) : m_store(store) {}
+  std::optional<std::int64_t> of(const Descriptor& manifest);
+
+ private:
+  Result<std::int64_t> read_size(const Descriptor& manifest) const;
+  const Store& m_store;
+  std::map<Digest, std::optional<std::int64_t>> m_sizes;
+};
+
+// A record as every command's --json prints it: `size` is the image's (config and layers, ImageSizes),
+// `manifest_size` its manifest's.
+nlohmann::json record_json(const Record& record, std::optional<std::int64_t> size);
 
 // Writes a JSON document and a newline to stdout.
 void print_json(const nlohmann::json& json);

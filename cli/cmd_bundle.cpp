@@ -107,7 +107,8 @@ Result<int> run_import(const Globals& globals, const ImportOptions& o) {
 void add_export(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<ExportOptions>();
   auto* cmd = app.add_subcommand("export", "Write records and their referrers to one tarball (an OCI layout or a docker archive)");
-  cmd->add_option("records", o->selectors, "MODULE, MODULE/NAME or MODULE/NAME@DIGEST (default: every module/name)");
+  cmd->add_option("records", o->selectors, "MODULE, MODULE/NAME or MODULE/NAME@DIGEST (default: every module/name)")
+      ->type_name("M[/N[@DIGEST]]");
   cmd->add_option("-o,--output", o->output, "The tarball to write (replaced atomically)")->required()->type_name("FILE");
   cmd->add_flag("--history", o->history, "Every record of each module/name, not only the latest");
   cmd->add_option("--format", o->format, "oci: an OCI image layout with referrers; docker: what `docker load` reads")

@@ -42,7 +42,7 @@ Result<int> run_tag(const Globals& globals, const std::string& text, Output outp
   auto tagged = store->tag(spec->module, spec->name, *spec->digest);
   if (!tagged) return fail(tagged.error());
   if (output == Output::json) {
-    auto json = to_json(tagged->record);
+    auto json = record_json(tagged->record, ImageSizes(*store).of(tagged->record.manifest));
     json["changed"] = tagged->changed;
     print_json(json);
   } else {
@@ -63,7 +63,8 @@ Result<int> run_rm(const Globals& globals, const std::string& text, Output outpu
   auto latest = store->latest(spec->module, spec->name);
   if (!latest) return fail(latest.error());
   if (output == Output::json) {
-    print_json({{"removed", *removed}, {"latest", *latest ? nlohmann::json(to_json(**latest)) : nlohmann::json(nullptr)}});
+    const auto latest_json = *latest ? record_json(**latest, ImageSizes(*store).of((*latest)->manifest)) : nlohmann::json(nullptr);
+    print_json({{"removed", *removed}, {"latest", latest_json}});
   } else {
     std::cout << "removed " << *removed << " record" << (*removed == 1 ? "" : "s") << " of " << spec->module << "/"
               << spec->name << "; " << (*latest ? "latest now " + (*latest)->identity() : std::string("none left"))

@@ -21,6 +21,7 @@ struct InspectOptions {
   bool files = false;
   bool json = false;
   std::string config;
+  std::string platform;  // --platform OS/ARCH[/VARIANT]: the record of that platform of an image index
 };
 
 constexpr std::string_view k_grammar = "MODULE/NAME[@DIGEST], or HOST[:PORT]/MODULE/NAME[:TAG][@DIGEST] for a registry";
@@ -97,13 +98,22 @@ void print_text(const ImageDescription& d) {
     }
   }
   for (const auto& r : d.referrers) {
-    row("referrer", r.digest.str() + " " + (r.artifact_type.empty() ? r.media_type : r.artifact_type) + " " +
-                        std::to_string(r.size) + " bytes");
+    const Descriptor& m = r.descriptor;
+    row("referrer", m.digest.str() + " " + (m.artifact_type.empty() ? m.media_type : m.artifact_type) + " " +
+                        std::to_string(r.document_size) + " bytes");
   }
 }
 
 // A record of the store: the latest of MODULE/NAME, or the one of its history with that digest.
-Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing, const std::string& config) {
+// Whether a record of `candidate` serves `wanted`: a record naming no variant serves one asked for with
+// a variant (as pull picks from an index); one naming another variant does not.
+bool serves(const Platform& candidate, const Platform& wanted) {
+  return candidate.os == wanted.os && candidate.architecture == wanted.architecture &&
+         (wanted.variant.empty() || candidate.variant.empty() || candidate.variant == wanted.variant);
+}
+
+Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing, const std::string& config,
+                                        const std::optional<Platform>& platform) {
   const auto at = text.find('@');
   const std::string repository = text.substr(0, at);
   const auto slash = repository.find('/');
@@ -113,7 +123,7 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
   }
   auto selector = parse_selector(text);  // the digest after '@', if any
   if (!selector) return fail(selector.error());
-  const std::optional<Digest>& digest = selector->digest;
+  std::optional<Digest> digest = selector->digest;
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
   // The module/name's own history, newest last: the latest, or the newest record of the digest.
@@ -124,14 +134,22 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
   if (!digest) {
     auto image = store->latest_image(repository.substr(0, slash), repository.substr(slash + 1));
     if (!image) return fail(image.error());
-    if (*image && (*image)->is_index()) {
+    if (*image && (platform || (*image)->is_index())) {
       std::string each;
       for (const auto& r : (*image)->platforms) {
         each += (each.empty() ? "" : ", ") + r.identity() + (r.manifest.platform ? " (" + platform_text(*r.manifest.platform) + ")" : "");
+        if (platform && !digest && r.manifest.platform && serves(*r.manifest.platform, *platform)) digest = r.manifest.digest;
       }
-      return fail_input("\"" + text + "\" is an image of " + std::to_string((*image)->platforms.size()) +
-                        " platforms; name one by its digest: " + each);
+      if (platform && !digest) {
+        return fail_input("\"" + text + "\": no record for --platform " + platform_text(*platform) + " in its image: " + each);
+      }
+      if (!digest) {
+        return fail_input("\"" + text + "\" is an image of " + std::to_string((*image)->platforms.size()) +
+                          " platforms; name one with --platform OS/ARCH[/VARIANT] or by its digest: " + each);
+      }
     }
+  } else if (platform) {
+    return fail_input("\"" + text + "\": --platform chooses among the platforms of the latest image; a digest names one record already");
   }
   // Without a digest, the newest of the configuration meant (choose_config).
   std::optional<ChosenConfig> chosen;
@@ -152,7 +170,9 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
   description->reference = found->identity();
   auto referrers = store->referrers(found->manifest.digest);
   if (!referrers) return fail(referrers.error());
-  description->referrers = std::move(*referrers);
+  auto described = describe_referrers(*store, *referrers);
+  if (!described) return fail(described.error());
+  description->referrers = std::move(*described);
   return description;
 }
 
@@ -171,16 +191,25 @@ Result<ImageDescription> inspect_remote(const Globals& globals, const Reference&
   description->reference = reference.name() + "@" + pulled->manifest.digest.str();
   auto referrers = layout->referrers(pulled->image.digest);
   if (!referrers) return fail(referrers.error());
-  description->referrers = std::move(*referrers);
+  auto described = describe_referrers(*layout, *referrers);
+  if (!described) return fail(described.error());
+  description->referrers = std::move(*described);
   return description;
 }
 
 Result<int> run_inspect(const Globals& globals, const InspectOptions& o) {
   const auto listing = o.files ? LayerListing::yes : LayerListing::no;
+  std::optional<Platform> platform;
+  if (!o.platform.empty()) {
+    auto parsed = parse_platform(o.platform);
+    if (!parsed) return fail(parsed.error());
+    platform = std::move(*parsed);
+  }
   auto reference = Reference::parse(o.reference);
-  Result<ImageDescription> description = reference && !reference->domain.empty()
-                                             ? inspect_remote(globals, *reference, listing)
-                                             : inspect_record(globals, o.reference, listing, o.config);
+  const bool remote = reference && !reference->domain.empty();
+  if (remote && platform) return fail_input("--platform: for a record of the store; a registry image is inspected as pull picks it");
+  Result<ImageDescription> description = remote ? inspect_remote(globals, *reference, listing)
+                                                : inspect_record(globals, o.reference, listing, o.config, platform);
   if (!description) return fail(description.error());
   if (o.json) {
     print_json(to_json(*description));
@@ -195,9 +224,11 @@ Result<int> run_inspect(const Globals& globals, const InspectOptions& o) {
 void add_inspect(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<InspectOptions>();
   auto* cmd = app.add_subcommand("inspect", "Show a record's manifest, config, layers and referrers");
-  cmd->add_option("reference", o->reference, std::string(k_grammar))->required();
+  cmd->add_option("reference", o->reference, std::string(k_grammar))->required()->type_name("M/N[@DIGEST]|REFERENCE");
   cmd->add_flag("--files", o->files, "List each layer's files (read from the layer, never unpacked)");
   cmd->add_flag("--json", o->json, "Print as JSON");
+  cmd->add_option("--platform", o->platform, "Of a module/name of several platforms, the record of this one")
+      ->type_name("OS/ARCH[/VARIANT]");
   add_config_option(*cmd, o->config);
   describe(*cmd,
            "MODULE/NAME[@DIGEST] is read from the store; a reference with a registry (HOST[:PORT]/PATH[:TAG|@DIGEST])\n"

@@ -43,6 +43,14 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
   if (!records) return fail(records.error());
   const auto external = globals.verbose > 0 ? RebuildQuery::External::include : RebuildQuery::External::omit;
   RebuildQuery query(settings, *records, external);
+  // The image index of a module/name of several platforms is what compose pins: a recorded build too.
+  if (!never_recorded(store_dir(globals))) {
+    auto store = Store::open_existing(store_dir(globals));
+    if (!store) return fail(store.error());
+    auto indexes = store->indexes();
+    if (!indexes) return fail(indexes.error());
+    for (const auto& [repository, image] : *indexes) query.add_image_index(repository, image.descriptor.digest.str());
+  }
   for (const auto& path : o.paths) {
     if (auto s = query.scan_path(path); !s) return fail(s.error());
   }

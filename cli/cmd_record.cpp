@@ -18,6 +18,33 @@
 
 namespace arec::cli {
 
+std::optional<std::int64_t> ImageSizes::of(const Descriptor& manifest) {
+  if (const auto known = m_sizes.find(manifest.digest); known != m_sizes.end()) return known->second;
+  std::optional<std::int64_t> size;
+  if (auto read = read_size(manifest)) {
+    size = *read;
+  } else {
+    spdlog::warn("{}: size unknown: {} (see arec check)", manifest.digest.str(), read.error().message);
+  }
+  m_sizes.emplace(manifest.digest, size);
+  return size;
+}
+
+Result<std::int64_t> ImageSizes::read_size(const Descriptor& manifest) const {
+  auto parsed = m_store.read_manifest(manifest);
+  if (!parsed) return fail(parsed.error());
+  std::int64_t size = parsed->config.size;
+  for (const auto& layer : parsed->layers) size += layer.size;
+  return size;
+}
+
+nlohmann::json record_json(const Record& record, std::optional<std::int64_t> size) {
+  auto json = to_json(record);
+  json["size"] = size ? nlohmann::json(*size) : nlohmann::json(nullptr);
+  json["manifest_size"] = record.manifest.size;
+  return json;
+}
+
 namespace {
 
 constexpr NumberKind k_layer_budget{"count", "a whole number from 1 to 100", 1, k_max_layer_budget};
@@ -113,45 +140,6 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
   request.config = o.config;
   request.revision = o.revision;
   return request;
-}
-
-// The size of the image a record names, as a puller downloads it: config and layers. Nothing when the
-// manifest cannot be read (arec check says why). Records share manifests, so each is read once.
-class ImageSizes {
- public:
-  explicit ImageSizes(const Store& store) : m_store(store) {}
-
-  std::optional<std::int64_t> of(const Descriptor& manifest) {
-    if (const auto known = m_sizes.find(manifest.digest); known != m_sizes.end()) return known->second;
-    std::optional<std::int64_t> size;
-    if (auto read = read_size(manifest)) {
-      size = *read;
-    } else {
-      spdlog::warn("{}: size unknown: {} (see arec check)", manifest.digest.str(), read.error().message);
-    }
-    m_sizes.emplace(manifest.digest, size);
-    return size;
-  }
-
- private:
-  Result<std::int64_t> read_size(const Descriptor& manifest) const {
-    auto parsed = m_store.read_manifest(manifest);
-    if (!parsed) return fail(parsed.error());
-    std::int64_t size = parsed->config.size;
-    for (const auto& layer : parsed->layers) size += layer.size;
-    return size;
-  }
-
-  const Store& m_store;
-  std::map<Digest, std::optional<std::int64_t>> m_sizes;
-};
-
-// A record as --json prints it: `size` is the image's (config and layers), `manifest_size` its manifest's.
-nlohmann::json record_json(const Record& record, std::optional<std::int64_t> size) {
-  auto json = to_json(record);
-  json["size"] = size ? nlohmann::json(*size) : nlohmann::json(nullptr);
-  json["manifest_size"] = record.manifest.size;
-  return json;
 }
 
 // Run by a build (--stamp): warns about inputs the build changes while they are recorded, then

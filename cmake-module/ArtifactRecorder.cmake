@@ -55,7 +55,11 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [STORE <dir>])
 
   Adds a recording step (the target ``arec_record_<target>``, part of ``ALL``) that runs ``arec record``
-  on ``$<TARGET_FILE:<target>>``. It runs when any input of the record changes: the target's file, a
+  on ``$<TARGET_FILE:<target>>``. The target's build ``RPATH`` is made ``$ORIGIN``-relative
+  (``BUILD_RPATH_USE_ORIGIN``, unless the project set it, for instance through
+  ``CMAKE_BUILD_RPATH_USE_ORIGIN``), so its file, and the image's digest, do not depend on where the build
+  tree is; ``arec record`` warns about an ``RPATH`` or ``RUNPATH`` entry that still names a directory of
+  the build machine. It runs when any input of the record changes: the target's file, a
   ``FILES`` file, a file or directory of a ``DIRECTORIES`` tree (an entry added or removed too), or a
   library of the runtime closure, such as the project's own shared libraries, also when the target does
   not relink (``CMAKE_LINK_DEPENDS_NO_SHARED``). A build that changes none of them runs nothing, and a
@@ -178,6 +182,12 @@ function(arec_record target)
 
   _arec_built_target(built "${target}")
   get_target_property(type ${built} TYPE)
+  # The build RPATH names the build tree's library directories; as $ORIGIN-relative entries it is the
+  # same wherever the tree is, and so is the recorded file's digest. A choice the project made stays.
+  get_property(origin_set TARGET ${built} PROPERTY BUILD_RPATH_USE_ORIGIN SET)
+  if(NOT origin_set)
+    set_property(TARGET ${built} PROPERTY BUILD_RPATH_USE_ORIGIN ON)
+  endif()
 
   if(NOT DEFINED arg_MODULE)
     _arec_path_component(arg_MODULE "${PROJECT_NAME}" "the project name")

@@ -133,6 +133,20 @@ Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& 
   return out;
 }
 
+Result<std::vector<ReferrerDescription>> describe_referrers(const Layout& layout, const std::vector<Descriptor>& referrers) {
+  std::vector<ReferrerDescription> out;
+  for (const auto& r : referrers) {
+    auto manifest = layout.read_manifest(r);
+    if (!manifest) return fail(std::move(manifest.error()).context("referrer " + r.digest.str()));
+    // The document is the artifact's layer (an SBOM, a record); an artifact carrying none has its config.
+    std::int64_t size = 0;
+    for (const auto& layer : manifest->layers) size += layer.size;
+    if (manifest->layers.empty()) size = manifest->config.size;
+    out.push_back({r, size});
+  }
+  return out;
+}
+
 std::string mode_string(const LayerFile& file) {
   std::string out;
   switch (file.type) {
@@ -180,7 +194,13 @@ nlohmann::json to_json(const ImageDescription& d) {
     layers.push_back(std::move(layer));
   }
   nlohmann::json referrers = nlohmann::json::array();
-  for (const auto& r : d.referrers) referrers.push_back(descriptor_json(r));
+  for (const auto& r : d.referrers) {
+    // As for records: `size` is what the referrer carries (its document), `manifest_size` its manifest's.
+    auto referrer = descriptor_json(r.descriptor);
+    referrer["size"] = r.document_size;
+    referrer["manifest_size"] = r.descriptor.size;
+    referrers.push_back(std::move(referrer));
+  }
   nlohmann::json config = descriptor_json(d.manifest.config);
   config["platform"] = d.platform();
   config["created"] = d.config.created;
@@ -190,8 +210,15 @@ nlohmann::json to_json(const ImageDescription& d) {
   }
   std::int64_t size = d.manifest.config.size;
   for (const auto& l : d.manifest.layers) size += l.size;
+  // The record as `records --json` shows it: `size` the image's, `manifest_size` its manifest's.
+  nlohmann::json record = nullptr;
+  if (d.record) {
+    record = to_json(*d.record);
+    record["size"] = size;
+    record["manifest_size"] = d.record->manifest.size;
+  }
   return {{"reference", d.reference},
-          {"record", d.record ? to_json(*d.record) : nlohmann::json(nullptr)},
+          {"record", record},
           {"manifest", descriptor_json(d.manifest_descriptor)},
           {"size", size},
           {"config", std::move(config)},
@@ -720,14 +747,18 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   }
   auto committed = store->commit_all(to_add);
   if (!committed) return fail(committed.error());
+  // Records of one image (the same bytes built again) share its referrers: each is counted once, as
+  // export counts them.
+  std::set<Digest> referrers_added;
   for (std::size_t i = 0; i < committed->size(); ++i) {
     if ((*committed)[i].changed) {
       ++summary.records_added;
-      summary.referrers += static_cast<int>(to_add[i].second.size());
+      for (const auto& r : to_add[i].second) referrers_added.insert(r.digest);
     } else {
       ++summary.records_present;
     }
   }
+  summary.referrers = static_cast<int>(referrers_added.size());
   return summary;
 }
 

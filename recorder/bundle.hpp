@@ -31,6 +31,13 @@ struct LayerFile {
 // The entries of a layer blob of `layout`, read through its compression in one streamed pass.
 Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Descriptor& layer);
 
+// A referrer of an image (its SBOM, its record artifact) as `arec inspect` shows it: its manifest's
+// descriptor, and the size of the document it carries (its layers), which is what a reader of it fetches.
+struct ReferrerDescription {
+  Descriptor descriptor;
+  std::int64_t document_size = 0;
+};
+
 // What `arec inspect` shows of an image manifest held by a layout.
 struct ImageDescription {
   std::optional<Record> record;  // when the image is a record of the store
@@ -38,7 +45,7 @@ struct ImageDescription {
   Descriptor manifest_descriptor;
   Manifest manifest;
   ImageConfig config;
-  std::vector<Descriptor> referrers;
+  std::vector<ReferrerDescription> referrers;
   std::vector<std::vector<LayerFile>> files;  // per layer, when asked for
 
   // "os/architecture[/variant]" from the config, as OCI tools write a platform.
@@ -50,6 +57,9 @@ enum class LayerListing { no, yes };
 // Reads the manifest (verified against its descriptor) and its config from `layout`, and with
 // LayerListing::yes every layer's entries.
 Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& manifest, LayerListing listing);
+
+// Reads each referrer's manifest (verified against its descriptor) from `layout`.
+Result<std::vector<ReferrerDescription>> describe_referrers(const Layout& layout, const std::vector<Descriptor>& referrers);
 
 nlohmann::json to_json(const ImageDescription& description);
 nlohmann::json to_json(const LayerFile& file);

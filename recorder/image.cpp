@@ -604,6 +604,26 @@ Result<std::vector<std::string>> unrunnable_warnings(const RecordRequest& reques
   return warnings;
 }
 
+// RPATH and RUNPATH entries of the image's ELF files that name a directory of this machine (a build
+// tree): the same project built elsewhere would give another digest.
+Result<std::vector<std::string>> search_path_warnings(const RecordRequest& request, const std::vector<LayerGroup>& groups,
+                                                      Closure& closure, const std::optional<BaseParts>& base) {
+  std::vector<LayerEntry> entries;
+  for (const auto& g : groups) entries.insert(entries.end(), g.entries.begin(), g.entries.end());
+  std::function<Result<const ImageFiles*>()> base_files;
+  if (base) {
+    base_files = [&request, &base, &closure]() -> Result<const ImageFiles*> {
+      if (!closure.base_files) {
+        auto files = ImageFiles::read(request.base->layout, base->manifest.layers, "base image " + request.base->manifest.digest.str());
+        if (!files) return fail(files.error());
+        closure.base_files = std::move(*files);
+      }
+      return &*closure.base_files;
+    };
+  }
+  return foreign_search_path_warnings(entries, base_files);
+}
+
 // The base's layers, copied into the store as they are (reused by digest, never re-packed).
 Result<std::vector<Descriptor>> copy_base_layers(const RecordRequest& request, const std::optional<BaseParts>& base,
                                                  Store& store) {
@@ -723,6 +743,9 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   }
   auto warnings = unrunnable_warnings(request);
   if (!warnings) return fail(warnings.error());
+  auto foreign = search_path_warnings(request, *groups, **closure, *base);
+  if (!foreign) return fail(foreign.error());
+  warnings->insert(warnings->end(), foreign->begin(), foreign->end());
   std::vector<fs::Path> inputs;
   for (const auto& group : *groups) {
     for (const auto& e : group.entries) {

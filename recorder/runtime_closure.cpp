@@ -645,6 +645,61 @@ Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& en
   return RuntimeClosure{resolver.take(), resolver.root()};
 }
 
+Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
+                                                              const std::function<Result<const ImageFiles*>()>& base) {
+  std::map<std::string, const LayerEntry*, std::less<>> by_path;
+  for (const auto& e : entries) by_path.emplace(e.path, &e);
+  std::optional<const ImageFiles*> base_files;
+  // Whether the image has a directory at `dir`, following the image's own symlinks (lib -> usr/lib).
+  auto image_holds = [&](const std::string& dir) -> Result<bool> {
+    auto resolved = resolve_symlinks(dir, [&](const std::string& prefix) -> Result<std::optional<std::string>> {
+      auto it = by_path.find(prefix);
+      if (it == by_path.end()) return fail_input("/" + prefix + " is not in the image's entries");
+      if (it->second->type != LayerEntry::Type::symlink) return std::nullopt;
+      return it->second->link_target;
+    });
+    if (resolved) {
+      auto it = by_path.find(*resolved);
+      if (it != by_path.end() && it->second->type == LayerEntry::Type::directory) return true;
+    }
+    if (!base) return false;
+    if (!base_files) {
+      auto files = base();
+      if (!files) return fail(files.error());
+      base_files = *files;
+    }
+    if (*base_files == nullptr) return false;
+    auto in_base = (*base_files)->resolve(dir);
+    if (!in_base) return false;
+    const auto* node = (*base_files)->lstat(*in_base);
+    return node != nullptr && node->type == ImageFiles::Type::directory;
+  };
+  std::vector<std::string> warnings;
+  for (const auto& e : entries) {
+    if (e.type != LayerEntry::Type::file || e.source.empty()) continue;
+    auto elf = read_elf(e.source);
+    if (!elf) return fail(elf.error());
+    if (!*elf) continue;
+    const LoaderDefaults defaults = loader_defaults((*elf)->elf_class, (*elf)->machine);
+    for (const auto& [tag, text] : {std::pair{"RPATH", (*elf)->rpath}, std::pair{"RUNPATH", (*elf)->runpath}}) {
+      if (!text) continue;
+      for (const auto& entry : split_search_path(*text)) {
+        if (mentions_origin(entry)) continue;
+        const std::string dir = normal_path(expand_dynamic_tokens(entry, "", defaults));
+        if (!entry.starts_with('/') || std::find(defaults.dirs.begin(), defaults.dirs.end(), dir) != defaults.dirs.end()) continue;
+        auto held = image_holds(dir);
+        if (!held) return fail(held.error());
+        if (*held) continue;
+        const std::string file = "/" + e.path;
+        warnings.push_back(file + (e.source.string() == file ? std::string() : " (" + e.source.string() + ")") + " has " + tag + " " +
+                           entry + ", a directory the image does not hold: the loader looks there in vain, and the digest "
+                           "changes with where it was built; link with $ORIGIN-relative paths (CMake: BUILD_RPATH_USE_ORIGIN)");
+      }
+    }
+  }
+  return warnings;
+}
+
 Result<std::vector<std::string>> dynamic_executables(const std::vector<LayerEntry>& entries) {
   std::vector<std::string> out;
   for (const auto& e : entries) {

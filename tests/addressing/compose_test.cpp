@@ -309,6 +309,17 @@ TEST(Compose, UnknownKindsWarnAndStayButFailWhenStrict) {
             "deploy.yaml.in:2: arec://vault/db-password: unknown request kind \"vault\" (--strict)");
 }
 
+TEST(Compose, AnUnknownKindNearAKnownOneWarnsWithTheRequestItMayMean) {
+  auto c = compose_text("a: arec://imag/mesh/app\nb: arec://adress/db\n", settings());
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->text, "a: arec://imag/mesh/app\nb: arec://adress/db\n");
+  ASSERT_EQ(c->warnings.size(), 2u);
+  EXPECT_EQ(c->warnings[0], "deploy.yaml.in:1: arec://imag/mesh/app: unknown request kind \"imag\"; left as it is "
+                            "(did you mean arec://image/mesh/app?)");
+  EXPECT_EQ(c->warnings[1], "deploy.yaml.in:2: arec://adress/db: unknown request kind \"adress\"; left as it is "
+                            "(did you mean arec://address/db?)");
+}
+
 TEST(Compose, AFillThatJoinsTheTextAroundItIntoANewRequestIsAnError) {
   // An empty port after "arec://port" turns the unknown request "arec://portarec..." into a request of
   // kind port (found by fuzz.compose, kept as a regression input).

@@ -74,4 +74,13 @@ expect_exit 2 "$AREC" --store "$T/broken" export mesh -o "$T/out/bundle.tar"
 expect_one_line_error "$blob: content does not match its digest"
 cmp "$T/latest.tar" "$T/out/bundle.tar" || fail "a failed export changed the tarball it was to replace"
 expect_eq bundle.tar "$(ls -A "$T/out")" "files beside the tarball after a failed export"
+note "the same bytes recorded again from another revision: export and import count its referrers alike"
+export AREC_STORE=$T/again-store
+"$AREC" record --module mesh --name same --file "$T/in/tool/tool" --revision 1111111111111111111111111111111111111111 >/dev/null
+"$AREC" record --module mesh --name same --file "$T/in/tool/tool" --revision 2222222222222222222222222222222222222222 >/dev/null
+expect_eq 2 "$("$AREC" records mesh/same --history --json | jq length)" "records of mesh/same"
+expect_exit 0 "$AREC" export mesh/same --history -o "$T/same.tar" --json
+exported=$(jq -c '[.records, .referrers]' <<<"$OUT")
+expect_exit 0 "$AREC" --store "$T/same-imported" import "$T/same.tar" --json
+expect_eq "$exported" "$(jq -c '[.records_added, .referrers]' <<<"$OUT")" "records and referrers: import against export"
 echo PASS

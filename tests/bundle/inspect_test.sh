@@ -23,7 +23,11 @@ expect_contains "$OUT" $'\n'"env         MODE=fast"$'\n'
 expect_eq "$(jq -r '.layers[] | "layer       \(.digest) \(.mediaType) \(.size) bytes\(.annotations["dev.arec.layer.origin"] // "" | if . == "" then "" else " " + . end)"' <<<"$manifest")" \
   "$(grep '^layer ' <<<"$OUT")" "the layer lines"
 expect_contains "$OUT" $'\n'"layer       $layer application/vnd.oci.image.layer.v1.tar+gzip $layer_size bytes"
-expect_contains "$OUT" $'\n'"referrer    $sbom application/spdx+json "
+# A referrer's size is its document's (the SBOM), not its manifest's.
+sbom_size=$(jq -r '.layers[0].size' "$T/store/blobs/sha256/${sbom#sha256:}")
+sbom_manifest_size=$(stat -c %s "$T/store/blobs/sha256/${sbom#sha256:}")
+[[ $sbom_size != "$sbom_manifest_size" ]] || fail "the SBOM and its manifest have one size: the check below shows nothing"
+expect_contains "$OUT" $'\n'"referrer    $sbom application/spdx+json $sbom_size bytes"
 expect_not_contains "$OUT" "/usr/local/bin/tool -> " "files without --files"
 
 note "--json"
@@ -35,7 +39,9 @@ expect_eq MODE=fast "$(jq -r '.config.env[] | select(startswith("MODE="))' <<<"$
 expect_eq "$(jq -c '[.layers[] | {digest, size, origin: .annotations["dev.arec.layer.origin"]}]' <<<"$manifest")" \
   "$(jq -c '[.layers[] | {digest, size, origin}]' <<<"$OUT")" "layers: digest, size, origin"
 expect_eq "$(jq '[.config.size, .layers[].size] | add' <<<"$manifest")" "$(jq .size <<<"$OUT")" "size: the config and every layer"
-expect_eq "$sbom application/spdx+json" "$(jq -r '.referrers[] | "\(.digest) \(.artifactType)"' <<<"$OUT")" "referrers"
+expect_eq "$sbom application/spdx+json $sbom_size $sbom_manifest_size" \
+  "$(jq -r '.referrers[] | "\(.digest) \(.artifactType) \(.size) \(.manifest_size)"' <<<"$OUT")" "referrers: document and manifest sizes"
+expect_eq "$(jq .size <<<"$OUT")" "$(jq .record.size <<<"$OUT")" "the record's size: the image's, as records --json says"
 expect_eq "mesh tool" "$(jq -r '"\(.record.module) \(.record.name)"' <<<"$OUT")" "record"
 expect_eq null "$(jq -c .layers[0].files <<<"$OUT")" "files without --files"
 
@@ -65,12 +71,24 @@ expect_one_line_error '"mesh/app@sha256:1234"'
 expect_exit 2 "$AREC" inspect "mesh/app@sha256:$(printf '0%.0s' {1..64})"
 expect_one_line_error "no such record"
 
-note "a module/name of two platforms: inspect asks which, naming each; by its digest, that one"
+note "a module/name of two platforms: inspect asks which, naming each; by --platform or its digest, that one"
 echo multi >"$T/multi"
 amd=$("$AREC" record --store "$T/multi-store" --module m --name multi --file "$T/multi" --runtime none --platform linux/amd64 -q)
 arm=$("$AREC" record --store "$T/multi-store" --module m --name multi --file "$T/multi" --runtime none --platform linux/arm64 -q)
 expect_exit 2 "$AREC" inspect --store "$T/multi-store" m/multi
-expect_one_line_error "\"m/multi\" is an image of 2 platforms; name one by its digest: $amd (linux/amd64), $arm (linux/arm64)"
+expect_one_line_error "\"m/multi\" is an image of 2 platforms; name one with --platform OS/ARCH[/VARIANT] or by its digest: $amd (linux/amd64), $arm (linux/arm64)"
 expect_exit 0 "$AREC" inspect --store "$T/multi-store" "$arm"
 expect_contains "$OUT" "linux/arm64"
+expect_exit 0 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux/arm64 --json
+expect_eq "$arm linux/arm64" "$(jq -r '"m/multi@\(.manifest.digest) \(.config.platform)"' <<<"$OUT")" "inspect --platform linux/arm64"
+expect_exit 0 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux/amd64
+expect_eq "reference   $amd" "$(sed -n 1p <<<"$OUT")" "inspect --platform linux/amd64"
+expect_exit 2 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux/riscv64
+expect_one_line_error "\"m/multi\": no record for --platform linux/riscv64 in its image: $amd (linux/amd64), $arm (linux/arm64)"
+expect_exit 2 "$AREC" inspect --store "$T/multi-store" m/multi --platform linux
+expect_one_line_error "linux"
+note "tag --json: size is the image's, as records --json says"
+expect_exit 0 "$AREC" tag "mesh/app@$APP1" --json
+expect_eq "$("$AREC" records mesh/app --json | jq -c '.[0] | {digest, size, manifest_size}')" \
+  "$(jq -c '{digest, size, manifest_size}' <<<"$OUT")" "tag --json against records --json"
 echo PASS

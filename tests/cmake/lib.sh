@@ -111,10 +111,14 @@ run_image() {  # STORE MODULE/NAME [ARGS...]
   local chroot unshare
   chroot=$(PATH=$PATH:/usr/sbin:/sbin command -v chroot || true)
   unshare=$(command -v unshare || true)
-  if [[ -n $chroot && $(id -u) == 0 ]]; then
-    env -i "${env[@]}" "$chroot" "$rootfs" "${entry[@]}" "$@"
-  elif [[ -n $chroot && -n $unshare ]] && "$unshare" --user --map-root-user true 2>/dev/null; then
-    env -i "${env[@]}" "$unshare" --user --map-root-user "$chroot" "$rootfs" "${entry[@]}" "$@"
+  # /proc is mounted in the root, as every container runtime does: the loader finds a program's $ORIGIN
+  # through /proc/self/exe.
+  mkdir -p "$rootfs/proc"
+  if [[ -n $chroot && -n $unshare && $(id -u) == 0 ]]; then
+    env -i "${env[@]}" "$unshare" --mount --pid --fork --mount-proc="$rootfs/proc" "$chroot" "$rootfs" "${entry[@]}" "$@"
+  elif [[ -n $chroot && -n $unshare ]] && "$unshare" --user --map-root-user --mount --pid --fork true 2>/dev/null; then
+    env -i "${env[@]}" "$unshare" --user --map-root-user --mount --pid --fork --mount-proc="$rootfs/proc" "$chroot" "$rootfs" \
+      "${entry[@]}" "$@"
   else
     env -i "${env[@]}" "$rootfs${entry[0]}" "${entry[@]:1}" "$@"
   fi

@@ -2,9 +2,11 @@
 # tests/cmake/projects/runtime: a dynamically linked program (libstdc++, libcrypto, zlib and a library
 # of its own through $ORIGIN/../lib) recorded by arec_record() with no keyword runs from its image in a
 # chroot and prints what it printed on the host; with RUNTIME none the image holds only the program and
-# the build warns. On a base: one whose libstdc++ is too old is refused before anything is written, one
-# new enough provides libstdc++ and nothing is added for it. A library that is gone is refused, naming
-# the program and the library. The same inputs give one digest, with 1 thread or 2.
+# the build warns. The project built in a second tree, elsewhere, gives the same digest; a RUNPATH that
+# names a directory of this machine is recorded with a warning. On a base: one whose libstdc++ is too old
+# is refused before anything is written, one new enough provides libstdc++ and nothing is added for it.
+# A library that is gone is refused, naming the program and the library. The same inputs give one
+# digest, with 1 thread or 2.
 source "$(dirname "$0")/lib.sh"
 
 src=$work/runtime
@@ -17,6 +19,16 @@ expect_eq 2 "$(recordings_in "$work/build.log")" "recordings in the build"
 app=$work/build/bin/app
 host_output=$("$app")
 expect_contains "$host_output" "hello, image" "the program's output on the host"
+
+# The same project in a second build tree, at another path, gives the same digest: arec_record() made the
+# build RUNPATH $ORIGIN/../lib, so no path of the build tree is in the program.
+expect_eq '$ORIGIN/../lib' "$(readelf -d "$app" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')" "RUNPATH of the built app"
+configure "$work/configure2.log" "$src" "$work/elsewhere/deeper/build" -DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" \
+  -DCMAKE_BUILD_TYPE=Release -DAREC_STORE="$work/store2"
+build "$work/build2.log" "$work/elsewhere/deeper/build" --target arec_record_app
+expect_not_contains "$(cat "$work/build.log" "$work/build2.log")" "RUNPATH" "the builds' output"
+expect_eq "$(digest_of "$store" runtime/app)" "$(digest_of "$work/store2" runtime/app)" \
+  "the digest of runtime/app built in two build trees"
 
 # RUNTIME none: the program alone, and a warning that the image cannot run it.
 expect_contains "$(cat "$work/build.log")" \
@@ -56,6 +68,22 @@ for f in ./opt/app/lib/libgreet.so.1.2.0 ./usr/lib/x86_64-linux-gnu/ld-linux-x86
   expect_contains " $files " " $f " "files of runtime/trees"
 done
 expect_not_contains "$files" "/usr/local/lib" "files of runtime/trees"
+
+# A RUNPATH naming a directory of this machine that the image does not hold: recorded, with a warning
+# naming the file and the entry.
+mkdir -p "$work/abs/lib"
+printf 'int kept() { return 0; }\n' >"$work/abs/kept.cpp"
+printf 'int kept();\nint main() { return kept(); }\n' >"$work/abs/main.cpp"
+"$AREC_TEST_CXX" -shared -fPIC -o "$work/abs/lib/libkept.so" "$work/abs/kept.cpp"
+"$AREC_TEST_CXX" -o "$work/abs/prog" "$work/abs/main.cpp" -L"$work/abs/lib" -lkept -Wl,-rpath,"$work/abs/lib"
+"$AREC_TEST_AREC" --store "$work/r1" record --module runtime --name abs --file "$work/abs/prog" >/dev/null 2>"$work/abs.err" ||
+  fail "recording a program with an absolute RUNPATH failed: $(cat "$work/abs.err")"
+expect_eq "arec: warning: /usr/local/bin/prog ($work/abs/prog) has RUNPATH $work/abs/lib, a directory the image does not hold: the loader looks there in vain, and the digest changes with where it was built; link with \$ORIGIN-relative paths (CMake: BUILD_RPATH_USE_ORIGIN)" \
+  "$(cat "$work/abs.err")" "the record's warning"
+# The same entry held by the image (the tree recorded at that path): no warning.
+"$AREC_TEST_AREC" --store "$work/r1" record --module runtime --name abs-held --file "$work/abs/prog" \
+  --dir "$work/abs/lib=$work/abs/lib" >/dev/null 2>"$work/abs.err"
+expect_eq "" "$(cat "$work/abs.err")" "the record's output when the image holds the RUNPATH directory"
 
 # A base whose libstdc++.so.6 defines versions up to GLIBCXX_3.4.20 only.
 make_base() {  # NAME ROOTFS

@@ -202,6 +202,28 @@ TEST(RuntimeClosureTest, AMissingLibraryNamesTheNeederAndWhereItLooked) {
   EXPECT_NE(message.find("/etc/ld.so.cache"), std::string::npos) << message;
 }
 
+// Only an absolute entry naming a directory the image lacks is a path of the build machine: $ORIGIN
+// entries, the loader's default directories and directories the image holds (through its own symlinks
+// too) are not warned about.
+TEST(RuntimeClosureTest, AnAbsoluteSearchPathEntryTheImageDoesNotHoldIsWarnedAbout) {
+  TempDir dir;
+  write_file(dir / "p.cpp", "int main() { return 0; }\n");
+  const std::string build_dir = (dir / "build/lib").string();
+  compile({"-o", (dir / "p").string(), (dir / "p.cpp").string(),
+           "-Wl,-rpath,$ORIGIN/../lib:/lib/x86_64-linux-gnu:" + build_dir + ":/opt/held/lib:/opt/linked/lib", "-Wl,--enable-new-dtags"});
+  std::vector<LayerEntry> entries{{LayerEntry::Type::directory, "opt", {}, {}, 0755, 0, {}},
+                                  {LayerEntry::Type::directory, "opt/held", {}, {}, 0755, 0, {}},
+                                  {LayerEntry::Type::directory, "opt/held/lib", {}, {}, 0755, 0, {}},
+                                  {LayerEntry::Type::symlink, "opt/linked", {}, "held", 0777, 0, {}},
+                                  {LayerEntry::Type::file, "usr/local/bin/p", dir / "p", {}, 0755, 0, {}}};
+  auto warnings = foreign_search_path_warnings(entries, {});
+  ASSERT_TRUE(warnings.has_value()) << warnings.error().message;
+  ASSERT_EQ(warnings->size(), 1U);
+  EXPECT_EQ(warnings->front().rfind("/usr/local/bin/p (" + (dir / "p").string() + ") has RUNPATH " + build_dir +
+                                    ", a directory the image does not hold", 0), 0U)
+      << warnings->front();
+}
+
 TEST(RuntimeClosureTest, AStaticProgramGetsNothing) {
   TempDir dir;
   write_file(dir / "s.cpp", "int main() { return 0; }\n");

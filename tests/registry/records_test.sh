@@ -69,6 +69,10 @@ compose_in "$A" >"$T/deploy.yaml"
 expect_eq "$(AREC_STORE=$A "$AREC" needs-rebuild "$T/deploy.yaml" --json)" "$("$AREC" needs-rebuild "$T/deploy.yaml" --json)" "needs-rebuild"
 expect_eq "[]" "$("$AREC" needs-rebuild "$T/deploy.yaml" --json | jq -c --arg r "$M/hello@" 'map(select(.kind == "no-build" and (.reference | contains($r))))')" \
   "needs-rebuild of $M/hello"
+# $M/multi is composed as its image index over two platforms: a recorded build, not a digest no record has.
+expect_contains "$(<"$T/deploy.yaml")" "$M/multi@sha256:" "the composed declaration"
+expect_eq "[]" "$("$AREC" needs-rebuild "$T/deploy.yaml" --json | jq -c --arg r "$M/multi@" 'map(select(.kind == "no-build" and (.reference | contains($r))))')" \
+  "needs-rebuild of $M/multi's image index"
 expect_eq "" "$(grep -rlaE "$R|127\.0\.0\.1" "$B" || true)" "B's files holding the registry's address (rule 1)"
 
 note "pulling again writes nothing"
