@@ -35,16 +35,18 @@ struct Layer {
   Digest diff_id;
 };
 
-// The SBOM's hashes of the layer's files (SHA-1 and SHA-256 of each, a read of their own). New content
-// needs them, so they are made on a thread beside its compression, reading what the page cache holds;
-// an unchanged relink, whose SBOM the store has, never asks for them.
+// The SBOM's files: each one's package, and the SHA-1 and SHA-256 of those of no package (a read of
+// their own). New content needs them, so they are made on a thread beside its compression, reading what
+// the page cache holds; an unchanged relink, whose SBOM the store has, never asks for them.
 class SbomHashes {
  public:
-  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known)
-      : m_request(request), m_entries(std::move(entries)), m_known(std::move(known)) {}
+  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known,
+             OwnersOf owners_of)
+      : m_request(request), m_entries(std::move(entries)), m_known(std::move(known)), m_owners_of(std::move(owners_of)) {}
   void start() {
     if (m_request.sbom == SbomFormat::none || m_files.valid()) return;
-    m_files = std::async(std::launch::async, [this] { return sbom_files(m_entries, DpkgDatabase(), m_known); });
+    m_files = std::async(std::launch::async,
+                         [this] { return sbom_files(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of); });
   }
   Result<std::vector<SbomFile>> take() {
     start();
@@ -54,7 +56,8 @@ class SbomHashes {
  private:
   const RecordRequest& m_request;
   const std::vector<LayerEntry> m_entries;
-  const std::map<std::string, DebianPackage> m_known;  // files taken from a package as a whole
+  const std::map<std::string, DebianPackage> m_known;  // files whose package is known: a package's layer's
+  const OwnersOf m_owners_of;
   std::future<Result<std::vector<SbomFile>>> m_files;
 };
 
@@ -542,7 +545,7 @@ class RememberedOwners {
 // every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
 // record of one layer always had.
 Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure, const Additions& additions,
-                                              const Store& store) {
+                                              const OwnersOf& owners, std::map<std::string, DebianPackage>& package_of) {
   // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
   auto all = merge_entries(additions.recorded, closure.closure.entries, "the runtime closure");
   if (!all) return fail(all.error());
@@ -561,10 +564,16 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
     base_holds = [&closure](const std::string& path) { return closure.base_files->lstat(path) != nullptr; };
   }
   const DpkgDatabase dpkg(request.dpkg_admin_dir);
-  const RememberedOwners owners(store, dpkg, request.dpkg_admin_dir);
-  auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, std::cref(owners), additions.packages);
+  auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages);
   if (!groups) return fail(groups.error());
   if (groups->size() <= 1) return one_layer();
+  // Which package each file of a package's layer is of, before merging hides it: the SBOM names them.
+  for (const auto& g : *groups) {
+    if (g.kind != LayerOrigin::package) continue;
+    for (const auto& e : g.entries) {
+      if (e.type == LayerEntry::Type::file) package_of.emplace(e.path, g.package);
+    }
+  }
   return fit_budget(std::move(*groups), request.layers);
 }
 
@@ -712,7 +721,11 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!closure) return fail(closure.error());
   auto additions = additions_of(request, std::move(*packages), **closure, *base);
   if (!additions) return fail(additions.error());
-  auto groups = record_groups(request, **closure, *additions, store);
+  // Which package owns a file is asked of dpkg once, for the layers and the SBOM.
+  const RememberedOwners owners(store, DpkgDatabase(request.dpkg_admin_dir), request.dpkg_admin_dir);
+  const OwnersOf owners_of = std::cref(owners);
+  auto package_of = package_of_files(*additions);
+  auto groups = record_groups(request, **closure, *additions, owners_of, package_of);
   if (!groups) return fail(groups.error());
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
   if (base_layers + groups->size() > k_max_image_layers) {
@@ -737,7 +750,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
-  SbomHashes sbom(request, sbom_entries(*groups), package_of_files(*additions));
+  SbomHashes sbom(request, sbom_entries(*groups), std::move(package_of), owners_of);
   std::vector<Layer> packed;
   for (const auto& group : *groups) {
     // A package's layer is shared by every record on that package, and its files rarely change: it is

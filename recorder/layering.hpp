@@ -41,6 +41,7 @@ struct LayerGroup {
   LayerOrigin kind = LayerOrigin::files;
   std::string origin;  // the layer's dev.arec.layer.origin
   std::string key;     // packages: "NAME:ARCH", what they are ordered by; else the origin
+  DebianPackage package;            // a package's layer: that package (the SBOM names it); else empty
   std::vector<LayerEntry> entries;  // sorted by path, parents present
   std::int64_t size = 0;            // bytes of its regular files
 };
@@ -62,9 +63,6 @@ Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::stri
 
 // What the base image holds at an image path (without leading slash); a package's file there is left out.
 using BaseHolds = std::function<bool(const std::string& image_path)>;
-
-// The packages that list each of a set of host paths, as DpkgDatabase::owners answers.
-using OwnersOf = std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
 
 // Files taken from a package as a whole (--package, the CA certificates): a layer of that package.
 struct PackageFiles {
