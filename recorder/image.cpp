@@ -728,12 +728,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   auto groups = record_groups(request, **closure, *additions, owners_of, package_of);
   if (!groups) return fail(groups.error());
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
-  if (base_layers + groups->size() > k_max_image_layers) {
-    return fail_input("the image would have " + std::to_string(base_layers + groups->size()) + " layers (" +
-                      std::to_string(base_layers) + " of the base, " + std::to_string(groups->size()) +
-                      " of this record), more than the " + std::to_string(k_max_image_layers) +
-                      " container runtimes accept; give a smaller --layers");
-  }
+  if (auto s = check_layer_count(base_layers, groups->size()); !s) return fail(s.error());
   auto warnings = unrunnable_warnings(request);
   if (!warnings) return fail(warnings.error());
   std::vector<fs::Path> inputs;

@@ -346,4 +346,12 @@ std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budg
   return out;
 }
 
+Status check_layer_count(std::size_t base_layers, std::size_t record_layers) {
+  if (base_layers + record_layers <= k_max_image_layers) return {};
+  return fail_input("the image would have " + std::to_string(base_layers + record_layers) + " layers (" +
+                    std::to_string(base_layers) + " of the base, " + std::to_string(record_layers) +
+                    " of this record), more than the " + std::to_string(k_max_image_layers) +
+                    " container runtimes accept; give a smaller --layers");
+}
+
 }  // namespace arec

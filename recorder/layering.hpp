@@ -85,4 +85,8 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
 // kept; a budget smaller than the other kinds plus one merges the first groups in order as well.
 std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budget);
 
+// An image of `base_layers` and `record_layers` more is refused when it would have more than
+// k_max_image_layers in all (the budget bounds the record's, not the base's), naming the counts.
+Status check_layer_count(std::size_t base_layers, std::size_t record_layers);
+
 }  // namespace arec
