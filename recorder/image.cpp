@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "recorder/layering.hpp"
 #include "recorder/process.hpp"
@@ -43,10 +45,13 @@ class SbomHashes {
   SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known,
              OwnersOf owners_of)
       : m_request(request), m_entries(std::move(entries)), m_known(std::move(known)), m_owners_of(std::move(owners_of)) {}
+  // Called by each layer being packed, several at once: the first starts the thread.
   void start() {
-    if (m_request.sbom == SbomFormat::none || m_files.valid()) return;
-    m_files = std::async(std::launch::async,
-                         [this] { return sbom_files(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of); });
+    if (m_request.sbom == SbomFormat::none) return;
+    std::call_once(m_started, [this] {
+      m_files = std::async(std::launch::async,
+                           [this] { return sbom_files(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of); });
+    });
   }
   Result<std::vector<SbomFile>> take() {
     start();
@@ -58,6 +63,7 @@ class SbomHashes {
   const std::vector<LayerEntry> m_entries;
   const std::map<std::string, DebianPackage> m_known;  // files whose package is known: a package's layer's
   const OwnersOf m_owners_of;
+  std::once_flag m_started;
   std::future<Result<std::vector<SbomFile>>> m_files;
 };
 
@@ -746,23 +752,50 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
   SbomHashes sbom(request, sbom_entries(*groups), std::move(package_of), owners_of);
-  std::vector<Layer> packed;
-  for (const auto& group : *groups) {
+  // The layers are independent: those not in the store yet are packed side by side, up to --threads at
+  // once (each still compressing on its own workers), since most are too small to keep the cores busy
+  // alone. Their bytes do not depend on the order or the count.
+  std::vector<std::optional<Layer>> made(groups->size());
+  std::vector<std::optional<fs::Path>> identities(groups->size());
+  std::vector<std::size_t> to_pack;
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    const auto& group = (*groups)[i];
     // A package's layer is shared by every record on that package, and its files rarely change: it is
     // looked for by what its files are before anything is read.
     const bool shared = group.kind == LayerOrigin::package || group.kind == LayerOrigin::merged_packages;
-    const auto identity = shared ? files_identity(request, group.entries, store) : std::nullopt;
-    auto layer = identity ? layer_of_identity(request, *identity, store) : std::nullopt;
-    if (!layer) {
-      auto made = pack_layer(request, group.entries, store, previous->has_value(), sbom);
-      if (!made) return fail(made.error());
-      layer = std::move(*made);
-      // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
-      if (identity) (void)fs::write_file_atomic(store.temp_dir(), *identity, layer->diff_id.str());
-    }
-    if (groups->size() > 1) layer->descriptor.annotations.emplace(annotation::k_layer_origin, group.origin);
-    layers->push_back(layer->descriptor);
-    packed.push_back(std::move(*layer));
+    identities[i] = shared ? files_identity(request, group.entries, store) : std::nullopt;
+    made[i] = identities[i] ? layer_of_identity(request, *identities[i], store) : std::nullopt;
+    if (!made[i]) to_pack.push_back(i);
+  }
+  std::vector<std::optional<Status>> outcomes(groups->size());
+  {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t n = next++; n < to_pack.size(); n = next++) {
+        const std::size_t i = to_pack[n];
+        auto layer = pack_layer(request, (*groups)[i].entries, store, previous->has_value(), sbom);
+        if (!layer) {
+          outcomes[i] = fail(layer.error());
+          continue;
+        }
+        made[i] = std::move(*layer);
+        outcomes[i] = Status{};
+      }
+    };
+    const std::size_t jobs = std::min<std::size_t>(std::max(1U, request.threads), to_pack.size());
+    std::vector<std::jthread> workers;
+    for (std::size_t j = 1; j < jobs; ++j) workers.emplace_back(work);
+    work();
+  }
+  std::vector<Layer> packed;
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    if (outcomes[i] && !*outcomes[i]) return fail(outcomes[i]->error());
+    Layer& layer = *made[i];
+    // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
+    if (outcomes[i] && identities[i]) (void)fs::write_file_atomic(store.temp_dir(), *identities[i], layer.diff_id.str());
+    if (groups->size() > 1) layer.descriptor.annotations.emplace(annotation::k_layer_origin, (*groups)[i].origin);
+    layers->push_back(layer.descriptor);
+    packed.push_back(std::move(layer));
   }
   auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups, additions->user), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
