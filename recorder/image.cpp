@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "recorder/layering.hpp"
 #include "recorder/process.hpp"
@@ -35,16 +37,21 @@ struct Layer {
   Digest diff_id;
 };
 
-// The SBOM's hashes of the layer's files (SHA-1 and SHA-256 of each, a read of their own). New content
-// needs them, so they are made on a thread beside its compression, reading what the page cache holds;
-// an unchanged relink, whose SBOM the store has, never asks for them.
+// The SBOM's files: each one's package, and the SHA-1 and SHA-256 of those of no package (a read of
+// their own). New content needs them, so they are made on a thread beside its compression, reading what
+// the page cache holds; an unchanged relink, whose SBOM the store has, never asks for them.
 class SbomHashes {
  public:
-  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known)
-      : m_request(request), m_entries(std::move(entries)), m_known(std::move(known)) {}
+  SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known,
+             OwnersOf owners_of)
+      : m_request(request), m_entries(std::move(entries)), m_known(std::move(known)), m_owners_of(std::move(owners_of)) {}
+  // Called by each layer being packed, several at once: the first starts the thread.
   void start() {
-    if (m_request.sbom == SbomFormat::none || m_files.valid()) return;
-    m_files = std::async(std::launch::async, [this] { return sbom_files(m_entries, DpkgDatabase(), m_known); });
+    if (m_request.sbom == SbomFormat::none) return;
+    std::call_once(m_started, [this] {
+      m_files = std::async(std::launch::async,
+                           [this] { return sbom_files(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of); });
+    });
   }
   Result<std::vector<SbomFile>> take() {
     start();
@@ -54,7 +61,9 @@ class SbomHashes {
  private:
   const RecordRequest& m_request;
   const std::vector<LayerEntry> m_entries;
-  const std::map<std::string, DebianPackage> m_known;  // files taken from a package as a whole
+  const std::map<std::string, DebianPackage> m_known;  // files whose package is known: a package's layer's
+  const OwnersOf m_owners_of;
+  std::once_flag m_started;
   std::future<Result<std::vector<SbomFile>>> m_files;
 };
 
@@ -542,7 +551,7 @@ class RememberedOwners {
 // every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
 // record of one layer always had.
 Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure, const Additions& additions,
-                                              const Store& store) {
+                                              const OwnersOf& owners, std::map<std::string, DebianPackage>& package_of) {
   // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
   auto all = merge_entries(additions.recorded, closure.closure.entries, "the runtime closure");
   if (!all) return fail(all.error());
@@ -561,10 +570,16 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
     base_holds = [&closure](const std::string& path) { return closure.base_files->lstat(path) != nullptr; };
   }
   const DpkgDatabase dpkg(request.dpkg_admin_dir);
-  const RememberedOwners owners(store, dpkg, request.dpkg_admin_dir);
-  auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, std::cref(owners), additions.packages);
+  auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages);
   if (!groups) return fail(groups.error());
   if (groups->size() <= 1) return one_layer();
+  // Which package each file of a package's layer is of, before merging hides it: the SBOM names them.
+  for (const auto& g : *groups) {
+    if (g.kind != LayerOrigin::package) continue;
+    for (const auto& e : g.entries) {
+      if (e.type == LayerEntry::Type::file) package_of.emplace(e.path, g.package);
+    }
+  }
   return fit_budget(std::move(*groups), request.layers);
 }
 
@@ -732,15 +747,14 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!closure) return fail(closure.error());
   auto additions = additions_of(request, std::move(*packages), **closure, *base);
   if (!additions) return fail(additions.error());
-  auto groups = record_groups(request, **closure, *additions, store);
+  // Which package owns a file is asked of dpkg once, for the layers and the SBOM.
+  const RememberedOwners owners(store, DpkgDatabase(request.dpkg_admin_dir), request.dpkg_admin_dir);
+  const OwnersOf owners_of = std::cref(owners);
+  auto package_of = package_of_files(*additions);
+  auto groups = record_groups(request, **closure, *additions, owners_of, package_of);
   if (!groups) return fail(groups.error());
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
-  if (base_layers + groups->size() > k_max_image_layers) {
-    return fail_input("the image would have " + std::to_string(base_layers + groups->size()) + " layers (" +
-                      std::to_string(base_layers) + " of the base, " + std::to_string(groups->size()) +
-                      " of this record), more than the " + std::to_string(k_max_image_layers) +
-                      " container runtimes accept; give a smaller --layers");
-  }
+  if (auto s = check_layer_count(base_layers, groups->size()); !s) return fail(s.error());
   auto warnings = unrunnable_warnings(request);
   if (!warnings) return fail(warnings.error());
   auto foreign = search_path_warnings(request, *groups, **closure, *base);
@@ -760,24 +774,51 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
-  SbomHashes sbom(request, sbom_entries(*groups), package_of_files(*additions));
-  std::vector<Layer> packed;
-  for (const auto& group : *groups) {
+  SbomHashes sbom(request, sbom_entries(*groups), std::move(package_of), owners_of);
+  // The layers are independent: those not in the store yet are packed side by side, up to --threads at
+  // once (each still compressing on its own workers), since most are too small to keep the cores busy
+  // alone. Their bytes do not depend on the order or the count.
+  std::vector<std::optional<Layer>> made(groups->size());
+  std::vector<std::optional<fs::Path>> identities(groups->size());
+  std::vector<std::size_t> to_pack;
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    const auto& group = (*groups)[i];
     // A package's layer is shared by every record on that package, and its files rarely change: it is
     // looked for by what its files are before anything is read.
     const bool shared = group.kind == LayerOrigin::package || group.kind == LayerOrigin::merged_packages;
-    const auto identity = shared ? files_identity(request, group.entries, store) : std::nullopt;
-    auto layer = identity ? layer_of_identity(request, *identity, store) : std::nullopt;
-    if (!layer) {
-      auto made = pack_layer(request, group.entries, store, previous->has_value(), sbom);
-      if (!made) return fail(made.error());
-      layer = std::move(*made);
-      // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
-      if (identity) (void)fs::write_file_atomic(store.temp_dir(), *identity, layer->diff_id.str());
-    }
-    if (groups->size() > 1) layer->descriptor.annotations.emplace(annotation::k_layer_origin, group.origin);
-    layers->push_back(layer->descriptor);
-    packed.push_back(std::move(*layer));
+    identities[i] = shared ? files_identity(request, group.entries, store) : std::nullopt;
+    made[i] = identities[i] ? layer_of_identity(request, *identities[i], store) : std::nullopt;
+    if (!made[i]) to_pack.push_back(i);
+  }
+  std::vector<std::optional<Status>> outcomes(groups->size());
+  {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t n = next++; n < to_pack.size(); n = next++) {
+        const std::size_t i = to_pack[n];
+        auto layer = pack_layer(request, (*groups)[i].entries, store, previous->has_value(), sbom);
+        if (!layer) {
+          outcomes[i] = fail(layer.error());
+          continue;
+        }
+        made[i] = std::move(*layer);
+        outcomes[i] = Status{};
+      }
+    };
+    const std::size_t jobs = std::min<std::size_t>(std::max(1U, request.threads), to_pack.size());
+    std::vector<std::jthread> workers;
+    for (std::size_t j = 1; j < jobs; ++j) workers.emplace_back(work);
+    work();
+  }
+  std::vector<Layer> packed;
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    if (outcomes[i] && !*outcomes[i]) return fail(outcomes[i]->error());
+    Layer& layer = *made[i];
+    // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
+    if (outcomes[i] && identities[i]) (void)fs::write_file_atomic(store.temp_dir(), *identities[i], layer.diff_id.str());
+    if (groups->size() > 1) layer.descriptor.annotations.emplace(annotation::k_layer_origin, (*groups)[i].origin);
+    layers->push_back(layer.descriptor);
+    packed.push_back(std::move(layer));
   }
   auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups, additions->user), std::move(*layers), store);
   if (!manifest) return fail(manifest.error());

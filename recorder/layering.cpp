@@ -54,6 +54,7 @@ struct Builder {
   std::string origin;
   std::string key;
   std::map<std::string, LayerEntry> entries;
+  DebianPackage package;
 
   bool holds(const LayerEntry& e) const {
     auto it = entries.find(e.path);
@@ -81,6 +82,7 @@ Result<LayerGroup> finish(Builder builder) {
   group.kind = builder.kind;
   group.origin = std::move(builder.origin);
   group.key = std::move(builder.key);
+  group.package = std::move(builder.package);
   std::vector<LayerEntry> entries;
   entries.reserve(builder.entries.size());
   for (auto& [path, entry] : builder.entries) {
@@ -202,9 +204,9 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
 
   std::map<std::string, DebianPackage> packages;  // "NAME:ARCH" -> the package
   std::map<std::string, Builder> package_groups;
-  Builder no_package{LayerOrigin::no_package, "no-package", "no-package", {}};
-  Builder own{LayerOrigin::own_libraries, "own-libraries", "own-libraries", {}};
-  Builder files{LayerOrigin::files, "files", "files", {}};
+  Builder no_package{LayerOrigin::no_package, "no-package", "no-package", {}, {}};
+  Builder own{LayerOrigin::own_libraries, "own-libraries", "own-libraries", {}, {}};
+  Builder files{LayerOrigin::files, "files", "files", {}, {}};
 
   std::set<std::string> recorded_paths;
   for (const auto& e : recorded) recorded_paths.insert(e.path);
@@ -214,7 +216,7 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     const std::string key = a.package.name + ":" + a.package.architecture;
     added_keys.insert(key);
     packages.try_emplace(key, a.package);
-    auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(a.package), key, {}}).first->second;
+    auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(a.package), key, {}, a.package}).first->second;
     for (const auto& e : a.entries) {
       if (recorded_paths.contains(e.path) || (base_holds && base_holds(e.path))) continue;
       group.entries.try_emplace(e.path, e);
@@ -234,7 +236,7 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
       const DebianPackage& package = it->second.front();
       const std::string key = package.name + ":" + package.architecture;
       packages.try_emplace(key, package);
-      auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(package), key, {}}).first->second;
+      auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(package), key, {}, package}).first->second;
       group.entries.try_emplace(e.path, e);
     } else if (is_system_path(source) || (!root.empty() && source.starts_with(root + "/"))) {
       no_package.entries.try_emplace(e.path, e);
@@ -342,6 +344,14 @@ std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budg
     out.insert(out.begin(), std::move(merged));
   }
   return out;
+}
+
+Status check_layer_count(std::size_t base_layers, std::size_t record_layers) {
+  if (base_layers + record_layers <= k_max_image_layers) return {};
+  return fail_input("the image would have " + std::to_string(base_layers + record_layers) + " layers (" +
+                    std::to_string(base_layers) + " of the base, " + std::to_string(record_layers) +
+                    " of this record), more than the " + std::to_string(k_max_image_layers) +
+                    " container runtimes accept; give a smaller --layers");
 }
 
 }  // namespace arec

@@ -41,6 +41,7 @@ struct LayerGroup {
   LayerOrigin kind = LayerOrigin::files;
   std::string origin;  // the layer's dev.arec.layer.origin
   std::string key;     // packages: "NAME:ARCH", what they are ordered by; else the origin
+  DebianPackage package;            // a package's layer: that package (the SBOM names it); else empty
   std::vector<LayerEntry> entries;  // sorted by path, parents present
   std::int64_t size = 0;            // bytes of its regular files
 };
@@ -63,9 +64,6 @@ Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::stri
 // What the base image holds at an image path (without leading slash); a package's file there is left out.
 using BaseHolds = std::function<bool(const std::string& image_path)>;
 
-// The packages that list each of a set of host paths, as DpkgDatabase::owners answers.
-using OwnersOf = std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
-
 // Files taken from a package as a whole (--package, the CA certificates): a layer of that package.
 struct PackageFiles {
   DebianPackage package;
@@ -86,5 +84,9 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
 // same packages give the same layers on any machine) become one "deb:merged" group after the packages
 // kept; a budget smaller than the other kinds plus one merges the first groups in order as well.
 std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budget);
+
+// An image of `base_layers` and `record_layers` more is refused when it would have more than
+// k_max_image_layers in all (the budget bounds the record's, not the base's), naming the counts.
+Status check_layer_count(std::size_t base_layers, std::size_t record_layers);
 
 }  // namespace arec

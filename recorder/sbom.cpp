@@ -301,38 +301,39 @@ Result<std::vector<std::string>> DpkgDatabase::listed_files(const DebianPackage&
 }
 
 Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
-                                         const std::map<std::string, DebianPackage>& known) {
+                                         const std::map<std::string, DebianPackage>& known, const OwnersOf& owners_of) {
   std::vector<SbomFile> files;
+  std::vector<const LayerEntry*> sources;  // the entry of each file
   std::vector<std::string> system_sources;
-  std::vector<std::byte> buffer(k_read_block);
-  // Files whose package is known, or that arec wrote (no source), are not looked up.
-  const auto looked_up = [&known](const LayerEntry& entry) { return !entry.source.empty() && !known.contains(entry.path); };
+  std::vector<std::size_t> looked_up;  // the files whose package is asked for, in system_sources' order
   for (const auto& entry : entries) {
     if (entry.type != LayerEntry::Type::file) continue;
     SbomFile file;
     file.path = entry.path;
-    if (auto s = hash_file(entry, buffer, file); !s) return fail(std::move(s.error()).context("making the SBOM"));
-    if (auto it = known.find(entry.path); it != known.end()) file.packages = {it->second};
-    if (looked_up(entry)) {
+    if (auto it = known.find(entry.path); it != known.end()) {
+      file.packages = {it->second};
+    } else if (!entry.source.empty()) {  // a file arec wrote has no package unless it is known
       const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
-      if (is_system_path(source) || is_system_path(real_path(source))) system_sources.push_back(source);
+      if (is_system_path(source) || is_system_path(real_path(source))) {
+        system_sources.push_back(source);
+        looked_up.push_back(files.size());
+      }
     }
     files.push_back(std::move(file));
+    sources.push_back(&entry);
   }
   if (!system_sources.empty()) {
-    auto owners = dpkg.owners(system_sources);
+    auto owners = owners_of ? owners_of(system_sources) : dpkg.owners(system_sources);
     if (!owners) return fail(owners.error());
-    std::size_t i = 0;
-    for (const auto& entry : entries) {
-      if (entry.type != LayerEntry::Type::file) continue;
-      if (!looked_up(entry)) {
-        ++i;
-        continue;
-      }
-      const auto source = std::filesystem::absolute(entry.source).lexically_normal().string();
-      if (auto it = owners->find(source); it != owners->end()) files[i].packages = it->second;
-      ++i;
+    for (std::size_t i = 0; i < looked_up.size(); ++i) {
+      if (auto it = owners->find(system_sources[i]); it != owners->end()) files[looked_up[i]].packages = it->second;
     }
+  }
+  // Only the files of no package are read: the others are their package's, which the document names.
+  std::vector<std::byte> buffer(k_read_block);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!files[i].packages.empty()) continue;
+    if (auto s = hash_file(*sources[i], buffer, files[i]); !s) return fail(std::move(s.error()).context("making the SBOM"));
   }
   std::sort(files.begin(), files.end(), [](const SbomFile& a, const SbomFile& b) { return a.path < b.path; });
   return files;
@@ -365,6 +366,8 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
                               {"versionInfo", p.version},
                               {"downloadLocation", k_noassertion},
                               {"filesAnalyzed", false},
+                              // The package as dpkg knows it (dpkg-query -W NAME:ARCH): what its files are.
+                              {"sourceInfo", "installed by dpkg as " + p.name + ":" + p.architecture + " " + p.version},
                               {"externalRefs",
                                {{{"referenceCategory", "PACKAGE-MANAGER"},
                                  {"referenceType", "purl"},
@@ -379,20 +382,19 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
     relationships.push_back(relationship(k_record_package_id, "CONTAINS", package_id(p)));
   }
 
+  // A package's files are its own (dpkg lists them with their checksums): the document names the
+  // package once, and lists, with their checksums, only the files of no package.
   nlohmann::json files = nlohmann::json::array();
-  for (std::size_t i = 0; i < facts.files.size(); ++i) {
-    const auto& f = facts.files[i];
-    const std::string id = "SPDXRef-File-" + std::to_string(i + 1);
+  std::size_t number = 0;
+  for (const auto& f : facts.files) {
+    if (!f.packages.empty()) continue;
+    const std::string id = "SPDXRef-File-" + std::to_string(++number);
     files.push_back({{"SPDXID", id},
                      {"fileName", "./" + f.path},
                      {"checksums",
                       {{{"algorithm", "SHA1"}, {"checksumValue", f.sha1}},
                        {{"algorithm", "SHA256"}, {"checksumValue", f.sha256}}}}});
-    if (f.packages.empty()) {
-      relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
-    } else {
-      for (const auto& p : f.packages) relationships.push_back(relationship(package_id(p), "CONTAINS", id));
-    }
+    relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
   }
 
   return {{"spdxVersion", "SPDX-2.3"},

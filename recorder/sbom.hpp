@@ -1,9 +1,12 @@
 // The SBOM of a record: an SPDX 2.3 JSON document of what its layers hold, made from the entries arec
-// packed (every regular file with its SHA-1 and SHA-256), with the Debian package that installed each
-// file taken from the host's dpkg database. Kept in the store as an OCI artifact whose subject is the
+// packed: each Debian package a file comes from, named once (name, version, architecture, purl), and
+// every regular file of no package with its SHA-1 and SHA-256. A package's files are not listed one by
+// one: the package names them (dpkg's own list and checksums), and listing them made the document the
+// largest thing a one-line change pushed. Kept in the store as an OCI artifact whose subject is the
 // record's image manifest (a referrer), so the record's own digest does not change because of it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,10 +67,13 @@ bool is_system_path(std::string_view path);
 // One regular file of the layer.
 struct SbomFile {
   std::string path;  // in the image, no leading slash
-  std::string sha1;  // lowercase hex; SPDX requires SHA-1 beside SHA-256
+  std::string sha1;  // lowercase hex; SPDX requires SHA-1 beside SHA-256. Empty for a package's file
   std::string sha256;
   std::vector<DebianPackage> packages;  // the Debian packages that installed it; none: the build's own
 };
+
+// The packages that list each of a set of host paths, as DpkgDatabase::owners answers.
+using OwnersOf = std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
 
 // What the document says, all of it known before it is written.
 struct SbomFacts {
@@ -79,15 +85,17 @@ struct SbomFacts {
   std::vector<SbomFile> files;  // sorted by path
 };
 
-// Hashes every regular file of `entries` and finds its Debian package. Only files whose host path lies
-// under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var) are looked up in `dpkg`, so a
-// record of build outputs alone never reads the database.
-// `known` names the package of image paths arec took from a package itself (--package, the CA bundle):
-// those are not looked up.
+// Finds the Debian package of every regular file of `entries`, and hashes those of none. Only files
+// whose host path lies under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var) are looked
+// up, through `owners_of` (else in `dpkg`), so a record of build outputs alone never reads the database.
+// `known` names the package of image paths whose package is known already (a package's layer,
+// --package, the CA bundle): those are neither looked up nor read.
 Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
-                                         const std::map<std::string, DebianPackage>& known = {});
+                                         const std::map<std::string, DebianPackage>& known = {},
+                                         const OwnersOf& owners_of = {});
 
-// The SPDX 2.3 document: reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,
+// The SPDX 2.3 document: the record's package, each Debian package of its files once, and the files of
+// no package with their checksums. Reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,
 // packages, files and relationships in a fixed order).
 nlohmann::json spdx_document(const SbomFacts& facts);
 

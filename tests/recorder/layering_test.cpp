@@ -189,5 +189,20 @@ TEST(Layering, ABudgetBelowTheKindsMergesTheFirstLayers) {
   EXPECT_EQ(one[0].entries.size(), 7U);
 }
 
+TEST(Layering, AnImageOfMoreThan127LayersWithItsBasesIsRefused) {
+  // The budget fits the record's layers; with a base of 120 layers, 7 more are the most an image takes.
+  const auto fitted = fit_budget(sample(), 16);
+  ASSERT_EQ(fitted.size(), 7U);
+  EXPECT_TRUE(check_layer_count(120, fitted.size()));
+  auto refused = check_layer_count(121, fitted.size());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::input);
+  EXPECT_EQ(refused.error().message,
+            "the image would have 128 layers (121 of the base, 7 of this record), more than the 127 container runtimes accept; "
+            "give a smaller --layers");
+  // A smaller --layers is what the message asks for, and it fits.
+  EXPECT_TRUE(check_layer_count(121, fit_budget(sample(), 6).size()));
+}
+
 }  // namespace
 }  // namespace arec

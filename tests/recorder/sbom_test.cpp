@@ -87,7 +87,7 @@ SbomFacts sample_facts() {
   facts.image = *Digest::parse("sha256:" + std::string(64, 'a'));
   facts.created = 1700000000;
   const DebianPackage ssl{"libssl3", "3.0", "amd64", "OpenSSL Team <ssl@example.org>"};
-  facts.files = {{"usr/lib/libcrypto.so.3", std::string(40, '1'), std::string(64, '1'), {ssl}},
+  facts.files = {{"usr/lib/libcrypto.so.3", "", "", {ssl}},
                  {"usr/local/bin/hello", std::string(40, '2'), std::string(64, '2'), {}}};
   return facts;
 }
@@ -104,16 +104,17 @@ TEST(Sbom, DocumentDescribesTheRecordAndItsPackages) {
   EXPECT_EQ(doc["packages"][1]["name"], "libssl3");
   EXPECT_EQ(doc["packages"][1]["supplier"], "Organization: OpenSSL Team (ssl@example.org)");
   EXPECT_EQ(doc["packages"][1]["externalRefs"][0]["referenceLocator"], "pkg:deb/debian/libssl3@3.0?arch=amd64");
-  ASSERT_EQ(doc["files"].size(), 2U);
-  EXPECT_EQ(doc["files"][0]["fileName"], "./usr/lib/libcrypto.so.3");
-  EXPECT_EQ(doc["files"][1]["checksums"][1]["checksumValue"], std::string(64, '2'));
+  EXPECT_EQ(doc["packages"][1]["sourceInfo"], "installed by dpkg as libssl3:amd64 3.0");
+  // libcrypto is libssl3's: the package names it; only the file of no package is listed.
+  ASSERT_EQ(doc["files"].size(), 1U);
+  EXPECT_EQ(doc["files"][0]["fileName"], "./usr/local/bin/hello");
+  EXPECT_EQ(doc["files"][0]["checksums"][1]["checksumValue"], std::string(64, '2'));
   const auto& rel = doc["relationships"];
-  ASSERT_EQ(rel.size(), 4U);
+  ASSERT_EQ(rel.size(), 3U);
   EXPECT_EQ(rel[0]["relationshipType"], "DESCRIBES");
   EXPECT_EQ(rel[1]["relatedSpdxElement"], doc["packages"][1]["SPDXID"]);  // the record contains libssl3
-  EXPECT_EQ(rel[2]["spdxElementId"], doc["packages"][1]["SPDXID"]);       // libssl3 contains libcrypto
+  EXPECT_EQ(rel[2]["spdxElementId"], "SPDXRef-Package-record");           // the record contains hello
   EXPECT_EQ(rel[2]["relatedSpdxElement"], doc["files"][0]["SPDXID"]);
-  EXPECT_EQ(rel[3]["spdxElementId"], "SPDXRef-Package-record");           // the record contains hello
 }
 
 TEST(Sbom, SameFactsSameBytes) {
@@ -138,6 +139,25 @@ TEST(Sbom, FilesAreHashedAndSortedAndOnlyRegularFilesCount) {
   EXPECT_EQ((*files)[0].sha1, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
   EXPECT_EQ((*files)[1].sha256, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
   EXPECT_TRUE((*files)[1].packages.empty());
+}
+
+TEST(Sbom, AFileOfAKnownPackageIsNeitherReadNorLookedUp) {
+  TempDir dir;
+  write_file(dir / "in/app", "app");
+  std::vector<LayerEntry> entries{
+      {LayerEntry::Type::file, "srv/app", dir / "in/app", {}, 0644, 3, {}},
+      // Its source is gone: reading it would fail the SBOM.
+      {LayerEntry::Type::file, "usr/lib/libfoo.so.1", dir / "gone/libfoo.so.1", {}, 0644, 10, {}},
+  };
+  const DebianPackage foo{"libfoo1", "1.0", "amd64", ""};
+  auto files = sbom_files(entries, DpkgDatabase(dir / "no-dpkg"), {{"usr/lib/libfoo.so.1", foo}});
+  ASSERT_TRUE(files) << files.error().message;
+  ASSERT_EQ(files->size(), 2U);
+  EXPECT_EQ((*files)[0].path, "srv/app");
+  EXPECT_EQ((*files)[0].sha256, "a172cedcae47474b615c54d510a5d84a8dea3032e958587430b413538be3f333");
+  EXPECT_TRUE((*files)[0].packages.empty());
+  EXPECT_EQ((*files)[1].packages, std::vector<DebianPackage>{foo});
+  EXPECT_TRUE((*files)[1].sha256.empty());
 }
 
 TEST(Sbom, StoreListsTheSbomAsAReferrerAndTheRecordKeepsItsDigest) {
