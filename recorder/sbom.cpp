@@ -105,6 +105,36 @@ void for_each_line(std::string_view text, F&& f) {
   }
 }
 
+// Each package dpkg's status file marks installed, with the fields arec names (Package, Version,
+// Architecture, Maintainer). Continuation lines carry none of them and are skipped.
+template <typename F>
+void for_each_installed(std::string_view status, F&& installed) {
+  DebianPackage current;
+  std::string state;
+  auto finish = [&] {
+    if (!current.name.empty() && state.ends_with(" installed")) installed(current);
+    current = {};
+    state.clear();
+  };
+  for_each_line(status, [&](std::string_view line) {
+    if (line.empty()) return finish();
+    if (line.front() == ' ' || line.front() == '\t') return;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return;
+    const auto key = line.substr(0, colon);
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    std::string* field = key == "Package"        ? &current.name
+                         : key == "Version"      ? &current.version
+                         : key == "Architecture" ? &current.architecture
+                         : key == "Maintainer"   ? &current.maintainer
+                         : key == "Status"       ? &state
+                                                 : nullptr;
+    if (field != nullptr) *field = std::string(value);
+  });
+  finish();
+}
+
 constexpr std::size_t k_searched_spellings = 32;
 
 // Whether `text` has `line` as one of its lines.
@@ -211,38 +241,13 @@ Result<std::map<std::string, std::vector<DebianPackage>>> DpkgDatabase::owners(c
   const auto status_path = m_dir / "status";
   auto status = fs::read_file(status_path);
   if (!status) return fail(std::move(status.error()).context("reading the dpkg database"));
-  DebianPackage current;
-  std::string state;
-  std::string* field = nullptr;  // the field a continuation line belongs to (only Maintainer matters)
-  auto finish = [&] {
-    if (!current.name.empty() && state.ends_with(" installed")) {
-      for (const auto& key : {current.name + ":" + current.architecture, current.name}) {
-        if (auto it = listed_by.find(key); it != listed_by.end()) {
-          for (const auto i : it->second) out[paths[i]].push_back(current);
-        }
+  for_each_installed(*status, [&](const DebianPackage& package) {
+    for (const auto& key : {package.name + ":" + package.architecture, package.name}) {
+      if (auto it = listed_by.find(key); it != listed_by.end()) {
+        for (const auto i : it->second) out[paths[i]].push_back(package);
       }
     }
-    current = {};
-    state.clear();
-    field = nullptr;
-  };
-  for_each_line(*status, [&](std::string_view line) {
-    if (line.empty()) return finish();
-    if (line.front() == ' ' || line.front() == '\t') return;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) return;
-    const auto key = line.substr(0, colon);
-    auto value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    field = key == "Package"        ? &current.name
-            : key == "Version"      ? &current.version
-            : key == "Architecture" ? &current.architecture
-            : key == "Maintainer"   ? &current.maintainer
-            : key == "Status"       ? &state
-                                    : nullptr;
-    if (field != nullptr) *field = std::string(value);
   });
-  finish();
   for (auto& [path, packages] : out) {
     std::sort(packages.begin(), packages.end());
     packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
@@ -256,30 +261,9 @@ Result<std::vector<DebianPackage>> DpkgDatabase::installed(std::string_view name
   if (::access(status_path.c_str(), F_OK) != 0) return out;
   auto status = fs::read_file(status_path);
   if (!status) return fail(std::move(status.error()).context("reading the dpkg database"));
-  DebianPackage current;
-  std::string state;
-  auto finish = [&] {
-    if (current.name == name && state.ends_with(" installed")) out.push_back(current);
-    current = {};
-    state.clear();
-  };
-  for_each_line(*status, [&](std::string_view line) {
-    if (line.empty()) return finish();
-    if (line.front() == ' ' || line.front() == '\t') return;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) return;
-    const auto key = line.substr(0, colon);
-    auto value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    std::string* field = key == "Package"        ? &current.name
-                         : key == "Version"      ? &current.version
-                         : key == "Architecture" ? &current.architecture
-                         : key == "Maintainer"   ? &current.maintainer
-                         : key == "Status"       ? &state
-                                                 : nullptr;
-    if (field != nullptr) *field = std::string(value);
+  for_each_installed(*status, [&](const DebianPackage& package) {
+    if (package.name == name) out.push_back(package);
   });
-  finish();
   std::sort(out.begin(), out.end());
   return out;
 }
