@@ -1,5 +1,6 @@
 #include "addressing/needs_rebuild.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 #include <tuple>
 
 #include "addressing/compose.hpp"
@@ -32,6 +34,43 @@ bool is_structured(std::string_view file) {
   std::string name(file);
   if (name.ends_with(".in")) name.resize(name.size() - 3);
   return name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json");
+}
+
+// yaml-cpp 0.7's LoadAll never returns on a stream where no node can start (a line holding only ","): the
+// parser reports an empty document there without consuming anything, again and again, growing memory
+// until the process is killed. A first pass over the parser's events refuses a document that starts
+// where the one before it did; only then does LoadAll build the nodes, on a stream known to end.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  explicit DocumentStarts(std::string_view text) : text_(text) {}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (mark.pos == last_) {
+      const auto at = std::min(static_cast<std::size_t>(std::max(mark.pos, 0)), text_.size());
+      throw YAML::ParserException(mark, "no node can start at \"" + printable(text_.substr(at, 1)) + "\"");
+    }
+    last_ = mark.pos;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  std::string_view text_;
+  int last_ = -1;
+};
+
+std::vector<YAML::Node> load_all(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts(text);
+  while (parser.HandleNextDocument(starts)) {
+  }
+  return YAML::LoadAll(text);
 }
 
 std::string place(std::string_view file, std::size_t line) { return std::string(file) + ":" + std::to_string(line); }
@@ -271,8 +310,7 @@ void RebuildQuery::add_catalog_entry(std::string_view registry, std::string_view
 std::map<std::size_t, RebuildQuery::HelmImage> RebuildQuery::helm_images(std::string_view text) const {
   std::map<std::size_t, HelmImage> images;
   // Throws YAML::Exception on malformed input; scan_text reports it with its line.
-  const auto documents = YAML::LoadAll(std::string(text));
-  std::vector<YAML::Node> pending(documents.begin(), documents.end());
+  std::vector<YAML::Node> pending = load_all(std::string(text));
   // Iterative, so that deep nesting in a hostile file cannot exhaust the stack.
   while (!pending.empty()) {
     const YAML::Node node = pending.back();

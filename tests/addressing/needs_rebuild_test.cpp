@@ -343,6 +343,11 @@ TEST(NeedsRebuild, BadInput) {
   EXPECT_EQ(yaml_error("a: 1\nb: {x\n\n\n"), "broken.yaml:2: malformed YAML: end of map flow not found");
   EXPECT_EQ(yaml_error("a: b\n c: d\ne: f\n"), "broken.yaml:2: malformed YAML: illegal map value");
   EXPECT_EQ(yaml_error("a: 1\n\tb: 2\n"), "broken.yaml:2: malformed YAML: illegal tab when looking for indentation");
+  // Where no node can start, yaml-cpp 0.7's LoadAll would loop forever, growing; it is an error instead.
+  EXPECT_EQ(yaml_error("a: 1\n---\n,\n"), "broken.yaml:3: malformed YAML: no node can start at \",\"");
+  EXPECT_EQ(yaml_error(","), "broken.yaml:1: malformed YAML: no node can start at \",\"");
+  EXPECT_EQ(yaml_error(std::string(",i20\0" "0020", 9)), "broken.yaml:1: malformed YAML: no node can start at \",\"");
+  EXPECT_EQ(yaml_error("a: 1\n---\nb: 2\n---\n---\n"), "accepted");
   auto missing = q.scan_path("/nonexistent/declarations");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, "/nonexistent/declarations: no such file or directory");
