@@ -11,8 +11,8 @@
 
 #include "addressing/reference.hpp"
 #include "addressing/text_position.hpp"
-#include "recorder/ascii.hpp"
-#include "recorder/digest.hpp"
+#include "util/ascii.hpp"
+#include "oci/digest.hpp"
 
 namespace arec {
 

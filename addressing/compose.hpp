@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "addressing/nodes.hpp"
-#include "recorder/error.hpp"
-#include "recorder/record.hpp"
+#include "util/error.hpp"
+#include "oci/record.hpp"
 
 namespace arec {
 

@@ -15,8 +15,8 @@
 #include <tuple>
 
 #include "addressing/compose.hpp"
-#include "recorder/ascii.hpp"
-#include "recorder/fs.hpp"
+#include "util/ascii.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 

@@ -25,8 +25,8 @@
 
 #include "addressing/nodes.hpp"
 #include "addressing/reference.hpp"
-#include "recorder/error.hpp"
-#include "recorder/record.hpp"
+#include "util/error.hpp"
+#include "oci/record.hpp"
 
 namespace arec {
 

@@ -7,7 +7,7 @@
 
 #include "addressing/reference.hpp"
 #include "addressing/text_position.hpp"
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "recorder/error.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 

@@ -5,9 +5,9 @@
 #include <optional>
 #include <utility>
 
-#include "recorder/ascii.hpp"
-#include "recorder/digest.hpp"
-#include "recorder/record.hpp"
+#include "util/ascii.hpp"
+#include "oci/digest.hpp"
+#include "oci/record.hpp"
 
 namespace arec {
 

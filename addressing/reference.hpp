@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/error.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 

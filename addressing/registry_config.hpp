@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "addressing/nodes.hpp"
-#include "recorder/error.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "recorder/oci.hpp"
+#include "oci/oci.hpp"
 
 namespace arec {
 

@@ -15,8 +15,8 @@
 
 #include "addressing/nodes.hpp"
 #include "cli/settings.hpp"
-#include "recorder/error.hpp"
-#include "recorder/store.hpp"
+#include "util/error.hpp"
+#include "store/store.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/transfer.hpp"
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "cli/cli.hpp"
-#include "recorder/bundle.hpp"
+#include "store/bundle.hpp"
 #include "recorder/layer.hpp"
 
 namespace arec::cli {

@@ -17,7 +17,7 @@
 #include "addressing/nodes.hpp"
 #include "cli/cli.hpp"
 #include "cli/record_stamp.hpp"
-#include "recorder/port_reader.hpp"
+#include "port-reader/port_reader.hpp"
 
 namespace arec::cli {
 

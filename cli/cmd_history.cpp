@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cli/cli.hpp"
-#include "recorder/store.hpp"
+#include "store/store.hpp"
 
 namespace arec::cli {
 

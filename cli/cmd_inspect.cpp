@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cli.hpp"
-#include "recorder/bundle.hpp"
+#include "store/bundle.hpp"
 #include "registry-client/transfer.hpp"
 
 namespace arec::cli {

@@ -8,7 +8,7 @@
 #include "addressing/compose.hpp"
 #include "addressing/needs_rebuild.hpp"
 #include "cli/cli.hpp"
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 #include "registry-client/move.hpp"
 
 namespace arec::cli {

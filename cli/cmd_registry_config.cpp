@@ -6,7 +6,7 @@
 
 #include "addressing/registry_config.hpp"
 #include "cli/cli.hpp"
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 
 namespace arec::cli {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/cli.hpp"
-#include "recorder/maintenance.hpp"
+#include "store/maintenance.hpp"
 
 namespace arec::cli {
 

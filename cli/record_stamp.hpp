@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "recorder/error.hpp"
-#include "recorder/fs.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace arec::cli {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "recorder/error.hpp"
-#include "recorder/fs.hpp"
-#include "recorder/store.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "store/store.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/retry.hpp"
 #include "registry-client/transfer.hpp"

@@ -13,31 +13,6 @@
 
 namespace arec {
 
-Result<Compression> parse_compression(std::string_view text) {
-  if (text == "gzip") return Compression::gzip;
-  if (text == "zstd") return Compression::zstd;
-  if (text == "none") return Compression::none;
-  return fail_input("compression \"" + std::string(text) + "\": expected gzip, zstd or none");
-}
-
-std::string_view compression_name(Compression compression) {
-  switch (compression) {
-    case Compression::gzip: return "gzip";
-    case Compression::zstd: return "zstd";
-    case Compression::none: break;
-  }
-  return "none";
-}
-
-std::string_view layer_media_type(Compression compression) {
-  switch (compression) {
-    case Compression::gzip: return "application/vnd.oci.image.layer.v1.tar+gzip";
-    case Compression::zstd: return "application/vnd.oci.image.layer.v1.tar+zstd";
-    case Compression::none: break;
-  }
-  return "application/vnd.oci.image.layer.v1.tar";
-}
-
 unsigned default_threads() {
   const unsigned cores = std::thread::hardware_concurrency();
   return cores == 0 ? 1 : cores;

@@ -6,17 +6,12 @@
 #include <span>
 #include <string_view>
 
-#include "recorder/byte_sink.hpp"
-#include "recorder/digest.hpp"
-#include "recorder/error.hpp"
+#include "util/byte_sink.hpp"
+#include "oci/digest.hpp"
+#include "oci/oci.hpp"
+#include "util/error.hpp"
 
 namespace arec {
-
-enum class Compression { none, gzip, zstd };
-
-Result<Compression> parse_compression(std::string_view text);
-std::string_view compression_name(Compression compression);
-std::string_view layer_media_type(Compression compression);
 
 struct CompressOptions {
   // Worker threads. The output is the same for every count: gzip works on fixed-size chunks, and zstd

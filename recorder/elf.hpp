@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/error.hpp"
-#include "recorder/fs.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
 #include "recorder/layer.hpp"
-#include "recorder/oci.hpp"
+#include "oci/oci.hpp"
 
 namespace arec {
 

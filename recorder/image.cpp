@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "recorder/layering.hpp"
-#include "recorder/process.hpp"
+#include "util/process.hpp"
 #include "recorder/sbom.hpp"
 
 namespace arec {

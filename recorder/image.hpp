@@ -9,7 +9,7 @@
 #include "recorder/layering.hpp"
 #include "recorder/runtime_closure.hpp"
 #include "recorder/service_files.hpp"
-#include "recorder/store.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 

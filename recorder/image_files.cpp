@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "recorder/tar_handles.hpp"
+#include "util/tar_handles.hpp"
 
 namespace arec {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/store.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 

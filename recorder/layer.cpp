@@ -10,8 +10,8 @@
 #include <memory>
 #include <system_error>
 
-#include "recorder/fs.hpp"
-#include "recorder/tar_handles.hpp"
+#include "util/fs.hpp"
+#include "util/tar_handles.hpp"
 
 namespace arec {
 

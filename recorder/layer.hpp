@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "recorder/compress.hpp"
-#include "recorder/digest.hpp"
-#include "recorder/error.hpp"
+#include "oci/digest.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 

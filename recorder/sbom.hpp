@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 #include "recorder/layer.hpp"
-#include "recorder/oci.hpp"
-#include "recorder/store.hpp"
+#include "oci/oci.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 

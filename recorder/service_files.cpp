@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 #include "recorder/image_files.hpp"
 
 namespace arec {

@@ -11,7 +11,7 @@
 
 #include "recorder/layer.hpp"
 #include "recorder/layering.hpp"
-#include "recorder/oci.hpp"
+#include "oci/oci.hpp"
 #include "recorder/sbom.hpp"
 
 namespace arec {

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "recorder/ascii.hpp"
-#include "recorder/oci.hpp"
-#include "recorder/process.hpp"
+#include "util/ascii.hpp"
+#include "oci/oci.hpp"
+#include "util/process.hpp"
 
 namespace arec {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/error.hpp"
-#include "recorder/fs.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
 #include "registry-client/http.hpp"
 #include "registry-client/registry_error.hpp"
 

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 
 namespace arec::http {
 

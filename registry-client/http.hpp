@@ -14,8 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "recorder/byte_sink.hpp"
-#include "recorder/error.hpp"
+#include "util/byte_sink.hpp"
+#include "util/error.hpp"
 
 namespace arec::http {
 

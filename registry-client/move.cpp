@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "addressing/nodes.hpp"
-#include "recorder/store.hpp"
+#include "store/store.hpp"
 #include "registry-client/transfer.hpp"
 
 namespace arec {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/oci.hpp"
+#include "oci/oci.hpp"
 #include "registry-client/auth.hpp"
 #include "registry-client/http.hpp"
 #include "registry-client/registry_error.hpp"

@@ -6,7 +6,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "recorder/oci.hpp"
+#include "oci/oci.hpp"
 
 namespace arec {
 

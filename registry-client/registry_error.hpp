@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "recorder/error.hpp"
+#include "util/error.hpp"
 #include "registry-client/http.hpp"
 
 namespace arec {

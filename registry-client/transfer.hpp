@@ -15,7 +15,7 @@
 
 #include "addressing/reference.hpp"
 #include "recorder/image.hpp"
-#include "recorder/store.hpp"
+#include "store/store.hpp"
 #include "registry-client/progress.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/retry.hpp"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "recorder/image.hpp"
-#include "recorder/store.hpp"
+#include "store/store.hpp"
 #include "support/guarded_text.hpp"
 #include "support/temp_dir.hpp"
 

@@ -10,7 +10,7 @@ the includer's target may not use, and a target_link_libraries of an arec_* targ
 allow.
 
 It also checks that ARCHITECTURE.md's table "Where things live" names every source file: a cell
-`folder/stem`, then bare stems of the same folder (`recorder/digest`, `oci`).
+`folder/stem`, then bare stems of the same folder (`oci/digest`, `oci`).
 
 `includes.py ROOT` checks ROOT. `includes.py --self-test ROOT` also proves the check can fail: it
 copies ROOT's sources, adds a forbidden include, and expects the check to name it.
@@ -177,10 +177,10 @@ def self_test(root):
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".git", "build*", "tests"))
         victim = os.path.join(copy, "addressing", "text_position.cpp")
         with open(victim, "a", encoding="utf-8") as f:
-            f.write('\n#include "recorder/store.hpp"\n')
-        found = [p for p in check(copy) if p.startswith("addressing/text_position.cpp:") and "recorder/store.hpp" in p]
+            f.write('\n#include "store/store.hpp"\n')
+        found = [p for p in check(copy) if p.startswith("addressing/text_position.cpp:") and "store/store.hpp" in p]
         if not found:
-            print("self-test: a forbidden include (recorder/store.hpp in addressing/text_position.cpp) went unnoticed")
+            print("self-test: a forbidden include (store/store.hpp in addressing/text_position.cpp) went unnoticed")
             return False
         print(f"self-test: a forbidden include is refused: {found[0]}")
         return True

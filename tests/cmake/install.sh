@@ -13,7 +13,7 @@ package=$(dirname "$(find "$prefix" -name ArecConfig.cmake -print -quit)")
 for file in ArecConfig.cmake ArecConfigVersion.cmake ArecTargets.cmake ArtifactRecorder.cmake; do
   [[ -f $package/$file ]] || { echo "FAIL: $file was not installed beside ArecConfig.cmake (in ${package:-nowhere})" >&2; exit 1; }
 done
-for file in lib/libarec_port_reader.a include/arec/recorder/port_reader.hpp include/arec/recorder/error.hpp; do
+for file in lib/libarec_port_reader.a include/arec/port-reader/port_reader.hpp include/arec/util/error.hpp; do
   [[ -n $(find "$prefix" -path "$prefix/${file%%/*}*/${file#*/}" -print -quit) ]] ||
     { echo "FAIL: $file was not installed under $prefix" >&2; exit 1; }
 done

@@ -1,7 +1,7 @@
 // parse_json and the OCI model's readers on any bytes: canonical JSON round-trips byte for byte, and
 // whatever a reader accepts is written back (to_json) as JSON the reader accepts as the same thing.
-#include "recorder/oci.hpp"
-#include "recorder/record.hpp"
+#include "oci/oci.hpp"
+#include "oci/record.hpp"
 #include "tests/fuzz/require.hpp"
 
 namespace {

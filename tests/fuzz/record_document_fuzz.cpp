@@ -1,7 +1,7 @@
 // parse_record_document on any bytes (what a registry may list as a record artifact): a refusal names
 // the document; what it accepts is a record that validate_record_fields accepts, written back by
 // record_document as bytes it accepts as the same record, byte for byte the second time.
-#include "recorder/record.hpp"
+#include "oci/record.hpp"
 #include "tests/fuzz/require.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

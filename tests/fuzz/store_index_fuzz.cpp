@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "recorder/store.hpp"
+#include "store/store.hpp"
 #include "tests/fuzz/require.hpp"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-#include "recorder/process.hpp"
+#include "util/process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arec {

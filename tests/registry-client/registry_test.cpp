@@ -7,7 +7,7 @@
 #include <random>
 
 #include "addressing/nodes.hpp"
-#include "recorder/fs.hpp"
+#include "util/fs.hpp"
 #include "registry-client/transfer.hpp"
 #include "support/memory_sink.hpp"
 #include "support/temp_dir.hpp"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "recorder/port_reader.hpp"
+#include "port-reader/port_reader.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

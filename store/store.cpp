@@ -1,0 +1,988 @@
+#include "store/store.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <set>
+
+namespace arec {
+
+namespace {
+
+constexpr std::string_view k_layout_file = R"({"imageLayoutVersion":"1.0.0"})";
+constexpr std::size_t k_write_buffer = std::size_t{1} << 20;
+
+// See Layout::has_blob.
+bool is_complete_blob(const fs::Path& path, std::int64_t size) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == size;
+}
+
+std::string in_store(const fs::Path& dir, std::string_view what) { return (dir / what).string(); }
+
+bool path_exists(const fs::Path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// True when `dir` holds anything but what a store being created by a concurrent arec may already have.
+bool holds_foreign_files(const fs::Path& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename();
+    // oci-layout too: another arec may rename it into place after the caller looked for it.
+    if (name != "blobs" && name != "arec" && name != "index.json" && name != "oci-layout") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---- Layout ----------------------------------------------------------------------------------------
+
+Result<Layout> Layout::open(const fs::Path& dir) {
+  const auto layout_file = dir / "oci-layout";
+  auto text = fs::read_file(layout_file);
+  if (!text) return fail_input(dir.string() + ": not an OCI image layout (no readable oci-layout file)");
+  auto json = parse_json(*text, layout_file.string());
+  if (!json) return fail(json.error());
+  if (!json->is_object() || !json->contains("imageLayoutVersion")) {
+    return fail_input(layout_file.string() + ": imageLayoutVersion is missing");
+  }
+  return Layout(dir);
+}
+
+fs::Path Layout::blob_path(const Digest& digest) const {
+  return m_dir / "blobs" / std::string(digest.algorithm_name()) / digest.hex();
+}
+
+bool Layout::has_blob(const Descriptor& descriptor) const { return is_complete_blob(blob_path(descriptor.digest), descriptor.size); }
+
+Result<fs::Fd> Layout::open_blob(const Digest& digest) const { return fs::open_own_file(blob_path(digest)); }
+
+Status Layout::check_image_files(const Descriptor& manifest) const {
+  const auto regular_or_absent = [this](const Digest& digest) -> Status {
+    struct stat st {};
+    const auto path = blob_path(digest);
+    if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+    return fail_input(path.string() + ": " + fs::file_kind(st.st_mode) + " where a blob must be; arec reads no blob through it (see arec check)");
+  };
+  if (auto s = regular_or_absent(manifest.digest); !s) return s;
+  if (manifest.media_type == media_type::k_index || manifest.media_type == media_type::k_docker_list) {
+    auto index = read_image_index(manifest);
+    if (!index) return {};
+    for (const auto& m : index->manifests) {
+      if (auto s = check_image_files(m); !s) return s;
+    }
+    return {};
+  }
+  auto read = read_manifest(manifest);
+  if (!read) return {};
+  for (const auto& blob : blobs_of(*read)) {
+    if (auto s = regular_or_absent(blob.digest); !s) return s;
+  }
+  return {};
+}
+
+Result<Index> Layout::read_index() const {
+  const auto path = m_dir / "index.json";
+  auto text = fs::read_file(path);
+  if (!text) return fail(text.error());
+  auto json = parse_json(*text, path.string());
+  if (!json) return fail(json.error());
+  return index_from_json(*json, path.string());
+}
+
+Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
+  const auto path = blob_path(descriptor.digest);
+  // A manifest or config: small, and read only up to one byte past its size.
+  if (descriptor.size < 0 || descriptor.size > (std::int64_t{256} << 20)) {
+    return fail_input(path.string() + ": a document of " + std::to_string(descriptor.size) + " bytes is more than arec reads whole");
+  }
+  auto fd = open_blob(descriptor.digest);
+  if (!fd) return fail(fd.error());
+  std::string bytes(static_cast<std::size_t>(descriptor.size) + 1, '\0');
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    auto n = fs::read_some(fd->get(), std::as_writable_bytes(std::span(bytes.data() + got, bytes.size() - got)), path);
+    if (!n) return fail(n.error());
+    if (*n == 0) break;
+    got += *n;
+  }
+  bytes.resize(got);
+  if (static_cast<std::int64_t>(bytes.size()) != descriptor.size) {
+    return fail_input(path.string() + ": size " + (got > static_cast<std::size_t>(descriptor.size) ? "larger than" : std::to_string(bytes.size()) + " does not match") +
+                      " the descriptor's " + std::to_string(descriptor.size));
+  }
+  if (digest_of(bytes, descriptor.digest.algorithm()) != descriptor.digest) {
+    return fail_input(path.string() + ": content does not match its digest");
+  }
+  return bytes;
+}
+
+namespace {
+
+// A small document of the layout, parsed by `from_json` under the name of its blob file.
+template <typename Document>
+Result<Document> read_document(const Layout& layout, const Descriptor& descriptor,
+                               Result<Document> (*from_json)(const nlohmann::json&, std::string_view)) {
+  auto bytes = layout.read_blob(descriptor);
+  if (!bytes) return fail(bytes.error());
+  const std::string what = layout.blob_path(descriptor.digest).string();
+  auto json = parse_json(*bytes, what);
+  if (!json) return fail(json.error());
+  return from_json(*json, what);
+}
+
+}  // namespace
+
+Result<Manifest> Layout::read_manifest(const Descriptor& manifest) const {
+  return read_document(*this, manifest, manifest_from_json);
+}
+
+Result<Index> Layout::read_image_index(const Descriptor& index) const {
+  return read_document(*this, index, index_from_json);
+}
+
+Result<ImageConfig> Layout::read_config(const Manifest& manifest) const {
+  return read_document(*this, manifest.config, config_from_json);
+}
+
+bool Layout::holds_image(const Descriptor& manifest) const {
+  auto read = read_manifest(manifest);
+  return read && std::ranges::all_of(blobs_of(*read), [this](const Descriptor& d) { return has_blob(d); });
+}
+
+// ---- BlobWriter ------------------------------------------------------------------------------------
+
+BlobWriter::BlobWriter(fs::AtomicFile file, fs::Path blobs_dir, Hashing hashing)
+    : m_file(std::move(file)), m_blobs_dir(std::move(blobs_dir)) {
+  if (hashing == Hashing::yes) m_hasher.emplace();
+  m_buffer.reserve(k_write_buffer);
+}
+
+Status BlobWriter::write(std::span<const std::byte> data) {
+  if (m_hasher) m_hasher->update(data);
+  m_size += static_cast<std::int64_t>(data.size());
+  if (m_buffer.size() + data.size() > k_write_buffer) {
+    if (auto s = flush(); !s) return s;
+  }
+  if (data.size() >= k_write_buffer) return m_file.write(data);
+  m_buffer.insert(m_buffer.end(), data.begin(), data.end());
+  return {};
+}
+
+Status BlobWriter::flush() {
+  if (m_buffer.empty()) return {};
+  auto s = m_file.write(m_buffer);
+  m_buffer.clear();
+  return s;
+}
+
+Status BlobWriter::finish() { return flush(); }
+
+Result<Descriptor> BlobWriter::commit(std::string_view media_type, std::optional<Digest> known) {
+  if (auto s = flush(); !s) return fail(s.error());
+  Descriptor d;
+  d.media_type = std::string(media_type);
+  d.size = m_size;
+  d.digest = known ? *known : m_hasher->finish();
+  const auto target = m_blobs_dir / std::string(d.digest.algorithm_name()) / d.digest.hex();
+  // Already there: the temporary goes away.
+  if (is_complete_blob(target, d.size)) return d;
+  m_file.retarget(target);
+  if (auto s = m_file.commit(); !s) return fail(s.error());
+  return d;
+}
+
+// ---- Store -----------------------------------------------------------------------------------------
+
+namespace {
+std::atomic<std::int64_t> g_lock_timeout_ms{k_default_lock_timeout.count()};
+}  // namespace
+
+std::chrono::milliseconds Store::lock_timeout() { return std::chrono::milliseconds(g_lock_timeout_ms.load(std::memory_order_relaxed)); }
+
+void Store::set_lock_timeout(std::chrono::milliseconds timeout) { g_lock_timeout_ms.store(timeout.count(), std::memory_order_relaxed); }
+
+Status Store::check_own_directories(const fs::Path& dir) {
+  for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts"}) {
+    const auto path = dir / sub;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      return fail_input("store " + dir.string() + ": " + path.string() + ": " + fs::errno_text(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return fail_input("store " + dir.string() + ": " + path.string() + " is " + fs::file_kind(st.st_mode) +
+                        " where arec keeps a directory; arec follows no link it did not make (remove it)");
+    }
+  }
+  return {};
+}
+
+Result<Store> Store::open_existing(const fs::Path& dir) {
+  auto layout = Layout::open(dir);
+  if (!layout) return fail(layout.error());
+  if (auto s = check_own_directories(dir); !s) return fail(s.error());
+  Store store(dir);
+  // Without the database (a store of format 1), readers read index.json as it is.
+  if (path_exists(store.history_path())) {
+    auto db = HistoryDb::open(store.history_path(), DbAccess::read);
+    if (!db) return fail(db.error());
+    store.m_history = std::move(*db);
+  }
+  return store;
+}
+
+Result<Store> Store::open(const fs::Path& dir) {
+  const std::string what = "store " + dir.string();
+  if (!path_exists(dir / "oci-layout") && holds_foreign_files(dir)) {
+    return fail_input(what + ": exists and is not an OCI image layout; give an empty or new directory");
+  }
+  // Before creating anything: creating arec/tmp under a planted link would create it elsewhere.
+  if (auto s = check_own_directories(dir); !s) return fail(s.error());
+  for (const auto& sub : {dir / "blobs" / "sha256", dir / "arec" / "tmp", dir / "arec" / "layers"}) {
+    if (auto s = fs::make_directories(sub); !s) return fail(std::move(s.error()).context(what));
+  }
+  // Again: a link planted between the check and the creation.
+  if (auto s = check_own_directories(dir); !s) return fail(s.error());
+  if (::access(dir.c_str(), W_OK) != 0) return fail_input(what + ": not writable: " + fs::errno_text(errno));
+  Store store(dir);
+  auto writers = fs::FileLock::acquire(store.writers_lock_path(), lock_timeout(), fs::LockMode::shared);
+  if (!writers) return fail(std::move(writers.error()).context(what + ": waiting for a garbage collection to finish"));
+  store.m_writers_lock = std::make_shared<fs::FileLock>(std::move(*writers));
+  store.sweep_abandoned_temporaries();
+  // Concurrent first recorders may both get here: each writes identical content atomically.
+  if (!path_exists(dir / "oci-layout")) {
+    if (auto s = fs::write_file_atomic(store.temp_dir(), dir / "oci-layout", k_layout_file); !s) {
+      return fail(std::move(s.error()).context(what));
+    }
+  }
+  if (auto s = store.open_history(); !s) return fail(std::move(s.error()));
+  // A writer killed between its commit and rewriting index.json left the view behind.
+  if (auto s = store.catch_up_view(); !s) return fail(std::move(s.error()).context(what));
+  return store;
+}
+
+std::size_t Store::sweep_abandoned_temporaries() const {
+  // A link in place of arec/tmp is refused when the store is opened; here it is simply not swept.
+  auto scan = fs::scan_temporaries(temp_dir(), fs::RemoveAbandoned::yes);
+  return scan ? scan->removed : 0;
+}
+
+Result<BlobWriter> Store::begin_blob(Hashing hashing) {
+  auto file = fs::AtomicFile::create(temp_dir(), {});
+  if (!file) return fail(file.error());
+  return BlobWriter(std::move(*file), m_dir / "blobs", hashing);
+}
+
+Result<Descriptor> Store::put_blob(std::string_view bytes, std::string_view media_type) {
+  const Digest digest = digest_of(bytes);
+  Descriptor d{std::string(media_type), digest, static_cast<std::int64_t>(bytes.size()), {}, {}, {}, {}};
+  if (has_blob(d)) return d;
+  auto writer = begin_blob(Hashing::no);
+  if (!writer) return fail(writer.error());
+  if (auto s = writer->write(std::as_bytes(std::span(bytes.data(), bytes.size()))); !s) return fail(s.error());
+  return writer->commit(media_type, digest);
+}
+
+Result<Descriptor> Store::copy_blob(const Layout& from, const Descriptor& descriptor) {
+  if (has_blob(descriptor)) return descriptor;
+  const auto source = from.blob_path(descriptor.digest);
+  auto fd = from.open_blob(descriptor.digest);
+  if (!fd) return fail(fd.error());
+  auto writer = begin_blob(Hashing::no);
+  if (!writer) return fail(writer.error());
+  Hasher hasher(descriptor.digest.algorithm());
+  std::vector<std::byte> buffer(k_write_buffer);
+  std::int64_t size = 0;
+  for (;;) {
+    auto n = fs::read_some(fd->get(), buffer, source);
+    if (!n) return fail(n.error());
+    if (*n == 0) break;
+    const auto chunk = std::span(buffer.data(), *n);
+    hasher.update(chunk);
+    size += static_cast<std::int64_t>(*n);
+    if (auto s = writer->write(chunk); !s) return fail(s.error());
+  }
+  if (size != descriptor.size || hasher.finish() != descriptor.digest) {
+    return fail_input(source.string() + ": content does not match " + descriptor.digest.str());
+  }
+  return writer->commit(descriptor.media_type, descriptor.digest);
+}
+
+std::optional<Descriptor> read_descriptor_file(const fs::Path& path) {
+  auto text = fs::read_file(path);
+  if (!text) return std::nullopt;
+  auto json = parse_json(*text, path.string());
+  if (!json) return std::nullopt;
+  auto d = descriptor_from_json(*json, path.string());
+  if (!d) return std::nullopt;
+  return *d;
+}
+
+std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression compression) const {
+  auto d = read_descriptor_file(layer_cache_path(diff_id, compression));
+  if (!d) return std::nullopt;
+  if (!has_blob(*d)) return std::nullopt;
+  return *d;
+}
+
+void Store::remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const {
+  auto text = canonical_json(to_json(layer));
+  // Only a shortcut: failing to remember costs a recompression next time, nothing else.
+  if (text) (void)fs::write_file_atomic(temp_dir(), layer_cache_path(diff_id, compression), *text);
+}
+
+fs::Path Store::layer_cache_path(const Digest& diff_id, Compression compression) const {
+  return layer_cache_dir() / (diff_id.hex() + "." + std::string(compression_name(compression)));
+}
+
+namespace {
+// Enough for a blob that many services share to find one to mount from, small enough to read per blob.
+constexpr std::size_t k_mount_hints = 8;
+}  // namespace
+
+std::vector<std::string> Store::repositories_holding(const Digest& digest) const {
+  std::vector<std::string> out;
+  auto text = fs::read_file(mount_hints_dir() / digest.hex());
+  if (!text) return out;
+  std::string_view rest = *text;
+  while (!rest.empty() && out.size() < k_mount_hints) {
+    const auto end = rest.find('\n');
+    const auto line = rest.substr(0, end);
+    if (!line.empty()) out.emplace_back(line);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  }
+  return out;
+}
+
+void Store::note_repository(const Digest& digest, std::string_view repository) const {
+  if (repository.empty() || repository.find('\n') != std::string_view::npos) return;
+  auto known = repositories_holding(digest);
+  if (!known.empty() && known.front() == repository) return;  // nothing to write
+  std::erase(known, std::string(repository));
+  known.insert(known.begin(), std::string(repository));
+  if (known.size() > k_mount_hints) known.resize(k_mount_hints);
+  std::string text;
+  for (const auto& r : known) text += r + "\n";
+  // Only a hint: failing to note it (a read-only store, two pushes noting at once) costs an upload later.
+  if (fs::make_directories(mount_hints_dir())) (void)fs::write_file_atomic(temp_dir(), mount_hints_dir() / digest.hex(), text);
+}
+
+namespace {
+
+constexpr std::string_view k_generation = "dev.arec.generation";
+
+// The records of a format-1 index.json (the whole history, the latest carrying ref.name).
+std::vector<Record> legacy_records(const Index& index, History history) {
+  std::vector<Record> out;
+  for (const auto& d : index.manifests) {
+    if (history == History::latest && d.annotation(annotation::k_ref_name).empty()) continue;
+    auto record = record_from_descriptor(d);
+    if (!record) continue;
+    if (history == History::latest && d.annotation(annotation::k_ref_name) != record->repository()) continue;
+    out.push_back(std::move(*record));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status Store::open_history() {
+  if (m_history) return {};
+  const auto path = history_path();
+  if (!path_exists(path)) {
+    auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+    if (!lock) return fail(lock.error());
+    if (!path_exists(path)) {
+      // Format 1, or a new store: the database is built beside, then renamed into place, so a killed
+      // conversion leaves the store as it was and the next writer starts again.
+      Index legacy;
+      if (path_exists(m_dir / "index.json")) {
+        auto index = read_index();
+        if (!index) return fail(std::move(index.error()).context("converting store " + m_dir.string()));
+        legacy = std::move(*index);
+      }
+      const auto building = m_dir / "arec" / "history.db.new";
+      if (auto s = HistoryDb::create(building, legacy); !s) {
+        return fail(std::move(s.error()).context("converting store " + m_dir.string()));
+      }
+      if (::rename(building.c_str(), path.c_str()) != 0) {
+        return fail_input("converting store " + m_dir.string() + ": renaming " + building.string() + ": " + fs::errno_text(errno));
+      }
+      if (fs::syncing()) {
+        if (auto s = fs::fsync_directory(path.parent_path()); !s) return s;
+      }
+      auto db = HistoryDb::open(path, DbAccess::write);
+      if (!db) return fail(db.error());
+      m_history = std::move(*db);
+      return write_view();
+    }
+  }
+  auto db = HistoryDb::open(path, DbAccess::write);
+  if (!db) return fail(db.error());
+  m_history = std::move(*db);
+  return {};
+}
+
+Result<HistoryDb*> Store::writable_history() const {
+  if (!m_history) return fail_input("store " + m_dir.string() + ": not opened for writing");
+  return m_history.get();
+}
+
+namespace {
+
+// An image index over the records of `set` (two or more platforms) in the set's order (by platform),
+// so that the same set always gives the same bytes.
+Result<Store::LatestImage> index_over(std::vector<Record> set) {
+  Store::LatestImage image;
+  Index index;
+  for (const auto& r : set) {
+    Descriptor d = r.manifest;
+    d.annotations.clear();
+    d.urls.clear();
+    index.manifests.push_back(std::move(d));
+  }
+  auto bytes = canonical_json(to_json(index));
+  if (!bytes) return fail(bytes.error());
+  image.descriptor = Descriptor{std::string(media_type::k_index), digest_of(*bytes), static_cast<std::int64_t>(bytes->size()), {}, {}, {}, {}};
+  image.index = std::move(*bytes);
+  image.platforms = std::move(set);
+  return image;
+}
+
+// The image of module/name: its latest record alone, or the index over `set` when it holds two or more.
+Result<Store::LatestImage> image_of(Record latest, std::vector<Record> set) {
+  if (set.size() >= 2) return index_over(std::move(set));
+  Store::LatestImage image;
+  image.descriptor = latest.manifest;
+  image.platforms.push_back(std::move(latest));
+  return image;
+}
+
+}  // namespace
+
+Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view module, std::string_view name) const {
+  auto newest = latest(module, name);
+  if (!newest) return fail(newest.error());
+  if (!*newest) return std::optional<LatestImage>();
+  std::vector<Record> set;
+  if (m_history) {
+    auto platforms = m_history->platform_set(module, name);
+    if (!platforms) return fail(platforms.error());
+    set = std::move(*platforms);
+  }
+  auto image = image_of(std::move(**newest), std::move(set));
+  if (!image) return fail(image.error());
+  return std::optional<LatestImage>(std::move(*image));
+}
+
+Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view module, std::string_view name,
+                                                             const std::optional<std::string>& config) const {
+  auto image = latest_image(module, name);
+  if (!image || !*image || !config) return image;
+  // The image of module/name is of this configuration already: nothing else to do.
+  if (std::ranges::all_of((*image)->platforms, [&](const Record& r) { return r.config == *config; })) return image;
+  auto history = history_of(module, name);
+  if (!history) return fail(history.error());
+  const Record* newest = newest_of(*history, ChosenConfig{config, {}});
+  if (newest == nullptr) return std::optional<LatestImage>();
+  // Each platform of the image, as this configuration last recorded it.
+  std::vector<Record> set;
+  for (const auto& p : (*image)->platforms) {
+    if (!p.manifest.platform) continue;
+    for (auto r = history->rbegin(); r != history->rend(); ++r) {
+      if (r->config == *config && r->manifest.platform && platform_text(*r->manifest.platform) == platform_text(*p.manifest.platform)) {
+        set.push_back(*r);
+        break;
+      }
+    }
+  }
+  auto chosen = image_of(*newest, set.size() >= 2 ? std::move(set) : std::vector<Record>());
+  if (!chosen) return fail(chosen.error());
+  return std::optional<LatestImage>(std::move(*chosen));
+}
+
+Result<std::vector<Record>> Store::config_latest_of(std::string_view module, std::string_view name) const {
+  if (m_history) return m_history->config_latest_of(module, name);
+  auto latest = this->latest(module, name);
+  if (!latest) return fail(latest.error());
+  return *latest ? std::vector<Record>{**latest} : std::vector<Record>();
+}
+
+Result<std::optional<Record>> Store::latest_of_config(std::string_view module, std::string_view name, std::string_view config) const {
+  auto lines = config_latest_of(module, name);
+  if (!lines) return fail(lines.error());
+  for (auto& r : *lines) {
+    if (r.config == config) return std::optional<Record>(std::move(r));
+  }
+  return std::optional<Record>();
+}
+
+Status Store::for_each_config_latest(const HistoryDb::RecordVisitor& visit) const {
+  if (m_history) return m_history->for_each_config_latest(visit);
+  return for_each_record(History::latest, visit);
+}
+
+Result<Store::Chosen> Store::latest(std::string_view module, std::string_view name, const ConfigChoice& choice) const {
+  auto lines = config_latest_of(module, name);
+  if (!lines) return fail(lines.error());
+  if (lines->empty()) return Chosen{};
+  std::vector<std::string> recorded;
+  for (const auto& r : *lines) recorded.push_back(r.config);
+  auto chosen = choose_config(std::string(module) + "/" + std::string(name), recorded, choice);
+  if (!chosen) return fail(chosen.error());
+  if (!chosen->config) {
+    // One configuration: the latest, exactly as before configurations were told apart.
+    auto latest = this->latest(module, name);
+    if (!latest) return fail(latest.error());
+    return Chosen{std::move(*latest), {}};
+  }
+  for (auto& r : *lines) {
+    if (r.config == *chosen->config) return Chosen{std::move(r), std::move(chosen->note)};
+  }
+  return Chosen{};
+}
+
+Result<std::vector<Record>> Store::latest_records(const ConfigChoice& choice, std::vector<std::string>& notes) const {
+  auto lines = config_latest_records(ConfigChoice{std::nullopt, choice.default_config});
+  if (!lines) return fail(lines.error());
+  std::map<std::string, std::vector<std::string>> recorded;  // repository -> its configurations
+  for (const auto& r : *lines) recorded[r.repository()].push_back(r.config);
+  std::map<std::string, std::optional<std::string>> chosen;  // repository -> its configuration, when it has one
+  for (auto& [repository, configs] : recorded) {
+    std::ranges::sort(configs);
+    auto c = choose_config(repository, configs, choice);
+    if (!c) {
+      if (!choice.asked) notes.push_back(c.error().message + "; left out");
+      continue;
+    }
+    if (!c->note.empty()) notes.push_back(std::move(c->note));
+    chosen.emplace(repository, std::move(c->config));
+  }
+  std::vector<Record> out;
+  for (auto& r : *lines) {
+    const auto it = chosen.find(r.repository());
+    if (it == chosen.end() || (it->second && r.config != *it->second)) continue;
+    out.push_back(std::move(r));
+  }
+  // Where one configuration is recorded, its newest is the latest (the same entry), so this is the
+  // latest of each module/name in the order they became latest, as before configurations were told apart.
+  return out;
+}
+
+Result<std::vector<Record>> Store::config_latest_records(const ConfigChoice& choice) const {
+  std::vector<Record> out;
+  auto s = for_each_config_latest([&](Record&& r) -> Status {
+    if (!choice.asked || r.config == *choice.asked) out.push_back(std::move(r));
+    return {};
+  });
+  if (!s) return fail(s.error());
+  return out;
+}
+
+Result<std::map<std::string, Store::LatestImage>> Store::indexes() const {
+  std::map<std::string, LatestImage> out;
+  if (!m_history) return out;
+  auto sets = m_history->platform_sets();
+  if (!sets) return fail(sets.error());
+  for (auto& [repository, set] : *sets) {
+    auto image = index_over(std::move(set));
+    if (!image) return fail(image.error());
+    out.emplace(repository, std::move(*image));
+  }
+  return out;
+}
+
+Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const {
+  // Only module/names of several platforms are in `indexes`: the view of a large store streams.
+  auto images = indexes();
+  if (!images) return fail(images.error());
+  // Records are listed each under its own name, even two of one digest; other entries once each.
+  std::set<std::string> listed;
+  auto add = [&](Descriptor&& d) -> Status {
+    listed.insert(d.digest.str());
+    return visit(std::move(d));
+  };
+  auto add_once = [&](Descriptor&& d) -> Status { return listed.contains(d.digest.str()) ? Status{} : add(std::move(d)); };
+  auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
+    const auto found = images->find(r.repository());
+    if (found == images->end()) return add(to_descriptor(r, Latest::yes));
+    const LatestImage& image = found->second;
+    // The index carries ref.name (so tools find it), then each platform's record and its referrers
+    // (the view's other entries below are the referrers of latest records only). The index blob is
+    // derived like the view, and written before the view names it.
+    if (write_indexes && !has_blob(image.descriptor)) {
+      if (auto s = fs::write_file_atomic(temp_dir(), blob_path(image.descriptor.digest), image.index); !s) return s;
+    }
+    Descriptor index = image.descriptor;
+    index.annotations.emplace(annotation::k_ref_name, image.platforms.front().repository());
+    if (auto s = add(std::move(index)); !s) return s;
+    for (const auto& p : image.platforms) {
+      if (auto s = add(to_descriptor(p, Latest::no)); !s) return s;
+      auto referrers = m_history->others(p.manifest.digest.str());
+      if (!referrers) return fail(referrers.error());
+      for (auto& d : *referrers) {
+        if (auto s = add_once(std::move(d)); !s) return s;
+      }
+    }
+    return {};
+  });
+  if (!latest) return fail(latest.error());
+  auto others = m_history->others_in_view();
+  if (!others) return fail(others.error());
+  // Pulled images, and the referrers of what the view lists; those of older records stay in the history.
+  for (auto& d : *others) {
+    const auto subject = d.annotation(annotation::k_subject);
+    if (!subject.empty() && !listed.contains(subject)) continue;
+    if (auto s = add_once(std::move(d)); !s) return s;
+  }
+  return {};
+}
+
+Result<Index> Store::view() const {
+  Index index;
+  if (!m_history) return read_index();
+  auto s = for_each_view_entry([&](Descriptor&& d) -> Status {
+    index.manifests.push_back(std::move(d));
+    return {};
+  }, false);
+  if (!s) return fail(s.error());
+  auto generation = m_history->generation();
+  if (!generation) return fail(generation.error());
+  if (*generation > 0) index.annotations.emplace(k_generation, std::to_string(*generation));
+  return index;
+}
+
+Status Store::write_view() const {
+  // Written entry by entry, in the bytes canonical_json(to_json(view())) would give (keys sorted),
+  // so that a writer's memory does not grow with the number of module/names.
+  auto generation = m_history->generation();
+  if (!generation) return fail(generation.error());
+  std::string text = "{";
+  if (*generation > 0) text += R"("annotations":{")" + std::string(k_generation) + R"(":")" + std::to_string(*generation) + R"("},)";
+  text += R"("manifests":[)";
+  bool first = true;
+  auto s = for_each_view_entry([&](Descriptor&& d) -> Status {
+    auto entry = canonical_json(to_json(d));
+    if (!entry) return fail(std::move(entry.error()).context("writing " + in_store(m_dir, "index.json")));
+    if (!first) text.push_back(',');
+    first = false;
+    text += *entry;
+    return {};
+  }, true);
+  if (!s) return s;
+  text += R"(],"mediaType":")" + std::string(media_type::k_index) + R"(","schemaVersion":2})";
+  if (auto w = fs::write_file_atomic(temp_dir(), m_dir / "index.json", text); !w) return w;
+  return m_history->set_view_generation(*generation);
+}
+
+Status Store::catch_up_view() const {
+  auto generation = m_history->generation();
+  if (!generation) return fail(generation.error());
+  auto written = m_history->view_generation();
+  if (!written) return fail(written.error());
+  if (*written == *generation && path_exists(m_dir / "index.json")) return {};
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  return write_view();
+}
+
+Result<Store::ViewState> Store::view_state() const {
+  if (!path_exists(m_dir / "index.json")) return ViewState::missing;
+  auto on_disk = read_index();
+  if (!on_disk) return ViewState::differs;
+  if (!m_history) return ViewState::current;
+  auto derived = view();
+  if (!derived) return fail(derived.error());
+  const auto generation_of = [](const Index& index) {
+    const auto it = index.annotations.find(std::string(k_generation));
+    return it == index.annotations.end() ? std::int64_t{0} : std::strtoll(it->second.c_str(), nullptr, 10);
+  };
+  if (generation_of(*on_disk) < generation_of(*derived)) return ViewState::behind;
+  auto a = canonical_json(to_json(*on_disk));
+  auto b = canonical_json(to_json(*derived));
+  if (!a || !b || *a != *b) return ViewState::differs;
+  return ViewState::current;
+}
+
+Status Store::refresh_view_if_behind() const {
+  auto state = view_state();
+  if (!state) return fail(state.error());
+  if (*state == ViewState::current) return {};
+  return write_view();
+}
+
+Result<std::vector<Record>> Store::records(History history) const {
+  std::vector<Record> out;
+  auto s = for_each_record(history, [&](Record&& r) -> Status {
+    out.push_back(std::move(r));
+    return {};
+  });
+  if (!s) return fail(s.error());
+  return out;
+}
+
+Status Store::for_each_record(History history, const HistoryDb::RecordVisitor& visit) const {
+  if (m_history) return history == History::latest ? m_history->for_each_latest(visit) : m_history->for_each_record(visit);
+  auto index = read_index();
+  if (!index) return fail(index.error());
+  for (auto& r : legacy_records(*index, history)) {
+    if (auto s = visit(std::move(r)); !s) return s;
+  }
+  return {};
+}
+
+Result<std::vector<Record>> Store::history_of(std::string_view module, std::string_view name) const {
+  if (m_history) return m_history->history_of(module, name);
+  auto all = records(History::all);
+  if (!all) return fail(all.error());
+  std::erase_if(*all, [&](const Record& r) { return r.module != module || r.name != name; });
+  return all;
+}
+
+Result<std::optional<Record>> Store::latest(std::string_view module, std::string_view name) const {
+  if (m_history) return m_history->latest(module, name);
+  auto all = records(History::latest);
+  if (!all) return fail(all.error());
+  for (auto& r : *all) {
+    if (r.module == module && r.name == name) return std::optional<Record>(std::move(r));
+  }
+  return std::optional<Record>();
+}
+
+Result<std::vector<Descriptor>> Store::referrers(const Digest& subject) const {
+  const std::string digest = subject.str();
+  if (m_history) return m_history->others(digest);
+  auto index = read_index();
+  if (!index) return fail(index.error());
+  std::vector<Descriptor> out;
+  for (const auto& d : index->manifests) {
+    if (d.annotation(annotation::k_subject) == digest) out.push_back(d);
+  }
+  return out;
+}
+
+// Inside a writer's transaction, `record` and its referrers, as commit() and commit_all() add them. The
+// record is not appended again when its own configuration's latest has its digest and revision: another
+// configuration's record of the same bytes does not stand for it, and a newer revision of the same bytes
+// is appended, so the history keeps every revision that built them. Also says whether anything was
+// written, a referrer included.
+Result<std::pair<Store::Commit, bool>> Store::add_record(HistoryDb& db, const Record& record, const std::vector<Descriptor>& referrers) {
+  auto lines = db.config_latest_of(record.module, record.name);
+  if (!lines) return fail(lines.error());
+  const auto latest = std::ranges::find(*lines, record.config, &Record::config);
+  const bool held = latest != lines->end() && latest->manifest.digest == record.manifest.digest &&
+                    latest->revision == record.revision;
+  if (!held) {
+    if (auto a = db.append(record); !a) return fail(a.error());
+  }
+  bool referrer_added = false;
+  for (const auto& referrer : referrers) {
+    auto added = db.add_other(referrer);
+    if (!added) return fail(added.error());
+    referrer_added = referrer_added || *added;
+  }
+  return std::pair{Commit{held ? *latest : record, !held}, !held || referrer_added};
+}
+
+Result<Store::Commit> Store::commit(const Record& record, const std::vector<Descriptor>& referrers) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  std::optional<Commit> committed;
+  bool wrote = false;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto c = add_record(**db, record, referrers);
+    if (!c) return fail(c.error());
+    committed = std::move(c->first);
+    wrote = c->second;
+    if (!wrote) return HistoryDb::Outcome::roll_back;
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  // After the commit: a writer killed here leaves index.json behind, which the next one rewrites.
+  if (auto v = wrote ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return std::move(*committed);
+}
+
+Result<std::vector<Store::Commit>> Store::commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  std::vector<Commit> out;
+  bool any = false;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    out.clear();
+    any = false;
+    for (const auto& [record, referrers] : records) {
+      auto c = add_record(**db, record, referrers);
+      if (!c) return fail(c.error());
+      // A record held already is "changed" here when a referrer came with it.
+      any = any || c->second;
+      out.push_back({std::move(c->first.record), c->second});
+    }
+    if (!any) return HistoryDb::Outcome::roll_back;
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = any ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return out;
+}
+
+Result<bool> Store::keep(const Descriptor& image) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  bool added = false;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto is_record = (*db)->has_record_digest(image.digest);
+    if (!is_record) return fail(is_record.error());
+    if (*is_record) return HistoryDb::Outcome::roll_back;
+    auto other = (*db)->add_other(image);
+    if (!other) return fail(other.error());
+    if (!*other) return HistoryDb::Outcome::roll_back;
+    added = true;
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = added ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return added;
+}
+
+Result<Store::Commit> Store::tag(std::string_view module, std::string_view name, const Digest& digest) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  const std::string identity = std::string(module) + "/" + std::string(name) + "@" + digest.str();
+  std::optional<Commit> outcome;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto latest = (*db)->latest(module, name);
+    if (!latest) return fail(latest.error());
+    if (*latest && (*latest)->manifest.digest == digest) {
+      outcome = Commit{**latest, false};
+      return HistoryDb::Outcome::roll_back;
+    }
+    auto history = (*db)->history_of(module, name);
+    if (!history) return fail(history.error());
+    const auto found = std::ranges::find_if(history->rbegin(), history->rend(),
+                                            [&](const Record& r) { return r.manifest.digest == digest; });
+    if (found == history->rend()) return fail_input(identity + ": no such record in store " + m_dir.string());
+    Record again = *found;
+    again.recorded = now_rfc3339();
+    if (auto a = (*db)->append(again); !a) return fail(a.error());
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    outcome = Commit{std::move(again), true};
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = outcome->changed ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return *outcome;
+}
+
+Result<std::vector<Store::LatestImage>> Store::indexes_of(const std::vector<Record>& records) const {
+  auto all_latest = this->records(History::latest);
+  if (!all_latest) return fail(all_latest.error());
+  std::set<std::string> latest_ids;
+  for (const auto& r : *all_latest) latest_ids.insert(r.identity());
+  std::vector<Record> latest;
+  for (const auto& r : records) {
+    if (latest_ids.contains(r.identity())) latest.push_back(r);
+  }
+  auto all = indexes();
+  if (!all) return fail(all.error());
+  std::vector<LatestImage> out;
+  for (const auto& r : latest) {
+    if (auto found = all->find(r.repository()); found != all->end()) out.push_back(std::move(found->second));
+  }
+  return out;
+}
+
+Result<std::vector<Record>> Store::with_platforms(std::vector<Record> records) const {
+  auto indexes = indexes_of(records);
+  if (!indexes) return fail(indexes.error());
+  return with_platforms(std::move(records), *indexes);
+}
+
+std::vector<Record> Store::with_platforms(std::vector<Record> records, const std::vector<LatestImage>& indexes) {
+  std::set<std::string> have;
+  for (const auto& r : records) have.insert(r.identity());
+  for (const auto& image : indexes) {
+    for (const auto& p : image.platforms) {
+      if (have.insert(p.identity()).second) records.push_back(p);
+    }
+  }
+  return records;
+}
+
+Result<Store::LatestImage> Store::set_platforms(std::string_view module, std::string_view name,
+                                               const std::vector<std::string>& platforms) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  const std::string repository = std::string(module) + "/" + std::string(name);
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto recorded = (*db)->recorded_platforms(module, name);
+    if (!recorded) return fail(recorded.error());
+    if (recorded->empty()) return fail_input(repository + ": no record with a platform in store " + m_dir.string());
+    std::vector<std::string> wanted = platforms.empty() ? *recorded : platforms;
+    std::ranges::sort(wanted);
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    if (auto set = (*db)->set_platforms(module, name, wanted); !set) return fail(set.error());
+    if (wanted.size() == 1) {
+      // One platform: its record becomes the latest too, unless it is already.
+      auto latest = (*db)->latest(module, name);
+      if (!latest) return fail(latest.error());
+      auto set = (*db)->platform_set(module, name);
+      if (!set) return fail(set.error());
+      if (!*latest || (*latest)->manifest.digest != set->front().manifest.digest) {
+        Record again = set->front();
+        again.recorded = now_rfc3339();
+        if (auto a = (*db)->append(again); !a) return fail(a.error());
+      }
+    }
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = write_view(); !v) return fail(v.error());
+  auto image = latest_image(module, name);
+  if (!image) return fail(image.error());
+  return std::move(**image);
+}
+
+Result<std::size_t> Store::remove(std::string_view module, std::string_view name, std::optional<Digest> digest) const {
+  auto db = writable_history();
+  if (!db) return fail(db.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  std::size_t removed = 0;
+  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto n = (*db)->remove(module, name, digest);
+    if (!n) return fail(n.error());
+    removed = *n;
+    if (removed == 0) return HistoryDb::Outcome::roll_back;
+    if (auto o = (*db)->drop_orphan_referrers(); !o) return fail(o.error());
+    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    return HistoryDb::Outcome::commit;
+  });
+  if (!s) return fail(s.error());
+  if (auto v = removed > 0 ? write_view() : refresh_view_if_behind(); !v) return fail(v.error());
+  return removed;
+}
+
+}  // namespace arec
