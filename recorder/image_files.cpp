@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "util/paths.hpp"
 #include "util/tar_handles.hpp"
 
 namespace arec {
@@ -12,37 +13,7 @@ Result<tar::Reader> open_layer(const Layout& layout, const Descriptor& layer, co
   return tar::open_reader(layout.blob_path(layer.digest), std::size_t{1} << 16, what + ": layer " + layer.digest.str());
 }
 
-std::string join(const std::vector<std::string>& parts, std::size_t count) {
-  std::string out;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (i != 0) out.push_back('/');
-    out += parts[i];
-  }
-  return out;
-}
-
-// A tar entry's name as a view path ("./usr/lib/" -> "usr/lib"); nothing for names that climb out.
-std::optional<std::string> entry_path(std::string_view name) {
-  auto parts = path_components(name);
-  for (const auto& p : parts) {
-    if (p == "..") return std::nullopt;
-  }
-  return join(parts, parts.size());
-}
-
 }  // namespace
-
-std::vector<std::string> path_components(std::string_view path) {
-  std::vector<std::string> parts;
-  std::size_t pos = 0;
-  while (pos <= path.size()) {
-    const std::size_t end = std::min(path.find('/', pos), path.size());
-    const std::string_view part = path.substr(pos, end - pos);
-    if (!part.empty() && part != ".") parts.emplace_back(part);
-    pos = end + 1;
-  }
-  return parts;
-}
 
 Result<std::string> resolve_symlinks(std::string_view path, const LinkAt& link_at) {
   std::vector<std::string> pending = path_components(path);
@@ -57,7 +28,7 @@ Result<std::string> resolve_symlinks(std::string_view path, const LinkAt& link_a
       continue;
     }
     done.push_back(std::move(part));
-    auto target = link_at(join(done, done.size()));
+    auto target = link_at(join_path(done, done.size()));
     if (!target) return fail(target.error());
     if (!*target) continue;
     if (++links > 40) return fail_input(std::string(path) + ": too many levels of symbolic links");
@@ -66,7 +37,7 @@ Result<std::string> resolve_symlinks(std::string_view path, const LinkAt& link_a
     auto target_parts = path_components(**target);
     for (auto p = target_parts.rbegin(); p != target_parts.rend(); ++p) pending.push_back(*p);
   }
-  return join(done, done.size());
+  return join_path(done, done.size());
 }
 
 Result<ImageFiles> ImageFiles::read(const Layout& layout, std::vector<Descriptor> layers, std::string what) {
@@ -80,7 +51,7 @@ Result<ImageFiles> ImageFiles::read(const Layout& layout, std::vector<Descriptor
     archive_entry* entry = nullptr;
     int r = ARCHIVE_OK;
     while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
-      auto path = entry_path(archive_entry_pathname(entry));
+      auto path = normalise_path(archive_entry_pathname(entry));
       if (!path || path->empty()) continue;
       const auto slash = path->rfind('/');
       const std::string dir = slash == std::string::npos ? std::string() : path->substr(0, slash);
@@ -96,7 +67,7 @@ Result<ImageFiles> ImageFiles::read(const Layout& layout, std::vector<Descriptor
       Node node;
       node.layer = index;
       if (const char* hardlink = archive_entry_hardlink(entry)) {
-        auto target = entry_path(hardlink);
+        auto target = normalise_path(hardlink);
         if (!target) continue;
         node.data_path = *target;
       } else if (archive_entry_filetype(entry) == AE_IFDIR) {
@@ -134,7 +105,7 @@ Result<ImageFiles> ImageFiles::read(const Layout& layout, std::vector<Descriptor
 
 const ImageFiles::Node* ImageFiles::lstat(std::string_view path) const {
   auto parts = path_components(path);
-  auto it = m_nodes.find(join(parts, parts.size()));
+  auto it = m_nodes.find(join_path(parts, parts.size()));
   return it == m_nodes.end() ? nullptr : &it->second;
 }
 
@@ -164,7 +135,7 @@ Result<std::string> ImageFiles::read_file(const std::string& path) const {
   if (!a) return fail(a.error());
   archive_entry* entry = nullptr;
   while (archive_read_next_header(a->get(), &entry) == ARCHIVE_OK) {
-    auto name = entry_path(archive_entry_pathname(entry));
+    auto name = normalise_path(archive_entry_pathname(entry));
     if (!name || *name != node.data_path || archive_entry_hardlink(entry) != nullptr) continue;
     // Only libraries and the loader's cache are read: a file larger than any of them is refused
     // rather than held in memory.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "util/paths.hpp"
 
 namespace arec {
 
@@ -44,9 +45,6 @@ class ImageFiles {
   std::string m_what;
   std::map<std::string, Node, std::less<>> m_nodes;
 };
-
-// Splits an image path into its components, dropping empty ones and "."; ".." is kept for the caller.
-std::vector<std::string> path_components(std::string_view path);
 
 // What a path walk finds at one prefix of the path ("usr", "usr/lib", …): the target of a symlink to
 // follow there, nothing to go on past, or an error that ends the walk.

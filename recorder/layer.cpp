@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "util/fs.hpp"
+#include "util/paths.hpp"
 #include "util/tar_handles.hpp"
 
 namespace arec {
@@ -235,21 +236,9 @@ Result<std::string> normalise_image_path(std::string_view path, std::string_view
   if (path.empty() || path.front() != '/') {
     return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must be an absolute path");
   }
-  std::string out;
-  std::size_t pos = 0;
-  while (pos < path.size()) {
-    const std::size_t end = std::min(path.find('/', pos), path.size());
-    const std::string_view part = path.substr(pos, end - pos);
-    if (part == "..") {
-      return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must not contain \"..\"");
-    }
-    if (!part.empty() && part != ".") {
-      if (!out.empty()) out.push_back('/');
-      out.append(part);
-    }
-    pos = end + 1;
-  }
-  return out;
+  auto normal = normalise_path(path);
+  if (!normal) return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must not contain \"..\"");
+  return std::move(*normal);
 }
 
 Result<LayerInput> parse_layer_input(LayerInput::Kind kind, std::string_view spec) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "util/paths.hpp"
 #include "util/tar_handles.hpp"
 
 namespace arec {
@@ -45,15 +46,8 @@ std::string_view type_name(LayerFile::Type type) {
 
 // A tar entry's name as an image path: "./usr/bin/" -> "/usr/bin".
 std::string image_path(std::string_view name) {
-  std::string out;
-  std::size_t pos = 0;
-  while (pos <= name.size()) {
-    const std::size_t end = std::min(name.find('/', pos), name.size());
-    const std::string_view part = name.substr(pos, end - pos);
-    if (!part.empty() && part != ".") out += "/" + std::string(part);
-    pos = end + 1;
-  }
-  return out.empty() ? "/" : out;
+  const auto parts = path_components(name);
+  return "/" + join_path(parts, parts.size());
 }
 
 nlohmann::json descriptor_json(const Descriptor& d) {
@@ -455,16 +449,9 @@ struct CheckedBundle {
 Result<std::string> bundle_path(std::string_view name, const std::string& what) {
   if (name.empty()) return fail_input(what + ": an entry without a name");
   if (name.front() == '/') return fail_input(what + ": entry " + in_quotes(name) + ": an absolute path");
-  std::string out;
-  std::size_t pos = 0;
-  while (pos <= name.size()) {
-    const std::size_t end = std::min(name.find('/', pos), name.size());
-    const std::string_view part = name.substr(pos, end - pos);
-    if (part == "..") return fail_input(what + ": entry " + in_quotes(name) + ": climbs out of the bundle (\"..\")");
-    if (!part.empty() && part != ".") out += (out.empty() ? "" : "/") + std::string(part);
-    pos = end + 1;
-  }
-  return out;
+  auto normal = normalise_path(name);
+  if (!normal) return fail_input(what + ": entry " + in_quotes(name) + ": climbs out of the bundle (\"..\")");
+  return std::move(*normal);
 }
 
 // The digest a blob entry's path (blobs/ALGORITHM/HEX) names.
