@@ -338,6 +338,13 @@ Result<json> parse_json(std::string_view bytes, std::string_view what) {
   return fail_input(std::string(what) + ": " + problem.message + (problem.byte ? " at byte " + std::to_string(*problem.byte) : ""));
 }
 
+Status check_oci_layout(std::string_view text, const std::string& what) {
+  auto document = parse_json(text, what);
+  if (!document) return fail(document.error());
+  if (!document->is_object() || !document->contains("imageLayoutVersion")) return fail_input(what + ": imageLayoutVersion is missing");
+  return {};
+}
+
 Result<std::string> canonical_json(const json& value) {
   try {
     return value.dump(-1, ' ', false, json::error_handler_t::strict);

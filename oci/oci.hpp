@@ -29,6 +29,10 @@ inline constexpr std::string_view k_docker_manifest = "application/vnd.docker.di
 inline constexpr std::string_view k_docker_list = "application/vnd.docker.distribution.manifest.list.v2+json";
 inline constexpr std::string_view k_docker_config = "application/vnd.docker.container.image.v1+json";
 inline constexpr std::string_view k_docker_layer_gzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
+
+// Whether a media type is an image manifest, or an image index, in OCI's or Docker schema 2's spelling.
+constexpr bool is_manifest(std::string_view type) { return type == k_manifest || type == k_docker_manifest; }
+constexpr bool is_index(std::string_view type) { return type == k_index || type == k_docker_list; }
 }  // namespace media_type
 
 // How a layer's tar is compressed, and the media type that says so.
@@ -172,6 +176,11 @@ std::expected<Json, JsonProblem> read_json(std::string_view bytes) {
 
 // Parses bytes as JSON, with the byte offset of a syntax error in the message.
 Result<nlohmann::json> parse_json(std::string_view bytes, std::string_view what);
+
+// An image layout's `oci-layout` file, as arec writes it, and the check of one read (from a store or a
+// bundle): a JSON object with imageLayoutVersion. `what` names the file in an error.
+inline constexpr std::string_view k_oci_layout_document = R"({"imageLayoutVersion":"1.0.0"})";
+Status check_oci_layout(std::string_view text, const std::string& what);
 
 // The one serialisation arec writes: keys sorted, no insignificant whitespace, UTF-8. Equal content
 // therefore has equal bytes and equal digests. Fails on strings that are not valid UTF-8.

@@ -248,7 +248,7 @@ bool is_for(const Platform& candidate, const Platform& wanted) {
 
 Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what,
                                             const std::optional<Platform>& platform) {
-  if (descriptor.media_type != media_type::k_index && descriptor.media_type != media_type::k_docker_list) {
+  if (!media_type::is_index(descriptor.media_type)) {
     return descriptor;
   }
   auto index = layout.read_image_index(descriptor);

@@ -410,7 +410,7 @@ Result<Listed> list_referrers(Run& run, const Store& store, const Record& record
 Status check_fetched_manifest(const FetchedManifest& fetched, const std::string& what) {
   auto json = parse_json(fetched.bytes, what);
   if (!json) return fail(Error::registry(json.error().message));
-  const bool is_index = fetched.media_type == media_type::k_index || fetched.media_type == media_type::k_docker_list;
+  const bool is_index = media_type::is_index(fetched.media_type);
   if (is_index) {
     if (auto index = index_from_json(*json, what); !index) return fail(Error::registry(index.error().message));
   } else if (auto manifest = manifest_from_json(*json, what); !manifest) {
@@ -868,10 +868,6 @@ Result<std::string> fetch_text(Run& run, const std::string& repository, const De
   return sink.take();
 }
 
-bool is_manifest_type(std::string_view media_type) {
-  return media_type == media_type::k_manifest || media_type == media_type::k_docker_manifest;
-}
-
 // One image of a pull of records (an index has one per platform): its manifest's bytes, config and the
 // records the registry lists for it.
 struct PulledImage {
@@ -945,7 +941,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   if (!top) return fail(top.error());
   if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting));
   std::vector<PulledImage> images;
-  const bool is_index = top->media_type == media_type::k_index || top->media_type == media_type::k_docker_list;
+  const bool is_index = media_type::is_index(top->media_type);
   if (is_index) {
     auto index = index_from_json(*parse_json(top->bytes, "the index"), "the index");
     if (index->manifests.size() > k_max_platforms) {
@@ -953,12 +949,12 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
                                   std::to_string(k_max_platforms)));
     }
     for (const auto& entry : index->manifests) {
-      if (!is_manifest_type(entry.media_type)) continue;
+      if (!media_type::is_manifest(entry.media_type)) continue;
       if (std::ranges::any_of(images, [&](const PulledImage& i) { return i.fetched.digest == entry.digest; })) continue;
       const std::string getting_child = context + ": getting manifest " + entry.digest.str();
       auto child = run.step(getting_child, {}, [&] { return run.session.get_manifest(repository, entry.digest.str()); });
       if (!child) return fail(child.error());
-      if (!is_manifest_type(child->media_type)) continue;
+      if (!media_type::is_manifest(child->media_type)) continue;
       if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting_child));
       images.push_back({std::move(*child), {}, {}, {}, {}});
     }

@@ -423,7 +423,7 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
     auto text = canonical_json(to_json(index));
     if (!text) return fail(text.error());
     entries.push_back({"index.json", BundleEntry::Kind::text, {}, *text});
-    entries.push_back({"oci-layout", BundleEntry::Kind::text, {}, R"({"imageLayoutVersion":"1.0.0"})"});
+    entries.push_back({"oci-layout", BundleEntry::Kind::text, {}, std::string(k_oci_layout_document)});
   } else {
     auto text = canonical_json(docker);
     if (!text) return fail(text.error());
@@ -581,11 +581,7 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
     if (docker_manifest) return fail_input(what + ": a docker archive; arec import reads OCI bundles (arec export --format oci)");
     return fail_input(what + ": not an OCI bundle (no " + std::string(layout ? "index.json" : "oci-layout") + ")");
   }
-  auto layout_json = parse_json(*layout, what + ": oci-layout");
-  if (!layout_json) return fail(layout_json.error());
-  if (!layout_json->is_object() || !layout_json->contains("imageLayoutVersion")) {
-    return fail_input(what + ": oci-layout: imageLayoutVersion is missing");
-  }
+  if (auto s = check_oci_layout(*layout, what + ": oci-layout"); !s) return fail(s.error());
   return out;
 }
 

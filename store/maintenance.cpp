@@ -19,8 +19,8 @@ void reach(const Store& store, const Descriptor& d, std::set<Digest>& reached, s
     problems.push_back(d.digest.str() + ": indexes nested too deeply");
     return;
   }
-  const bool is_manifest = d.media_type == media_type::k_manifest || d.media_type == media_type::k_docker_manifest;
-  const bool is_index = d.media_type == media_type::k_index || d.media_type == media_type::k_docker_list;
+  const bool is_manifest = media_type::is_manifest(d.media_type);
+  const bool is_index = media_type::is_index(d.media_type);
   if (!is_manifest && !is_index) {
     struct stat st {};
     const auto path = store.blob_path(d.digest);

@@ -13,7 +13,6 @@ namespace arec {
 
 namespace {
 
-constexpr std::string_view k_layout_file = R"({"imageLayoutVersion":"1.0.0"})";
 constexpr std::size_t k_write_buffer = std::size_t{1} << 20;
 
 // See Layout::has_blob.
@@ -48,11 +47,7 @@ Result<Layout> Layout::open(const fs::Path& dir) {
   const auto layout_file = dir / "oci-layout";
   auto text = fs::read_file(layout_file);
   if (!text) return fail_input(dir.string() + ": not an OCI image layout (no readable oci-layout file)");
-  auto json = parse_json(*text, layout_file.string());
-  if (!json) return fail(json.error());
-  if (!json->is_object() || !json->contains("imageLayoutVersion")) {
-    return fail_input(layout_file.string() + ": imageLayoutVersion is missing");
-  }
+  if (auto s = check_oci_layout(*text, layout_file.string()); !s) return fail(s.error());
   return Layout(dir);
 }
 
@@ -72,7 +67,7 @@ Status Layout::check_image_files(const Descriptor& manifest) const {
     return fail_input(path.string() + ": " + fs::file_kind(st.st_mode) + " where a blob must be; arec reads no blob through it (see arec check)");
   };
   if (auto s = regular_or_absent(manifest.digest); !s) return s;
-  if (manifest.media_type == media_type::k_index || manifest.media_type == media_type::k_docker_list) {
+  if (media_type::is_index(manifest.media_type)) {
     auto index = read_image_index(manifest);
     if (!index) return {};
     for (const auto& m : index->manifests) {
@@ -259,7 +254,7 @@ Result<Store> Store::open(const fs::Path& dir) {
   store.sweep_abandoned_temporaries();
   // Concurrent first recorders may both get here: each writes identical content atomically.
   if (!path_exists(dir / "oci-layout")) {
-    if (auto s = fs::write_file_atomic(store.temp_dir(), dir / "oci-layout", k_layout_file); !s) {
+    if (auto s = fs::write_file_atomic(store.temp_dir(), dir / "oci-layout", k_oci_layout_document); !s) {
       return fail(std::move(s.error()).context(what));
     }
   }
