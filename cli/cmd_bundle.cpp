@@ -158,8 +158,8 @@ void add_export(CLI::App& app, Globals& globals, Action& action) {
            "record; --platform writes that platform's record alone, tagged module/name, for tools that read no index.",
            {{"arec export mesh -o mesh.tar --history", "Every record of module mesh, with its SBOMs, as an OCI layout tarball."},
             {"arec export mesh/app --format docker -o app.tar", "The latest mesh/app as an archive `docker load -i app.tar` reads."},
-            {"arec export demo/hello --platform linux/arm64 -o hello-arm64.tar",
-             "The arm64 record of demo/hello alone; unpacked (tar -xf), `umoci unpack --image DIR:demo/hello` reads it."}},
+            {"arec export mesh/app --platform linux/amd64 -o app-amd64.tar",
+             "The amd64 record of mesh/app alone; unpacked (tar -xf), `umoci unpack --image DIR:mesh/app` reads it."}},
            "0 written, 2 bad input (a record not in the store, an unwritable output)");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_export(globals, *o); }; });
 }
