@@ -22,7 +22,6 @@ namespace arec {
 
 namespace {
 
-constexpr std::uintmax_t k_max_declaration_size = 16u << 20;
 constexpr std::string_view k_registry = "registry";
 // A reference written without a port means HTTPS at 443: the registry's only where it was given 443.
 constexpr std::string_view k_default_port = "443";
@@ -485,8 +484,16 @@ Status RebuildQuery::scan_file(const std::filesystem::path& file, std::string& b
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail_input("reading " + file.string() + ": " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || static_cast<std::uintmax_t>(st.st_size) > k_max_declaration_size) {
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
     ::close(fd);
+    return fail_input("reading " + file.string() + ": " + std::strerror(error));
+  }
+  // Too large to be read whole: a declaration of that size is unlikely, but an answer that ignored one
+  // without a word could be a false all-clear.
+  if (static_cast<std::uintmax_t>(st.st_size) > k_max_declaration_size) {
+    ::close(fd);
+    m_skipped_for_size.push_back(file);
     return {};
   }
   // Grown, never shrunk: a resize that grows fills the new bytes, which would be a second pass.

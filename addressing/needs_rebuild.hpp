@@ -30,6 +30,9 @@
 
 namespace arec {
 
+// The largest file read as a declaration; a larger one is skipped, and said to be (skipped_for_size).
+inline constexpr std::uintmax_t k_max_declaration_size = 16u << 20;
+
 enum class FindingKind { genesis_pinned, no_build, hard_coded_address, other_service, external };
 
 std::string_view kind_name(FindingKind kind);
@@ -73,11 +76,14 @@ class RebuildQuery {
   // address into an image, and its literal ADDR:PORT of a service. YAML and JSON files (*.yaml, *.yml,
   // *.json, and those with a further .in) must parse, and give Helm's `repository` + `tag` as one.
   // References in shell and compose defaults (${VAR:-REF}, ${VAR-REF}, ${VAR:=REF}, ${VAR=REF}) count
-  // as written there. Files of more than 16 MiB and files holding a NUL byte are not declarations.
+  // as written there. Files holding a NUL byte are not declarations; files of more than
+  // k_max_declaration_size are not read, and are listed by skipped_for_size().
   Status scan_path(const std::filesystem::path& path);
   Status scan_text(std::string_view text, std::string_view file);
   // The declarations read so far (text files given or found under a directory).
   std::size_t files_read() const { return m_files_read; }
+  // The files left unread for their size (more than k_max_declaration_size), in the order met.
+  const std::vector<std::filesystem::path>& skipped_for_size() const { return m_skipped_for_size; }
   // A reference given on the command line; an invalid one is an error.
   Status add_reference(std::string_view reference, std::string_view source);
   // A repository (and tag) in the registry's own catalog, at `registry` (host:port).
@@ -123,6 +129,7 @@ class RebuildQuery {
   External m_scan = External::include;
   bool m_port_free_registry = false;                         // a registry at 443: references need no port
   std::size_t m_files_read = 0;
+  std::vector<std::filesystem::path> m_skipped_for_size;
   std::vector<Finding> m_findings;                          // in the order found
 };
 

@@ -91,7 +91,7 @@ Status check_path(std::string_view text, std::string_view path) {
 
 Status check_tag(std::string_view text, std::string_view tag) {
   if (!is_tag(tag)) {
-    return fail(invalid(text, "tag \"" + std::string(tag) + "\" is invalid (up to 128 of [A-Za-z0-9_.-], not starting with '.' or '-')"));
+    return fail(invalid(text, "tag \"" + std::string(tag) + "\" is invalid (" + std::string(k_tag_grammar) + ")"));
   }
   return {};
 }
@@ -108,6 +108,10 @@ Status check_digest(std::string_view text, std::string_view digest) {
 bool is_tag(std::string_view text) {
   return !text.empty() && text.size() <= k_max_tag_length && is_word(text.front()) &&
          std::all_of(text.begin(), text.end(), [](char c) { return is_word(c) || c == '.' || c == '-'; });
+}
+
+bool is_repository_path(std::string_view text) {
+  return text.size() <= k_max_path_length && check_path(text, text).has_value();
 }
 
 Result<Reference> Reference::parse(std::string_view text) {

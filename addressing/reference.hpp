@@ -43,6 +43,13 @@ inline constexpr std::size_t k_max_tag_length = 128;
 
 // True for a tag: [\w][\w.-]{0,127}
 bool is_tag(std::string_view text);
+// True for a repository path: components [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)* joined by '/', at most
+// k_max_path_length characters ("mesh/controlplane"; not "../etc", "Mesh/cp" or "a//b").
+bool is_repository_path(std::string_view text);
+// What is_repository_path and is_tag accept, in words, for the messages that refuse a name or a tag.
+inline constexpr std::string_view k_repository_path_grammar =
+    "components of lowercase letters and digits separated by '.', '_', '__' or '-', joined by '/'";
+inline constexpr std::string_view k_tag_grammar = "up to 128 of [A-Za-z0-9_.-], not starting with '.' or '-'";
 
 // A full reference (one with a domain) written in a text.
 struct ReferenceInText {

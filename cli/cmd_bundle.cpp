@@ -2,7 +2,9 @@
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "cli/cli.hpp"
@@ -17,13 +19,18 @@ struct ExportOptions {
   std::vector<std::string> selectors;
   std::string output;
   std::string format = "oci";
+  std::string platform;  // --platform OS/ARCH[/VARIANT]: of each module/name, that platform's records only
   bool history = false;
   bool json = false;
 };
 
 // The records `selectors` name (MODULE, MODULE/NAME, MODULE/NAME@DIGEST; none: every module/name),
 // in the store's order, oldest first: the latest of each, or with History::all its whole history.
-Result<std::vector<Record>> select_for_export(const Store& store, const std::vector<std::string>& selectors, History history) {
+// With a platform, of each module/name only the records of that platform: its image's record of it
+// alone, a plain manifest, which OCI tools that read no index (umoci) take; a module/name whose image
+// has no record of it is refused, naming those it has.
+Result<std::vector<Record>> select_for_export(const Store& store, const std::vector<std::string>& selectors, History history,
+                                              const std::optional<Platform>& platform) {
   auto all = store.records(History::all);
   if (!all) return fail(all.error());
   auto latest = store.records(History::latest);
@@ -34,6 +41,9 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
     if (!parsed) return fail(parsed.error());
     const std::string& repository = parsed->repository;
     const std::optional<Digest>& digest = parsed->digest;
+    if (digest && platform) {
+      return fail_input("\"" + selector + "\": --platform chooses among the platforms of the latest image; a digest names one record already");
+    }
     const auto names = [&](const Record& r) { return repository.empty() || r.repository() == repository || r.module == repository; };
     bool matched = false;
     for (const auto& r : digest || history == History::all ? *all : *latest) {
@@ -51,9 +61,26 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
   auto with_platforms = store.with_platforms(std::move(picked));
   if (!with_platforms) return fail(with_platforms.error());
   for (const auto& r : *with_platforms) chosen.insert(r.identity() + " " + r.recorded);
+  const auto of_platform = [&](const Record& r) { return !platform || (r.manifest.platform && serves(*r.manifest.platform, *platform)); };
+  if (platform) {
+    // module/name -> each record of its image by platform, as its index lists them
+    std::map<std::string, std::map<std::string, std::string>> images;
+    std::set<std::string> served;
+    for (const auto& r : *with_platforms) {
+      const std::string text = r.manifest.platform ? platform_text(*r.manifest.platform) : "";
+      images[r.repository()][text] = r.identity() + (text.empty() ? "" : " (" + text + ")");
+      if (of_platform(r)) served.insert(r.repository());
+    }
+    for (const auto& [repository, records] : images) {
+      if (served.contains(repository)) continue;
+      std::string each;
+      for (const auto& [text, record] : records) each += (each.empty() ? "" : ", ") + record;
+      return fail_input("\"" + repository + "\": no record for --platform " + platform_text(*platform) + " in its image: " + each);
+    }
+  }
   std::vector<Record> out;
   for (const auto& r : *all) {
-    if (chosen.contains(r.identity() + " " + r.recorded)) out.push_back(r);
+    if (chosen.contains(r.identity() + " " + r.recorded) && of_platform(r)) out.push_back(r);
   }
   return out;
 }
@@ -62,9 +89,15 @@ Result<int> run_export(const Globals& globals, const ExportOptions& o) {
   const BundleFormat format = o.format == "docker" ? BundleFormat::docker : BundleFormat::oci;
   // "-" would otherwise become a file of that name in the working directory.
   if (o.output == "-") return fail_input("--output -: export writes the bundle to a file, not to standard output; name a file, e.g. -o bundle.tar");
+  std::optional<Platform> platform;
+  if (!o.platform.empty()) {
+    auto parsed = parse_platform(o.platform);
+    if (!parsed) return fail(parsed.error());
+    platform = std::move(*parsed);
+  }
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
-  auto records = select_for_export(*store, o.selectors, o.history ? History::all : History::latest);
+  auto records = select_for_export(*store, o.selectors, o.history ? History::all : History::latest, platform);
   if (!records) return fail(records.error());
   if (records->empty()) return fail_input("the store " + store->dir().string() + " holds no records to export");
   auto summary = export_bundle(*store, *records, o.output, format, globals.settings.source_date_epoch);
@@ -114,12 +147,19 @@ void add_export(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--format", o->format, "oci: an OCI image layout with referrers; docker: what `docker load` reads")
       ->check(CLI::IsMember({"oci", "docker"}))
       ->capture_default_str();
+  cmd->add_option("--platform", o->platform,
+                  "Of a module/name of several platforms, only this one's record (a manifest, not the index: what umoci reads)")
+      ->type_name("OS/ARCH[/VARIANT]");
   cmd->add_flag("--json", o->json, "Print a JSON summary");
   describe(*cmd,
            "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).\n"
-           "Carried where no network reaches, `arec import` adds them to another store, and `arec push` sends them on.",
+           "Carried where no network reaches, `arec import` adds them to another store, and `arec push` sends them on.\n"
+           "A module/name recorded for several platforms is exported as its image index, with each platform's\n"
+           "record; --platform writes that platform's record alone, tagged module/name, for tools that read no index.",
            {{"arec export mesh -o mesh.tar --history", "Every record of module mesh, with its SBOMs, as an OCI layout tarball."},
-            {"arec export mesh/app --format docker -o app.tar", "The latest mesh/app as an archive `docker load -i app.tar` reads."}},
+            {"arec export mesh/app --format docker -o app.tar", "The latest mesh/app as an archive `docker load -i app.tar` reads."},
+            {"arec export mesh/app --platform linux/amd64 -o app-amd64.tar",
+             "The amd64 record of mesh/app alone; unpacked (tar -xf), `umoci unpack --image DIR:mesh/app` reads it."}},
            "0 written, 2 bad input (a record not in the store, an unwritable output)");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_export(globals, *o); }; });
 }

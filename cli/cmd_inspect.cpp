@@ -105,13 +105,6 @@ void print_text(const ImageDescription& d) {
 }
 
 // A record of the store: the latest of MODULE/NAME, or the one of its history with that digest.
-// Whether a record of `candidate` serves `wanted`: a record naming no variant serves one asked for with
-// a variant (as pull picks from an index); one naming another variant does not.
-bool serves(const Platform& candidate, const Platform& wanted) {
-  return candidate.os == wanted.os && candidate.architecture == wanted.architecture &&
-         (wanted.variant.empty() || candidate.variant.empty() || candidate.variant == wanted.variant);
-}
-
 Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing, const std::string& config,
                                         const std::optional<Platform>& platform) {
   const auto at = text.find('@');

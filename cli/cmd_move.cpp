@@ -31,9 +31,13 @@ enum class Unreachable {
 struct Rebuilds {
   std::vector<Finding> findings;
   std::size_t files_read = 0;       // declarations read
+  std::size_t skipped_for_size = 0;  // files left unread, larger than k_max_declaration_size
   bool read_declarations = false;   // paths were given (or the current directory stood for them)
   std::string catalog_not_checked;  // why the catalog was not read, when the registry did not answer
 };
+
+// "16 MiB": the size past which a file is not read as a declaration.
+std::string declaration_limit() { return std::to_string(k_max_declaration_size >> 20) + " MiB"; }
 
 // Runs the query over declarations, --ref values and (with --catalog) the registry's own list.
 Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& settings, const QueryOptions& o,
@@ -53,6 +57,9 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
   }
   for (const auto& path : o.paths) {
     if (auto s = query.scan_path(path); !s) return fail(s.error());
+  }
+  for (const auto& file : query.skipped_for_size()) {
+    spdlog::warn("{}: not read, larger than the {} a declaration may be", file.string(), declaration_limit());
   }
   for (const auto& ref : o.refs) {
     if (auto s = query.add_reference(ref, "--ref"); !s) return fail(s.error());
@@ -79,14 +86,20 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
   }
   out.findings = query.findings(external);
   out.files_read = query.files_read();
+  out.skipped_for_size = query.skipped_for_size().size();
   out.read_declarations = !o.paths.empty();
   return out;
 }
 
-// "(read 14,000 files)": how much an answer stands on, said beside it.
+// "(read 14,000 files)": how much an answer stands on, said beside it, with the files it does not
+// stand on ("(read 3 files, skipped 1 larger than 16 MiB)").
 std::string files_read(const Rebuilds& rebuilds) {
   if (!rebuilds.read_declarations) return "";
-  return " (read " + std::to_string(rebuilds.files_read) + (rebuilds.files_read == 1 ? " file)" : " files)");
+  std::string out = " (read " + std::to_string(rebuilds.files_read) + (rebuilds.files_read == 1 ? " file" : " files");
+  if (rebuilds.skipped_for_size > 0) {
+    out += ", skipped " + std::to_string(rebuilds.skipped_for_size) + " larger than " + declaration_limit();
+  }
+  return out + ")";
 }
 
 void print_findings(const std::vector<Finding>& findings, std::string_view read = "") {
@@ -137,7 +150,7 @@ Result<int> run_needs_rebuild(const Globals& globals, QueryOptions o) {
   if (rebuilds->read_declarations && rebuilds->files_read == 0) {
     std::string named;
     for (const auto& path : o.paths) named += (named.empty() ? "" : ", ") + path;
-    return fail_input("needs-rebuild read no file: " + named + " holds no text file (of at most 16 MiB)");
+    return fail_input("needs-rebuild read no file: " + named + " holds no text file (of at most " + declaration_limit() + ")");
   }
   const auto& findings = rebuilds->findings;
   if (o.json) {
@@ -240,6 +253,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (o.json) {
     json["nothing_to_move"] = false;
     json["findings"] = findings_json(findings);
+    json["declarations"] = {{"read", rebuilds->files_read}, {"skipped_for_size", rebuilds->skipped_for_size}};
     json["catalog"] = rebuilds->catalog_not_checked.empty()
                           ? nlohmann::ordered_json{{"checked", true}}
                           : nlohmann::ordered_json{{"checked", false}, {"reason", rebuilds->catalog_not_checked}};

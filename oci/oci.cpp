@@ -397,4 +397,9 @@ std::string platform_text(const Platform& platform) {
   return platform.os + "/" + platform.architecture + (platform.variant.empty() ? "" : "/" + platform.variant);
 }
 
+bool serves(const Platform& candidate, const Platform& wanted) {
+  return candidate.os == wanted.os && candidate.architecture == wanted.architecture &&
+         (wanted.variant.empty() || candidate.variant.empty() || candidate.variant == wanted.variant);
+}
+
 }  // namespace arec

@@ -191,5 +191,9 @@ Platform host_platform();
 // "os/architecture[/variant]" (linux/arm64, linux/arm/v7), as --platform and OCI tools spell it.
 Result<Platform> parse_platform(std::string_view text);
 std::string platform_text(const Platform& platform);
+// Whether an image of `candidate` is one for `wanted`, as an index is picked from: a manifest naming no
+// variant serves one asked for with a variant (most arm64 images name none, v8 being the default); one
+// naming another variant does not.
+bool serves(const Platform& candidate, const Platform& wanted);
 
 }  // namespace arec

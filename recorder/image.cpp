@@ -235,17 +235,6 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Sbo
 
 }  // namespace
 
-namespace {
-
-// A manifest naming no variant serves one asked for with a variant (most arm64 images name none, v8
-// being the default); one naming another variant does not.
-bool is_for(const Platform& candidate, const Platform& wanted) {
-  return candidate.os == wanted.os && candidate.architecture == wanted.architecture &&
-         (wanted.variant.empty() || candidate.variant.empty() || candidate.variant == wanted.variant);
-}
-
-}  // namespace
-
 Result<Descriptor> select_platform_manifest(const Layout& layout, const Descriptor& descriptor, std::string_view what,
                                             const std::optional<Platform>& platform) {
   if (!media_type::is_index(descriptor.media_type)) {
@@ -255,7 +244,7 @@ Result<Descriptor> select_platform_manifest(const Layout& layout, const Descript
   if (!index) return fail(std::move(index.error()).context(what));
   const Platform wanted = platform.value_or(host_platform());
   for (const auto& m : index->manifests) {
-    if (m.platform && is_for(*m.platform, wanted)) return m;
+    if (m.platform && serves(*m.platform, wanted)) return m;
   }
   return fail_input(std::string(what) + ": no image for " + platform_text(wanted));
 }
@@ -303,7 +292,7 @@ Result<BaseImage> open_record_base(const Store& store, std::string_view module, 
   const Platform wanted = platform.value_or(host_platform());
   std::string recorded;
   for (const auto& r : (*latest)->platforms) {
-    if (is_for(*r.manifest.platform, wanted)) return BaseImage{store, r.manifest};
+    if (serves(*r.manifest.platform, wanted)) return BaseImage{store, r.manifest};
     recorded += (recorded.empty() ? "" : ", ") + platform_text(*r.manifest.platform);
   }
   return fail_input(what + ": no record for " + platform_text(wanted) + " (recorded for " + recorded + ")");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "addressing/nodes.hpp"
+#include "addressing/reference.hpp"
 
 namespace arec {
 
@@ -454,12 +455,31 @@ RegistryResult<std::vector<std::string>> Session::list(std::string url, const st
   }
 }
 
+// A name a registry lists is used as a path of the next request and printed: one outside the grammar
+// ("../../etc", a name holding escapes) is the registry's failure, said escaped, never followed.
 RegistryResult<std::vector<std::string>> Session::tags(std::string_view repository) {
-  return list(m_registry.url("/v2/" + std::string(repository) + "/tags/list"), "tags", {m_registry.scope(repository)});
+  auto tags = list(m_registry.url("/v2/" + std::string(repository) + "/tags/list"), "tags", {m_registry.scope(repository)});
+  if (!tags) return tags;
+  for (const auto& tag : *tags) {
+    if (!is_tag(tag)) {
+      return std::unexpected(RegistryError::protocol("the registry lists the tag \"" + printable(tag) + "\", which is not a tag (" +
+                                                     std::string(k_tag_grammar) + ")"));
+    }
+  }
+  return tags;
 }
 
 RegistryResult<std::vector<std::string>> Session::catalog() {
-  return list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"});
+  auto repositories = list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"});
+  if (!repositories) return repositories;
+  for (const auto& repository : *repositories) {
+    if (!is_repository_path(repository)) {
+      return std::unexpected(RegistryError::protocol("the registry lists \"" + printable(repository) +
+                                                     "\", which is not a repository name (" +
+                                                     std::string(k_repository_path_grammar) + ")"));
+    }
+  }
+  return repositories;
 }
 
 std::optional<std::vector<std::string>> names_from_list_page(std::string_view body, std::string_view key) {

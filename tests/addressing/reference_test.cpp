@@ -163,6 +163,23 @@ TEST(Reference, HostAndPort) {
   EXPECT_EQ(bare_v6->port(), "");
 }
 
+// What a registry's catalog and tag lists are checked against before a name is requested or printed.
+TEST(Reference, RepositoryPathsAndTagsAsARegistryListsThem) {
+  for (const std::string ok : {"a", "mesh/controlplane", "a/b/c", "a.b_c__d---e/f0", "0/9"}) {
+    EXPECT_TRUE(is_repository_path(ok)) << ok;
+  }
+  for (const char* bad : {"", "../../etc", "a//b", "/a", "a/", "Mesh/cp", "a/b:tag", "evil/\x1b[31mred", "a___b", "a/-b"}) {
+    EXPECT_FALSE(is_repository_path(bad)) << bad;
+  }
+  EXPECT_TRUE(is_repository_path(std::string(255, 'a')));
+  EXPECT_FALSE(is_repository_path(std::string(256, 'a')));
+  EXPECT_TRUE(is_tag("latest"));
+  EXPECT_TRUE(is_tag("_1.0-rc"));
+  EXPECT_FALSE(is_tag("latest\nforged"));
+  EXPECT_FALSE(is_tag(".hidden"));
+  EXPECT_FALSE(is_tag(std::string(129, 'a')));
+}
+
 TEST(Reference, ParsingNeverReadsPastTheEnd) {
   // Every prefix of every case, each in a buffer that ends where the prefix does: a read past it
   // crashes the test.

@@ -4,7 +4,8 @@
 # the latest of module/name is an OCI image index over the newest record of each platform. `records`
 # lists each platform, compose names the index, gc keeps it; `push` puts both manifests and then the index
 # as `latest`, which the registry serves as an index, skopeo picks arm64 from, and `skopeo copy --all`
-# copies byte for byte. Recording arm64 again replaces the arm64 entry only.
+# copies byte for byte. Recording arm64 again replaces the arm64 entry only. `export --platform` writes
+# one platform's record alone, which umoci unpacks where it refuses the index.
 source "$(dirname "$0")/../registry/lib.sh"
 AREC=$1
 command -v aarch64-linux-gnu-g++ >/dev/null || skip "no aarch64-linux-gnu-g++ (Debian's g++-aarch64-linux-gnu; scripts/deps installs it)"
@@ -120,6 +121,28 @@ expect_exit 0 "$AREC" --store "$T/imported" import "$T/hello.tar"
 expect_exit 0 "$AREC" --store "$T/imported" index "$M/hello" --json
 expect_eq "$index2 linux/amd64,linux/arm64" "$(jq -r '"\(.digest) \([.platforms[].platform] | join(","))"' <<<"$OUT")" \
   "the imported store's image of $M/hello"
+
+note "export --platform: that platform's record alone, which umoci (reading no index) unpacks; another platform refused"
+if command -v umoci >/dev/null; then
+  mkdir "$T/whole" && tar -xf "$T/hello.tar" -C "$T/whole"
+  umoci unpack --rootless --image "$T/whole:$M/hello" "$T/whole-bundle" >/dev/null 2>"$T/umoci.err" && fail "umoci unpacked an image index"
+  expect_contains "$(cat "$T/umoci.err")" "tag is ambiguous" "umoci on the bundle with the index"
+  expect_exit 0 "$AREC" export "$M/hello" --platform linux/arm64 -o "$T/hello-arm64.tar" --json
+  expect_eq "1 1" "$(jq -r '"\(.records) \(.referrers)"' <<<"$OUT")" "records and referrers exported for linux/arm64"
+  mkdir "$T/arm64-layout" && tar -xf "$T/hello-arm64.tar" -C "$T/arm64-layout"
+  expect_eq "$again application/vnd.oci.image.manifest.v1+json|$again" \
+    "$(jq -r --arg ref "$M/hello" '[(.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $ref) | "\(.digest) \(.mediaType)"),
+        (.manifests[] | .annotations["dev.arec.subject"] // empty)] | join("|")' "$T/arm64-layout/index.json")" \
+    "the arm64 bundle's tagged manifest and its referrer's subject"
+  umoci unpack --rootless --image "$T/arm64-layout:$M/hello" "$T/arm64-bundle" >/dev/null || fail "umoci unpack of the linux/arm64 export failed"
+  # e_machine of the ELF header: 183 is AArch64 (62 would be x86-64).
+  expect_eq 183 "$(od -An -tu2 -j18 -N2 "$T/arm64-bundle/rootfs/usr/local/bin/hello" | tr -d ' ')" "e_machine of the unpacked hello"
+else
+  note "umoci is not installed: the unpacking of export --platform is not checked (scripts/deps installs it)"
+fi
+expect_exit 2 "$AREC" export "$M/hello" --platform linux/riscv64 -o "$T/never.tar"
+expect_one_line_error "\"$M/hello\": no record for --platform linux/riscv64 in its image: $M/hello@$amd64 (linux/amd64), $M/hello@$again (linux/arm64)"
+[[ ! -e $T/never.tar ]] || fail "a refused export wrote $T/never.tar"
 
 note "move --apply copies the index, and each platform's record, to the new registry"
 # Registries of this test alone: move reads the old one's catalog, which the shared one fills with

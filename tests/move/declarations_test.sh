@@ -4,7 +4,8 @@
 # request composed into an image in an .env template, a reference written twice, references in
 # ${VAR:-…} and ${VAR-…} defaults, Helm's three keys (registry, repository, tag), a digest no record
 # has; an external image is not reported, another service's address is information only, and arec's
-# own sha256-… referrer tags in the catalog are no references. One row per occurrence. Each action
+# own sha256-… referrer tags in the catalog are no references. One row per occurrence; a file too large
+# to read is named and counted, never silently passed over. Each action
 # followed, every declaration composes, nothing is left, and move, refused before, plans the move. The
 # declarations pin the registry's address at genesis, node n0 (10.20.0.11:5000), which no longer holds
 # it: an address that held the registry counts.
@@ -52,6 +53,15 @@ expect_eq "no record of tools/sha256 has sha256:$zeros: rebuild it through arec 
 expect_exit 1 "$AREC" needs-rebuild "$D"
 expect_contains "$OUT" "$D/Dockerfile:2 "
 expect_contains "$OUT" "8 references in 10 places would break on a registry move (read 8 files)"
+
+note "a file larger than 16 MiB is not read, and said: a warning naming it, the count in the summary and in move --json"
+truncate -s 17M "$D/huge.yaml"
+expect_exit 1 "$AREC" needs-rebuild "$D"
+expect_contains "$ERR" "arec: warning: $D/huge.yaml: not read, larger than the 16 MiB a declaration may be"
+expect_contains "$OUT" "8 references in 10 places would break on a registry move (read 8 files, skipped 1 larger than 16 MiB)"
+expect_exit 1 "$AREC" move "$D" --to n2 --json
+expect_eq "8 1" "$(jq -r '"\(.declarations.read) \(.declarations.skipped_for_size)"' <<<"$OUT")" "move --json: declarations read, skipped for size"
+rm "$D/huge.yaml"
 
 note "without a path, the current directory; reading no file is an error, never an all-clear"
 (cd "$D" && expect_exit 1 "$AREC" needs-rebuild && expect_contains "$OUT" "8 references in 10 places would break on a registry move (read 8 files)") ||

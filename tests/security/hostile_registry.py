@@ -17,7 +17,8 @@ Modes:
     token-crlf       a Bearer challenge whose token service answers a token holding CR LF and a header
     realm-port       a Bearer challenge whose realm is the neighbour port, over plain HTTP
     terminal         answers carrying terminal escapes: an error body, a Docker-Content-Digest, catalog
-                     names
+                     names; the catalog and its tags are those of catalog.json beside PORT_FILE when the
+                     test has written one ({"repository": ["tag", ...]}), read at each request
 
 Bounded: every socket has a timeout, every stream stops after a few seconds, and the server exits when
 the process that started it ends or after --lifetime seconds (default 120).
@@ -139,13 +140,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(200, body, [("Content-Type", "application/json"),
                                          ("Link", '</v2/_catalog?last=%s&n=10000>; rel="next"' % names[-1])])
         if mode == "terminal":
-            body = json.dumps({"repositories": ["evil/" + HOSTILE]}).encode()
+            body = json.dumps({"repositories": list(self.listed())}).encode()
             return self.send(200, body, [("Content-Type", "application/json")])
         return self.send(200, b'{"repositories": []}', [("Content-Type", "application/json")])
 
+    def listed(self):
+        try:
+            with open(os.path.join(os.path.dirname(self.server.port_file), "catalog.json")) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return {"evil/" + HOSTILE: ["latest"]}
+
     def terminal(self, path):
         if "/tags/list" in path:
-            return self.send(200, json.dumps({"name": "evil", "tags": ["latest"]}).encode(),
+            repository = path[len("/v2/"):path.index("/tags/list")]
+            tags = self.listed().get(repository, ["latest"])
+            return self.send(200, json.dumps({"name": repository, "tags": tags}).encode(),
                              [("Content-Type", "application/json")])
         if "/manifests/" in path and "digest" in path:
             # HEAD or GET of .../manifests/digest: a Docker-Content-Digest holding escapes.
@@ -227,6 +237,7 @@ def main():
     for server in servers:
         server.mode = args.mode
         server.log_file = args.log_file
+        server.port_file = args.port_file
         server.lock = lock
         server.pages = 0
         server.neighbour_port = servers[1].server_port

@@ -31,6 +31,38 @@ note "catalog names holding escapes"
 no_control_bytes "$T/out" "needs-rebuild's output"
 no_control_bytes "$T/err" "needs-rebuild's messages"
 
+# listed_catalog REPOSITORY TAG: the hostile registry's catalog from now on (read at each request).
+listed_catalog() {
+  jq -n --arg r "$1" --arg t "$2" '{($r): [$t]}' >"$T/hostile-terminal/catalog.json.new"
+  mv "$T/hostile-terminal/catalog.json.new" "$T/hostile-terminal/catalog.json"
+}
+# catalog_refused NEEDLE: needs-rebuild --catalog fails as the registry's failure (exit 3), in one line
+# holding NEEDLE and no raw control byte.
+catalog_refused() {
+  local rc=0
+  "$AREC" needs-rebuild --catalog >"$T/out" 2>"$T/err" || rc=$?
+  expect_eq 3 "$rc" "needs-rebuild --catalog's exit"
+  no_control_bytes "$T/err" "needs-rebuild's error"
+  one_line "$T/err" "needs-rebuild's error"
+  expect_contains "$(cat "$T/err")" "$1" "needs-rebuild's error"
+}
+note "catalog names and tags outside the distribution grammar: exit 3, named escaped, never requested"
+listed_catalog ../../etc latest
+: >"$HOSTILE_LOG"
+catalog_refused "reading the catalog of $HOSTILE (GET /v2/_catalog): the registry lists \"../../etc\", which is not a repository name"
+expect_eq 0 "$(grep -c 'tags/list' "$HOSTILE_LOG" || true)" "tag lists requested after a catalog naming ../../etc"
+listed_catalog $'evil/\e[31mred' latest
+catalog_refused 'the registry lists "evil/\x1b[31mred", which is not a repository name'
+listed_catalog evil/app $'latest\nforged'
+catalog_refused "listing the tags of evil/app at $HOSTILE: the registry lists the tag \"latest\\nforged\", which is not a tag"
+note "move's plan says the catalog was not read, and why, escaped"
+listed_catalog $'evil/\e[31mred' latest
+expect_exit 0 "$AREC" move --to n1 --port 5001
+printf '%s\n' "$OUT" >"$T/out"
+no_control_bytes "$T/out" "move's plan"
+expect_contains "$OUT" 'the registry lists "evil/\x1b[31mred", which is not a repository name' "move's plan"
+rm "$T/hostile-terminal/catalog.json"
+
 note "an imported record whose fields hold escapes and newlines: refused, and said without them"
 mkdir -p "$T/in"
 echo app >"$T/in/app"
