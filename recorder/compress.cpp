@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,6 +25,7 @@ class PassThrough final : public ByteSink {
  public:
   explicit PassThrough(ByteSink& next) : m_next(next) {}
   Status write(std::span<const std::byte> data) override { return m_next.write(data); }
+  Status write_shared(const SharedBytes& data) override { return m_next.write_shared(data); }
   Status finish() override { return m_next.finish(); }
 
  private:
@@ -239,13 +241,16 @@ class BackgroundSink final : public ByteSink {
   ~BackgroundSink() override { stop(); }
 
   Status write(std::span<const std::byte> data) override {
-    std::unique_lock lock(m_mutex);
-    m_changed.wait(lock, [&] { return m_buffered + data.size() <= m_max_buffered || m_queue.empty() || !m_status; });
-    if (!m_status) return m_status;
-    m_queue.emplace_back(data.begin(), data.end());
-    m_buffered += data.size();
-    m_changed.notify_all();
-    return {};
+    if (data.empty()) return {};
+    auto copy = std::make_shared<std::vector<std::byte>>(data.begin(), data.end());
+    const std::span<const std::byte> bytes(*copy);
+    return queue(SharedBytes{std::move(copy), bytes});
+  }
+
+  // Kept as it is: a block read once is hashed and written from the same memory.
+  Status write_shared(const SharedBytes& data) override {
+    if (data.bytes.empty()) return {};
+    return queue(data);
   }
 
   Status finish() override {
@@ -255,9 +260,19 @@ class BackgroundSink final : public ByteSink {
   }
 
  private:
+  Status queue(SharedBytes data) {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return m_buffered + data.bytes.size() <= m_max_buffered || m_queue.empty() || !m_status; });
+    if (!m_status) return m_status;
+    m_buffered += data.bytes.size();
+    m_queue.push_back(std::move(data));
+    m_changed.notify_all();
+    return {};
+  }
+
   void run() {
     for (;;) {
-      std::vector<std::byte> chunk;
+      SharedBytes chunk;
       {
         std::unique_lock lock(m_mutex);
         m_changed.wait(lock, [&] { return !m_queue.empty() || m_closing; });
@@ -265,9 +280,11 @@ class BackgroundSink final : public ByteSink {
         chunk = std::move(m_queue.front());
         m_queue.pop_front();
       }
-      Status s = m_status ? m_next.write(chunk) : Status{};
+      Status s = m_status ? m_next.write_shared(chunk) : Status{};
+      const std::size_t size = chunk.bytes.size();
+      chunk = {};  // its block goes back before the writer is told there is room
       std::lock_guard lock(m_mutex);
-      m_buffered -= chunk.size();
+      m_buffered -= size;
       if (!s && m_status) m_status = s;
       m_changed.notify_all();
     }
@@ -287,7 +304,7 @@ class BackgroundSink final : public ByteSink {
   std::size_t m_max_buffered;
   std::mutex m_mutex;
   std::condition_variable m_changed;
-  std::deque<std::vector<std::byte>> m_queue;
+  std::deque<SharedBytes> m_queue;
   std::size_t m_buffered = 0;
   bool m_closing = false;
   Status m_status;

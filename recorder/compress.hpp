@@ -28,6 +28,10 @@ class HashingSink final : public ByteSink {
     m_hasher.update(data);
     return m_next.write(data);
   }
+  Status write_shared(const SharedBytes& data) override {
+    m_hasher.update(data.bytes);
+    return m_next.write_shared(data);
+  }
   Status finish() override { return m_next.finish(); }
   // The digest of everything written; once, after finish().
   Digest digest() { return m_hasher.finish(); }
@@ -42,6 +46,7 @@ std::unique_ptr<ByteSink> make_compressor(Compression compression, const Compres
 
 // A sink that hands bytes to a thread of its own, which writes them into `next`: the caller goes on
 // (hashing, compressing) while `next` waits for the disk. At most `max_buffered` bytes wait in between.
+// Bytes given by write() are copied; those given by write_shared() are queued and passed on as they are.
 std::unique_ptr<ByteSink> make_background_sink(ByteSink& next, std::size_t max_buffered = std::size_t{8} << 20);
 
 // Threads to use when the user did not say (neither --threads nor AREC_THREADS): the machine's cores.

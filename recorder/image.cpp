@@ -37,9 +37,11 @@ struct Layer {
   Digest diff_id;
 };
 
-// The SBOM's files: each one's package, and the SHA-1 and SHA-256 of those of no package (a read of
-// their own). New content needs them, so they are made on a thread beside its compression, reading what
-// the page cache holds; an unchanged relink, whose SBOM the store has, never asks for them.
+// The SBOM's files: each one's package, and the SHA-1 and SHA-256 of those of no package. The packages
+// are looked up on a thread beside the packing of new content; the checksums are made by the packing
+// itself, from the same read of each file that feeds the layer (TarOptions::checksums), so new content
+// is read once. A file no packing read (a layer the store had already) is read for them afterwards; an
+// unchanged relink, whose SBOM the store has, never asks for them.
 class SbomHashes {
  public:
   SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known,
@@ -50,12 +52,27 @@ class SbomHashes {
     if (m_request.sbom == SbomFormat::none) return;
     std::call_once(m_started, [this] {
       m_files = std::async(std::launch::async,
-                           [this] { return sbom_files(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of); });
+                           [this] { return sbom_packages(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of); });
     });
   }
+  // What a layer's packing fills in, for the files the SBOM may list; nothing when there is no SBOM.
+  TarOptions tar_options(std::int64_t mtime) {
+    TarOptions options;
+    options.mtime = mtime;
+    if (m_request.sbom == SbomFormat::none) return options;
+    options.checksums = &m_checksums;
+    // A package's file is named by its package, never hashed (packages found in dpkg are only known
+    // later, and their files few beside the build's own).
+    options.checksum_wanted = [this](const LayerEntry& e) { return !m_known.contains(e.path); };
+    return options;
+  }
+  // Once every layer is packed.
   Result<std::vector<SbomFile>> take() {
     start();
-    return m_files.get();
+    auto files = m_files.get();
+    if (!files) return fail(files.error());
+    if (auto s = add_checksums(*files, m_entries, &m_checksums); !s) return fail(s.error());
+    return files;
   }
 
  private:
@@ -65,6 +82,7 @@ class SbomHashes {
   const OwnersOf m_owners_of;
   std::once_flag m_started;
   std::future<Result<std::vector<SbomFile>>> m_files;
+  ChecksumTable m_checksums;
 };
 
 // Packs the layer. When the module/name was recorded before, a relink often produced identical bytes:
@@ -72,7 +90,8 @@ class SbomHashes {
 // being compressed again. New content pays one extra read of its inputs for that chance.
 Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEntry>& entries, Store& store,
                          bool seen_before, SbomHashes& sbom) {
-  const TarOptions tar{request.mtime};
+  TarOptions tar;
+  tar.mtime = request.mtime;
   const Compression compression = request.compression;
   std::optional<Digest> expected;
   if (seen_before) {
@@ -86,6 +105,7 @@ Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEn
     expected = diff_id;
   }
   sbom.start();
+  const TarOptions packing = sbom.tar_options(request.mtime);
   // Uncompressed, the blob is the tar and its digest the DiffID: hashed once, not twice.
   auto writer = store.begin_blob(compression == Compression::none ? Hashing::no : Hashing::yes);
   if (!writer) return fail(writer.error());
@@ -97,7 +117,7 @@ Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEn
   // hashing is the slowest stage, and beside zstd's workers it is one the calling thread can hand off:
   // it gets a thread of its own, so reading the inputs does not wait for it (zstd 5% quicker).
   auto hash_thread = compression != Compression::gzip ? make_background_sink(hashing) : nullptr;
-  if (auto s = write_tar(entries, tar, hash_thread ? *hash_thread : static_cast<ByteSink&>(hashing)); !s) {
+  if (auto s = write_tar(entries, packing, hash_thread ? *hash_thread : static_cast<ByteSink&>(hashing)); !s) {
     return fail(s.error());
   }
   const Digest diff_id = hashing.digest();

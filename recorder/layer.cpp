@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include "util/fs.hpp"
@@ -160,15 +161,53 @@ Status collect_file(const LayerInput& input, const std::string& path, EntryMap& 
   return entries.add({LayerEntry::Type::file, path, real, {}, normalised_file_mode(st.st_mode), st.st_size, {}}, origin);
 }
 
-struct TarContext {
-  ByteSink* out = nullptr;
-  Status status;
+// What libarchive writes, on its way to `out`. Headers, padding and small files' bytes are gathered
+// and passed on in pieces of up to a block; a large file's bytes are passed on as the block they were
+// read into (libarchive, unblocked, hands on the very pointer it was given), so that no stage copies them.
+class TarContext {
+ public:
+  explicit TarContext(ByteSink& out) : m_out(out) { m_gathered.reserve(k_gathered); }
+
+  // The block being handed to libarchive now, whose bytes may come back through write().
+  void reading(const SharedBytes* block) { m_reading = block; }
+
+  Status write(const std::byte* data, std::size_t length) {
+    if (m_reading != nullptr && length >= k_shared_at_least && within(data, length, m_reading->bytes)) {
+      if (auto s = flush(); !s) return s;
+      return m_out.write_shared(SharedBytes{m_reading->owner, std::span(data, length)});
+    }
+    m_gathered.insert(m_gathered.end(), data, data + length);
+    if (m_gathered.size() >= k_gathered) return flush();
+    return {};
+  }
+
+  Status flush() {
+    if (m_gathered.empty()) return {};
+    auto s = m_out.write(m_gathered);
+    m_gathered.clear();
+    return s;
+  }
+
+  Status status;  // the first failure of `out`, which libarchive only sees as a failed write
+
+ private:
+  static constexpr std::size_t k_gathered = std::size_t{1} << 20;
+  static constexpr std::size_t k_shared_at_least = std::size_t{64} << 10;
+
+  static bool within(const std::byte* data, std::size_t length, std::span<const std::byte> block) {
+    const auto at = reinterpret_cast<std::uintptr_t>(data);
+    const auto begin = reinterpret_cast<std::uintptr_t>(block.data());
+    return at >= begin && at + length <= begin + block.size();
+  }
+
+  ByteSink& m_out;
+  const SharedBytes* m_reading = nullptr;
+  std::vector<std::byte> m_gathered;
 };
 
 la_ssize_t tar_write(archive*, void* data, const void* buffer, size_t length) {
   auto* ctx = static_cast<TarContext*>(data);
-  const auto bytes = std::span(static_cast<const std::byte*>(buffer), length);
-  if (auto s = ctx->out->write(bytes); !s) {
+  if (auto s = ctx->write(static_cast<const std::byte*>(buffer), length); !s) {
     ctx->status = s;
     return -1;
   }
@@ -195,32 +234,56 @@ class Utf8Locale {
   locale_t m_previous = nullptr;
 };
 
-Status copy_file_data(archive* a, const LayerEntry& entry, std::vector<std::byte>& buffer, TarContext& ctx) {
+// How many blocks a layer's reader may have out at once: enough for the stages after it (the tar's
+// hash, the blob file, the file's checksums) to each run at their own pace, few enough to bound memory.
+constexpr std::size_t k_blocks = 8;
+
+// Where a file's bytes go besides the tar: its checksums, when they are wanted.
+struct FileReading {
+  BlockPool& pool;
+  FileHashing* hashing = nullptr;  // null: the file's checksums are not wanted
+};
+
+Status write_data(archive* a, const void* data, std::size_t size, TarContext& ctx) {
+  if (archive_write_data(a, data, size) < 0) {
+    if (!ctx.status) return ctx.status;
+    return fail_input("writing layer: " + std::string(archive_error_string(a)));
+  }
+  return {};
+}
+
+Status copy_file_data(archive* a, const LayerEntry& entry, FileReading& reading, TarContext& ctx) {
+  if (reading.hashing != nullptr) reading.hashing->begin(entry.path, entry.size);
   if (entry.source.empty()) {
-    if (archive_write_data(a, entry.content.data(), entry.content.size()) < 0) {
-      if (!ctx.status) return ctx.status;
-      return fail_input("writing layer: " + std::string(archive_error_string(a)));
+    if (reading.hashing != nullptr) {
+      reading.hashing->add(SharedBytes{nullptr, std::as_bytes(std::span(entry.content.data(), entry.content.size()))});
+      reading.hashing->end();
     }
-    return {};
+    return write_data(a, entry.content.data(), entry.content.size(), ctx);
   }
   auto fd = fs::open_read(entry.source, fs::FollowSymlinks::no);
   if (!fd) return fail(fd.error());
   std::int64_t remaining = entry.size;
   while (remaining > 0) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(buffer.size())));
-    auto n = fs::read_some(fd->get(), std::span(buffer.data(), want), entry.source);
+    auto block = reading.pool.take();
+    const std::size_t want = static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(block->size())));
+    auto n = fs::read_some(fd->get(), std::span(block->data(), want), entry.source);
     if (!n) return fail(n.error());
     if (*n == 0) return fail_input(quoted(entry.source) + ": shrank while being recorded");
-    if (archive_write_data(a, buffer.data(), *n) < 0) {
-      if (!ctx.status) return ctx.status;
-      return fail_input("writing layer: " + std::string(archive_error_string(a)));
-    }
+    const SharedBytes bytes{block, std::span<const std::byte>(block->data(), *n)};
+    block.reset();  // `bytes` holds it now; the pool has it back once every stage is done with it
+    if (reading.hashing != nullptr) reading.hashing->add(bytes);
+    ctx.reading(&bytes);
+    auto s = write_data(a, bytes.bytes.data(), bytes.bytes.size(), ctx);
+    ctx.reading(nullptr);
+    if (!s) return s;
     remaining -= static_cast<std::int64_t>(*n);
   }
   std::byte probe[1];
   auto n = fs::read_some(fd->get(), probe, entry.source);
   if (!n) return fail(n.error());
   if (*n != 0) return fail_input(quoted(entry.source) + ": grew while being recorded");
+  if (reading.hashing != nullptr) reading.hashing->end();
   return {};
 }
 
@@ -300,19 +363,22 @@ Result<std::vector<LayerEntry>> merge_entries(std::vector<LayerEntry> entries, s
 
 Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out) {
   const Utf8Locale utf8_names;
-  TarContext ctx;
-  ctx.out = &out;
+  TarContext ctx(out);
   tar::Writer a(archive_write_new());
   // pax_restricted is ustar unless a name or size needs an extension, and never writes atime/ctime.
   archive_write_set_format_pax_restricted(a.get());
-  archive_write_set_bytes_per_block(a.get(), static_cast<int>(k_read_block));
-  // No padding after the end-of-archive blocks: the stream ends where the tar ends.
+  // Unblocked: libarchive hands every write on at once, a file's block as the pointer it was given
+  // (TarContext gathers the small ones). The stream ends where the tar ends, with no padding after the
+  // end-of-archive blocks, as it did in blocks of 1 MiB with a last block of 1 byte.
+  archive_write_set_bytes_per_block(a.get(), 0);
   archive_write_set_bytes_in_last_block(a.get(), 1);
   if (archive_write_open2(a.get(), &ctx, nullptr, tar_write, nullptr, nullptr) != ARCHIVE_OK) {
     return fail_input("starting layer: " + std::string(archive_error_string(a.get())));
   }
+  BlockPool pool(k_blocks, k_read_block);
+  std::optional<FileHashing> hashing;
+  if (options.checksums != nullptr) hashing.emplace(*options.checksums);
   tar::Entry e(archive_entry_new());
-  std::vector<std::byte> buffer(k_read_block);
   for (const auto& entry : entries) {
     archive_entry_clear(e.get());
     switch (entry.type) {
@@ -340,13 +406,17 @@ Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& optio
       return fail_input("writing layer entry /" + entry.path + ": " + archive_error_string(a.get()));
     }
     if (entry.type == LayerEntry::Type::file) {
-      if (auto s = copy_file_data(a.get(), entry, buffer, ctx); !s) return fail(s.error());
+      const bool wanted = hashing && (!options.checksum_wanted || options.checksum_wanted(entry));
+      FileReading reading{pool, wanted ? &*hashing : nullptr};
+      if (auto s = copy_file_data(a.get(), entry, reading, ctx); !s) return fail(s.error());
     }
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK) {
     if (!ctx.status) return fail(ctx.status.error());
     return fail_input("finishing layer: " + std::string(archive_error_string(a.get())));
   }
+  if (auto s = ctx.flush(); !s) return fail(s.error());
+  if (hashing) hashing->finish();
   return out.finish();
 }
 

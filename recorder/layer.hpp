@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "recorder/compress.hpp"
 #include "oci/digest.hpp"
 #include "util/error.hpp"
+#include "recorder/file_hashing.hpp"
 
 namespace arec {
 
@@ -58,10 +60,17 @@ Result<std::string> normalise_image_path(std::string_view path, std::string_view
 
 struct TarOptions {
   std::int64_t mtime = 0;  // SOURCE_DATE_EPOCH
+  // When set, the SHA-1 and SHA-256 of each file `checksum_wanted` accepts (every file when it is
+  // empty) go here, by image path, hashed from the same read that packs the file: the SBOM's checksums.
+  ChecksumTable* checksums = nullptr;
+  std::function<bool(const LayerEntry&)> checksum_wanted;
 };
 
-// Writes the entries as a tar stream into `out` and finishes it. Files are read once, in large blocks;
-// a file that changed size since collection is an error. Its DiffID comes from a HashingSink on the way.
+// Writes the entries as a tar stream into `out` and finishes it. Files are read once, in large blocks
+// from a bounded pool, and the blocks are handed on as they are (ByteSink::write_shared): `out` may
+// hash them and write them on other threads without a copy, while the file's own checksums are made
+// from them too (TarOptions::checksums). A file that changed size since collection is an error. The
+// layer's DiffID comes from a HashingSink on the way.
 Status write_tar(const std::vector<LayerEntry>& entries, const TarOptions& options, ByteSink& out);
 
 }  // namespace arec

@@ -1,6 +1,5 @@
 #include "recorder/sbom.hpp"
 
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,59 +16,30 @@ namespace {
 constexpr std::size_t k_read_block = std::size_t{1} << 20;
 constexpr std::string_view k_tool = "Tool: arec";
 
-struct EvpDeleter {
-  void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
-};
-using EvpContext = std::unique_ptr<EVP_MD_CTX, EvpDeleter>;
-
-std::string hex_of(const unsigned char* bytes, unsigned size) {
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(std::size_t{size} * 2);
-  for (unsigned i = 0; i < size; ++i) {
-    out.push_back(k_hex[bytes[i] >> 4]);
-    out.push_back(k_hex[bytes[i] & 0xf]);
-  }
-  return out;
-}
-
 // SHA-1 and SHA-256 of one file in a single read, opened as write_tar opens it (never through a
 // symlink); a size other than the one packed means it changed after being packed.
 Status hash_file(const LayerEntry& entry, std::vector<std::byte>& buffer, SbomFile& file) {
   const fs::Path& path = entry.source;
+  FileChecksums sums;
   if (path.empty()) {  // written by arec: its bytes are at hand
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned md_size = 0;
-    EVP_Digest(entry.content.data(), entry.content.size(), md, &md_size, EVP_sha1(), nullptr);
-    file.sha1 = hex_of(md, md_size);
-    EVP_Digest(entry.content.data(), entry.content.size(), md, &md_size, EVP_sha256(), nullptr);
-    file.sha256 = hex_of(md, md_size);
-    return {};
+    sums = checksums_of(entry.content);
+  } else {
+    auto fd = fs::open_read(path, fs::FollowSymlinks::no);
+    if (!fd) return fail(fd.error());
+    Checksummer checksummer;
+    std::int64_t size = 0;
+    for (;;) {
+      auto n = fs::read_some(fd->get(), buffer, path);
+      if (!n) return fail(n.error());
+      if (*n == 0) break;
+      size += static_cast<std::int64_t>(*n);
+      checksummer.update(std::span(buffer.data(), *n));
+    }
+    if (size != entry.size) return fail_input(path.string() + ": changed while being recorded; record again");
+    sums = checksummer.finish();
   }
-  auto fd = fs::open_read(path, fs::FollowSymlinks::no);
-  if (!fd) return fail(fd.error());
-  EvpContext sha1(EVP_MD_CTX_new());
-  EvpContext sha256(EVP_MD_CTX_new());
-  if (!sha1 || !sha256 || EVP_DigestInit_ex(sha1.get(), EVP_sha1(), nullptr) != 1 ||
-      EVP_DigestInit_ex(sha256.get(), EVP_sha256(), nullptr) != 1) {
-    return fail_input("OpenSSL cannot hash " + path.string());
-  }
-  std::int64_t size = 0;
-  for (;;) {
-    auto n = fs::read_some(fd->get(), buffer, path);
-    if (!n) return fail(n.error());
-    if (*n == 0) break;
-    size += static_cast<std::int64_t>(*n);
-    EVP_DigestUpdate(sha1.get(), buffer.data(), *n);
-    EVP_DigestUpdate(sha256.get(), buffer.data(), *n);
-  }
-  if (size != entry.size) return fail_input(path.string() + ": changed while being recorded; record again");
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned md_size = 0;
-  EVP_DigestFinal_ex(sha1.get(), md, &md_size);
-  file.sha1 = hex_of(md, md_size);
-  EVP_DigestFinal_ex(sha256.get(), md, &md_size);
-  file.sha256 = hex_of(md, md_size);
+  file.sha1 = std::move(sums.sha1);
+  file.sha256 = std::move(sums.sha256);
   return {};
 }
 
@@ -284,10 +254,9 @@ Result<std::vector<std::string>> DpkgDatabase::listed_files(const DebianPackage&
   return fail_input("the dpkg database " + m_dir.string() + " has no file list of " + package.name + ":" + package.architecture);
 }
 
-Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
-                                         const std::map<std::string, DebianPackage>& known, const OwnersOf& owners_of) {
+Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
+                                            const std::map<std::string, DebianPackage>& known, const OwnersOf& owners_of) {
   std::vector<SbomFile> files;
-  std::vector<const LayerEntry*> sources;  // the entry of each file
   std::vector<std::string> system_sources;
   std::vector<std::size_t> looked_up;  // the files whose package is asked for, in system_sources' order
   for (const auto& entry : entries) {
@@ -304,7 +273,6 @@ Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries,
       }
     }
     files.push_back(std::move(file));
-    sources.push_back(&entry);
   }
   if (!system_sources.empty()) {
     auto owners = owners_of ? owners_of(system_sources) : dpkg.owners(system_sources);
@@ -313,13 +281,39 @@ Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries,
       if (auto it = owners->find(system_sources[i]); it != owners->end()) files[looked_up[i]].packages = it->second;
     }
   }
-  // Only the files of no package are read: the others are their package's, which the document names.
-  std::vector<std::byte> buffer(k_read_block);
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (!files[i].packages.empty()) continue;
-    if (auto s = hash_file(*sources[i], buffer, files[i]); !s) return fail(std::move(s.error()).context("making the SBOM"));
-  }
   std::sort(files.begin(), files.end(), [](const SbomFile& a, const SbomFile& b) { return a.path < b.path; });
+  return files;
+}
+
+Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries, const ChecksumTable* checksums) {
+  std::map<std::string_view, const LayerEntry*> entry_at;
+  for (const auto& e : entries) {
+    if (e.type == LayerEntry::Type::file) entry_at.emplace(e.path, &e);
+  }
+  // Only the files of no package are hashed: the others are their package's, which the document names.
+  std::vector<std::byte> buffer;
+  for (auto& file : files) {
+    if (!file.packages.empty()) continue;
+    if (checksums != nullptr) {
+      if (auto found = checksums->find(file.path)) {
+        file.sha1 = std::move(found->sha1);
+        file.sha256 = std::move(found->sha256);
+        continue;
+      }
+    }
+    const auto it = entry_at.find(file.path);
+    if (it == entry_at.end()) return fail_input("making the SBOM: /" + file.path + " is not a file of the layers");
+    if (buffer.empty()) buffer.resize(k_read_block);
+    if (auto s = hash_file(*it->second, buffer, file); !s) return fail(std::move(s.error()).context("making the SBOM"));
+  }
+  return {};
+}
+
+Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
+                                         const std::map<std::string, DebianPackage>& known, const OwnersOf& owners_of) {
+  auto files = sbom_packages(entries, dpkg, known, owners_of);
+  if (!files) return fail(files.error());
+  if (auto s = add_checksums(*files, entries, nullptr); !s) return fail(s.error());
   return files;
 }
 

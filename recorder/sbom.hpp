@@ -89,10 +89,21 @@ struct SbomFacts {
 // whose host path lies under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var) are looked
 // up, through `owners_of` (else in `dpkg`), so a record of build outputs alone never reads the database.
 // `known` names the package of image paths whose package is known already (a package's layer,
-// --package, the CA bundle): those are neither looked up nor read.
+// --package, the CA bundle): those are neither looked up nor read. sbom_packages() then
+// add_checksums() with no table.
 Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
                                          const std::map<std::string, DebianPackage>& known = {},
                                          const OwnersOf& owners_of = {});
+
+// The first half of sbom_files: every regular file with its packages, sorted by path, no checksums yet.
+Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
+                                            const std::map<std::string, DebianPackage>& known = {},
+                                            const OwnersOf& owners_of = {});
+
+// The second half: the SHA-1 and SHA-256 of each of `files` of no package, taken from `checksums` where
+// the layer's writer left them as it read the file (write_tar with TarOptions::checksums), else read
+// here from the entry of `entries` at its path (a layer the store had already, an SBOM made alone).
+Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries, const ChecksumTable* checksums);
 
 // The SPDX 2.3 document: the record's package, each Debian package of its files once, and the files of
 // no package with their checksums. Reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,

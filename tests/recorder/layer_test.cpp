@@ -60,7 +60,9 @@ Result<std::string> tar_of(const std::vector<LayerInput>& in, std::int64_t mtime
   if (!entries) return fail(entries.error());
   MemorySink sink;
   HashingSink hashing(sink);
-  if (auto s = write_tar(*entries, TarOptions{mtime}, hashing); !s) return fail(s.error());
+  TarOptions options;
+  options.mtime = mtime;
+  if (auto s = write_tar(*entries, options, hashing); !s) return fail(s.error());
   EXPECT_TRUE(sink.finished);
   EXPECT_EQ(hashing.digest(), digest_of(sink.bytes));
   return sink.bytes;

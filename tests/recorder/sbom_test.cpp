@@ -160,6 +160,30 @@ TEST(Sbom, AFileOfAKnownPackageIsNeitherReadNorLookedUp) {
   EXPECT_TRUE((*files)[1].sha256.empty());
 }
 
+TEST(Sbom, ChecksumsTheLayerMadeAreTakenAndOnlyTheOthersRead) {
+  TempDir dir;
+  write_file(dir / "in/app", "app");
+  std::vector<LayerEntry> entries{
+      {LayerEntry::Type::file, "srv/app", dir / "in/app", {}, 0644, 3, {}},
+      // Its source is gone: the SBOM must take its checksums from the packing's read, not read it again.
+      {LayerEntry::Type::file, "srv/packed", dir / "gone/packed", {}, 0644, 6, {}},
+  };
+  auto files = sbom_packages(entries, DpkgDatabase(dir / "no-dpkg"));
+  ASSERT_TRUE(files) << files.error().message;
+  ChecksumTable table;
+  table.put("srv/packed", checksums_of("hello\n"));
+  ASSERT_TRUE(add_checksums(*files, entries, &table));
+  ASSERT_EQ(files->size(), 2U);
+  EXPECT_EQ((*files)[0].sha256, "a172cedcae47474b615c54d510a5d84a8dea3032e958587430b413538be3f333");  // read here
+  EXPECT_EQ((*files)[1].sha256, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+  EXPECT_EQ((*files)[1].sha1, "f572d396fae9206628714fb2ce00f72e94f2258f");
+  // Without the table the gone file is an error naming it.
+  auto again = sbom_packages(entries, DpkgDatabase(dir / "no-dpkg"));
+  const auto s = add_checksums(*again, entries, nullptr);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("gone/packed"), std::string::npos) << s.error().message;
+}
+
 TEST(Sbom, StoreListsTheSbomAsAReferrerAndTheRecordKeepsItsDigest) {
   TempDir dir;
   write_file(dir / "in/app", "app");
