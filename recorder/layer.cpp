@@ -24,7 +24,6 @@ namespace {
 constexpr std::uint32_t k_dir_mode = 0755;
 constexpr std::size_t k_read_block = std::size_t{1} << 20;
 
-std::uint32_t normalised_file_mode(mode_t mode) { return (mode & 0111) != 0 ? 0755 : 0644; }
 
 std::string quoted(const fsys::path& p) { return "\"" + p.string() + "\""; }
 

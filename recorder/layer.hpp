@@ -2,6 +2,8 @@
 // owner 0:0 with empty names, modes normalised, no atime/ctime, no extended attributes.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -57,6 +59,9 @@ Result<std::vector<LayerEntry>> merge_entries(std::vector<LayerEntry> entries, s
 // Normalises an absolute image path ("/usr//local/./bin/" -> "usr/local/bin"); refuses relative paths
 // and "..". `what` names the input in messages.
 Result<std::string> normalise_image_path(std::string_view path, std::string_view what);
+
+// Rule 7's file mode: 0755 when any execute bit is set, else 0644.
+inline std::uint32_t normalised_file_mode(mode_t mode) { return (mode & 0111) != 0 ? 0755 : 0644; }
 
 struct TarOptions {
   std::int64_t mtime = 0;  // SOURCE_DATE_EPOCH

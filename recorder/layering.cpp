@@ -14,8 +14,6 @@ namespace arec {
 
 namespace {
 
-std::uint32_t file_mode(mode_t mode) { return (mode & 0111) != 0 ? 0755 : 0644; }
-
 std::string parent_of(std::string_view path) {
   const auto slash = path.rfind('/');
   return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
@@ -157,7 +155,7 @@ Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::stri
     if (::lstat(host.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
     for (auto& link : links) put(std::move(link));
     if (S_ISREG(st.st_mode)) {
-      put({LayerEntry::Type::file, placed, fs::Path(host), {}, file_mode(st.st_mode), st.st_size, {}});
+      put({LayerEntry::Type::file, placed, fs::Path(host), {}, normalised_file_mode(st.st_mode), st.st_size, {}});
     } else if (S_ISLNK(st.st_mode)) {
       std::error_code ec;
       std::string target = std::filesystem::read_symlink(host, ec).string();

@@ -43,7 +43,8 @@ std::string normal_path(std::string_view path) {
   return out.empty() ? "/" : out;
 }
 
-std::string parent_of(std::string_view path) {
+// The directory of an absolute host path ("/" for "/x"); layering's parent_of is of image paths.
+std::string host_parent(std::string_view path) {
   const auto slash = path.rfind('/');
   return slash == 0 || slash == std::string_view::npos ? "/" : std::string(path.substr(0, slash));
 }
@@ -65,8 +66,6 @@ std::vector<std::string> split_search_path(std::string_view text) {
 }
 
 bool mentions_origin(std::string_view entry) { return entry.find("$ORIGIN") != std::string_view::npos || entry.find("${ORIGIN}") != std::string_view::npos; }
-
-std::uint32_t file_mode(mode_t mode) { return (mode & 0111) != 0 ? 0755 : 0644; }
 
 // The version string's family ("GLIBCXX_" of "GLIBCXX_3.4.21") and its numbers, for "defines up to".
 std::pair<std::string, std::vector<int>> split_version(std::string_view version) {
@@ -221,7 +220,7 @@ class Resolver {
     // Inside the image: what a recorded file or the base holds where the loader looks, first hit wins.
     std::vector<std::string> image_dirs;
     for (const auto& d : dirs) image_dirs.push_back(d.image_dir);
-    for (const auto& path : base_cache_paths(name)) image_dirs.push_back(parent_of(path));
+    for (const auto& path : base_cache_paths(name)) image_dirs.push_back(host_parent(path));
     for (const auto& d : defaults.dirs) image_dirs.push_back(d);
     for (const auto& dir : image_dirs) {
       const std::string candidate = normal_path(dir + "/" + name);
@@ -286,7 +285,7 @@ class Resolver {
     std::string image_path;
     if (via != nullptr && via->origin) {
       image_path = normal_path(via->image_dir + "/" + name);
-    } else if (std::find(defaults.dirs.begin(), defaults.dirs.end(), parent_of(target_path)) != defaults.dirs.end()) {
+    } else if (std::find(defaults.dirs.begin(), defaults.dirs.end(), host_parent(target_path)) != defaults.dirs.end()) {
       image_path = target_path;
     } else {
       auto origin_dir = std::find_if(dirs.begin(), dirs.end(), [](const SearchDir& d) { return d.origin; });
@@ -315,8 +314,8 @@ class Resolver {
   std::vector<SearchDir> search_dirs(std::size_t index, const LoaderDefaults& defaults) const {
     std::vector<SearchDir> out;
     auto add = [&](const Object& owner, const std::string& text, const char* tag) {
-      const std::string image_origin = parent_of(owner.image_path);
-      const std::string host_origin = owner.host_path.empty() ? image_origin : parent_of(owner.host_path.string());
+      const std::string image_origin = host_parent(owner.image_path);
+      const std::string host_origin = owner.host_path.empty() ? image_origin : host_parent(owner.host_path.string());
       for (const auto& entry : split_search_path(text)) {
         const std::string how = std::string(tag) + " " + entry + " of " + file_name(owner.image_path);
         out.push_back({normal_path(expand_dynamic_tokens(entry, image_origin, defaults)),
@@ -480,7 +479,7 @@ class Resolver {
     if (::stat(system_file("/" + real).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       return fail_input(origin + ": " + system_file(path) + " is not a regular file");
     }
-    return add_entry({LayerEntry::Type::file, real, fs::Path(system_file("/" + real)), {}, file_mode(st.st_mode), st.st_size, {}}, origin);
+    return add_entry({LayerEntry::Type::file, real, fs::Path(system_file("/" + real)), {}, normalised_file_mode(st.st_mode), st.st_size, {}}, origin);
   }
 
   // Puts the library found at `host_path` at `image_path`. When the name found is a link to a file
@@ -494,12 +493,12 @@ class Resolver {
     std::string file_path = image_path.substr(1);
     if (real.parent_path() == std::filesystem::weakly_canonical(host_path.parent_path()) &&
         real.filename() != host_path.filename()) {
-      file_path = parent_of(image_path).substr(1) + "/" + real.filename().string();
+      file_path = host_parent(image_path).substr(1) + "/" + real.filename().string();
       if (auto s = add_entry({LayerEntry::Type::symlink, image_path.substr(1), {}, real.filename().string(), 0777, 0, {}}, origin); !s) {
         return s;
       }
     }
-    return add_entry({LayerEntry::Type::file, file_path, real, {}, file_mode(st.st_mode), st.st_size, {}}, origin);
+    return add_entry({LayerEntry::Type::file, file_path, real, {}, normalised_file_mode(st.st_mode), st.st_size, {}}, origin);
   }
 
   const ClosureOptions& m_options;
