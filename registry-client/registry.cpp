@@ -455,31 +455,33 @@ RegistryResult<std::vector<std::string>> Session::list(std::string url, const st
   }
 }
 
+namespace {
+
 // A name a registry lists is used as a path of the next request and printed: one outside the grammar
 // ("../../etc", a name holding escapes) is the registry's failure, said escaped, never followed.
-RegistryResult<std::vector<std::string>> Session::tags(std::string_view repository) {
-  auto tags = list(m_registry.url("/v2/" + std::string(repository) + "/tags/list"), "tags", {m_registry.scope(repository)});
-  if (!tags) return tags;
-  for (const auto& tag : *tags) {
-    if (!is_tag(tag)) {
-      return std::unexpected(RegistryError::protocol("the registry lists the tag \"" + printable(tag) + "\", which is not a tag (" +
-                                                     std::string(k_tag_grammar) + ")"));
+RegistryResult<std::vector<std::string>> checked_names(RegistryResult<std::vector<std::string>> names,
+                                                       bool (*valid)(std::string_view), std::string_view listed_as,
+                                                       std::string_view noun, std::string_view grammar) {
+  if (!names) return names;
+  for (const auto& name : *names) {
+    if (!valid(name)) {
+      return std::unexpected(RegistryError::protocol("the registry lists " + std::string(listed_as) + "\"" + printable(name) +
+                                                     "\", which is not " + std::string(noun) + " (" + std::string(grammar) + ")"));
     }
   }
-  return tags;
+  return names;
+}
+
+}  // namespace
+
+RegistryResult<std::vector<std::string>> Session::tags(std::string_view repository) {
+  return checked_names(list(m_registry.url("/v2/" + std::string(repository) + "/tags/list"), "tags", {m_registry.scope(repository)}),
+                       is_tag, "the tag ", "a tag", k_tag_grammar);
 }
 
 RegistryResult<std::vector<std::string>> Session::catalog() {
-  auto repositories = list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"});
-  if (!repositories) return repositories;
-  for (const auto& repository : *repositories) {
-    if (!is_repository_path(repository)) {
-      return std::unexpected(RegistryError::protocol("the registry lists \"" + printable(repository) +
-                                                     "\", which is not a repository name (" +
-                                                     std::string(k_repository_path_grammar) + ")"));
-    }
-  }
-  return repositories;
+  return checked_names(list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"}), is_repository_path, "",
+                       "a repository name", k_repository_path_grammar);
 }
 
 std::optional<std::vector<std::string>> names_from_list_page(std::string_view body, std::string_view key) {
