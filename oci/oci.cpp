@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "oci/machine.hpp"
+
 namespace arec {
 
 Result<Compression> parse_compression(std::string_view text) {
@@ -354,25 +356,13 @@ Result<std::string> canonical_json(const json& value) {
 }
 
 Platform host_platform() {
-  Platform p{"", "linux", ""};
   utsname u{};
-  std::string machine = uname(&u) == 0 ? u.machine : "";
-  if (machine == "x86_64") {
-    p.architecture = "amd64";
-  } else if (machine == "aarch64" || machine == "arm64") {
-    p.architecture = "arm64";
-    p.variant = "v8";
-  } else if (machine.starts_with("armv7")) {
-    p.architecture = "arm";
-    p.variant = "v7";
-  } else if (machine == "i686" || machine == "i386") {
-    p.architecture = "386";
-  } else if (machine == "ppc64le" || machine == "s390x" || machine == "riscv64") {
-    p.architecture = machine;
-  } else {
-    p.architecture = machine.empty() ? "unknown" : machine;
-  }
-  return p;
+  const std::string machine = uname(&u) == 0 ? u.machine : "";
+  const Machine* m = machine_of_uname(machine);
+  if (!m) return {machine.empty() ? "unknown" : machine, "linux", ""};
+  // A 64-bit ARM kernel runs ARMv8 programs: OCI's arm64/v8, which images naming no variant serve.
+  const std::string_view variant = m->architecture == "arm64" ? "v8" : m->variant;
+  return {std::string(m->architecture), "linux", std::string(variant)};
 }
 
 Result<Platform> parse_platform(std::string_view text) {

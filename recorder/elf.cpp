@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 
+#include "oci/machine.hpp"
+
 namespace arec {
 
 namespace {
@@ -209,27 +211,15 @@ Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
 }  // namespace
 
 std::optional<Platform> elf_platform(const ElfFile& file) {
-  const bool wide = file.elf_class == ELFCLASS64;
-  const bool little = file.data == ELFDATA2LSB;
-  auto linux_on = [](std::string architecture, std::string variant = {}) {
-    return Platform{std::move(architecture), "linux", std::move(variant)};
-  };
-  switch (file.machine) {
-    case EM_X86_64: return wide && little ? std::optional(linux_on("amd64")) : std::nullopt;
-    case EM_386: return !wide && little ? std::optional(linux_on("386")) : std::nullopt;
-    case EM_AARCH64: return wide && little ? std::optional(linux_on("arm64")) : std::nullopt;
-    case EM_RISCV: return wide && little ? std::optional(linux_on("riscv64")) : std::nullopt;
-    case EM_S390: return wide ? std::optional(linux_on("s390x")) : std::nullopt;
-    case EM_PPC64: return wide ? std::optional(linux_on(little ? "ppc64le" : "ppc64")) : std::nullopt;
-    case EM_ARM: {
-      if (wide || !little) return std::nullopt;
-      // Tag_CPU_arch values of the ARM ABI: 3-5 v5, 6-9 v6 (v6, v6KZ, v6T2, v6K), 10 v7, 14 and above v8.
-      const int arch = file.arm_cpu_arch;
-      std::string variant = arch >= 14 ? "v8" : arch == 10 ? "v7" : arch >= 6 && arch <= 9 ? "v6" : arch >= 3 && arch <= 5 ? "v5" : "";
-      return linux_on("arm", std::move(variant));
-    }
-    default: return std::nullopt;
+  const Machine* m = machine_of_elf(file.machine, file.elf_class, file.data);
+  if (!m) return std::nullopt;
+  std::string variant;
+  if (file.machine == EM_ARM) {
+    // Tag_CPU_arch values of the ARM ABI: 3-5 v5, 6-9 v6 (v6, v6KZ, v6T2, v6K), 10 v7, 14 and above v8.
+    const int arch = file.arm_cpu_arch;
+    variant = arch >= 14 ? "v8" : arch == 10 ? "v7" : arch >= 6 && arch <= 9 ? "v6" : arch >= 3 && arch <= 5 ? "v5" : "";
   }
+  return Platform{std::string(m->architecture), "linux", std::move(variant)};
 }
 
 Result<std::optional<ElfFile>> read_elf(const fs::Path& path) {

@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 
+#include "oci/machine.hpp"
+
 namespace arec {
 
 namespace {
@@ -158,7 +160,7 @@ class Resolver {
     }();
     for (const auto& o : m_objects) {
       if (self && o.elf.elf_class == self->elf_class && o.elf.machine == self->machine) continue;
-      const LoaderDefaults defaults = loader_defaults(o.elf.elf_class, o.elf.machine);
+      const LoaderDefaults defaults = loader_defaults(o.elf);
       const std::string platform = elf_platform(o.elf) ? platform_text(*elf_platform(o.elf)) : "machine " + std::to_string(o.elf.machine);
       const std::string debian_root = defaults.triplet.empty() ? std::string() : "/usr/" + defaults.triplet;
       std::error_code ec;
@@ -207,7 +209,7 @@ class Resolver {
 
   Status add_needed(std::size_t index, const std::string& name) {
     const Object needer = m_objects[index];  // copied: m_objects grows below
-    const LoaderDefaults defaults = loader_defaults(needer.elf.elf_class, needer.elf.machine);
+    const LoaderDefaults defaults = loader_defaults(needer.elf);
     const std::string key = std::to_string(needer.elf.elf_class) + ":" + std::to_string(needer.elf.machine) + ":" + name;
     if (auto it = m_loaded.find(key); it != m_loaded.end()) {
       return check_versions(needer, name, it->second);
@@ -567,31 +569,14 @@ Result<std::vector<LdCacheEntry>> parse_ld_cache(std::span<const std::byte> byte
   return parse_new_cache(bytes, what);
 }
 
-LoaderDefaults loader_defaults(int elf_class, int machine) {
-  std::string triplet;
-  std::string platform;
-  if (elf_class == ELFCLASS64 && machine == EM_X86_64) {
-    triplet = "x86_64-linux-gnu", platform = "x86_64";
-  } else if (elf_class == ELFCLASS64 && machine == EM_AARCH64) {
-    triplet = "aarch64-linux-gnu", platform = "aarch64";
-  } else if (elf_class == ELFCLASS32 && machine == EM_386) {
-    triplet = "i386-linux-gnu", platform = "i686";
-  } else if (elf_class == ELFCLASS32 && machine == EM_ARM) {
-    triplet = "arm-linux-gnueabihf", platform = "v7l";
-  } else if (elf_class == ELFCLASS64 && machine == EM_RISCV) {
-    triplet = "riscv64-linux-gnu", platform = "riscv64";
-  } else if (elf_class == ELFCLASS64 && machine == EM_PPC64) {
-    triplet = "powerpc64le-linux-gnu", platform = "power8";
-  } else if (elf_class == ELFCLASS64 && machine == EM_S390) {
-    triplet = "s390x-linux-gnu", platform = "z196";
-  }
+LoaderDefaults loader_defaults(const ElfFile& file) {
   LoaderDefaults d;
-  d.platform = platform;
-  d.triplet = triplet;
-  if (!triplet.empty()) {
-    d.dirs = {"/lib/" + triplet, "/usr/lib/" + triplet};
-    d.lib = "lib/" + triplet;
-    d.standard_dir = "/usr/lib/" + triplet;
+  if (const Machine* m = machine_of_elf(file.machine, file.elf_class, file.data); m && !m->triplet.empty()) {
+    d.platform = m->hwcap;
+    d.triplet = m->triplet;
+    d.dirs = {"/lib/" + d.triplet, "/usr/lib/" + d.triplet};
+    d.lib = "lib/" + d.triplet;
+    d.standard_dir = "/usr/lib/" + d.triplet;
   } else {
     d.lib = "lib";
     d.standard_dir = "/usr/lib";
@@ -679,7 +664,7 @@ Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<
     auto elf = read_elf(e.source);
     if (!elf) return fail(elf.error());
     if (!*elf) continue;
-    const LoaderDefaults defaults = loader_defaults((*elf)->elf_class, (*elf)->machine);
+    const LoaderDefaults defaults = loader_defaults(**elf);
     for (const auto& [tag, text] : {std::pair{"RPATH", (*elf)->rpath}, std::pair{"RUNPATH", (*elf)->runpath}}) {
       if (!text) continue;
       for (const auto& entry : split_search_path(*text)) {

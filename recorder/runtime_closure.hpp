@@ -31,7 +31,7 @@ struct LdCacheEntry {
 // Parses a cache file, in either the new format or the old one followed by the new one.
 Result<std::vector<LdCacheEntry>> parse_ld_cache(std::span<const std::byte> bytes, std::string_view what);
 
-// What the loader assumes for files of one class and machine (Debian's multiarch ld.so).
+// What the loader assumes for files of one class, machine and byte order (Debian's multiarch ld.so).
 struct LoaderDefaults {
   std::vector<std::string> dirs;  // the default search path, in order
   std::string lib;                // what $LIB means
@@ -39,7 +39,7 @@ struct LoaderDefaults {
   std::string standard_dir;       // where a library of the build itself goes when no $ORIGIN entry says
   std::string triplet;            // the multiarch name (aarch64-linux-gnu); empty for a machine arec does not know
 };
-LoaderDefaults loader_defaults(int elf_class, int machine);
+LoaderDefaults loader_defaults(const ElfFile& file);
 
 // Substitutes $ORIGIN / ${ORIGIN}, $LIB / ${LIB} and $PLATFORM / ${PLATFORM} in one search path entry.
 std::string expand_dynamic_tokens(std::string_view entry, std::string_view origin, const LoaderDefaults& defaults);

@@ -5,6 +5,7 @@
 
 #include "util/fs.hpp"
 #include "recorder/image_files.hpp"
+#include "oci/machine.hpp"
 
 namespace arec {
 
@@ -145,12 +146,8 @@ Result<PackageSpec> parse_package(std::string_view text) {
 }
 
 std::string debian_architecture(const Platform& platform) {
-  const std::string& a = platform.architecture;
-  if (a == "amd64" || a == "arm64" || a == "s390x" || a == "riscv64" || a == "mips64le") return a == "mips64le" ? "mips64el" : a;
-  if (a == "386") return "i386";
-  if (a == "ppc64le") return "ppc64el";
-  if (a == "arm") return platform.variant == "v5" ? "armel" : "armhf";
-  return {};
+  const Machine* m = machine_of_platform(platform);
+  return m ? std::string(m->debian) : std::string();
 }
 
 bool kept_package_path(std::string_view image_path) {

@@ -152,7 +152,9 @@ TEST(LdCacheTest, RefusesStringsOutsideTheFileAndOtherFormats) {
 }
 
 TEST(DynamicTokensTest, ExpandsOriginLibAndPlatform) {
-  const LoaderDefaults d = loader_defaults(ELFCLASS64, EM_X86_64);
+  ElfFile x86_64;
+  x86_64.elf_class = ELFCLASS64, x86_64.machine = EM_X86_64, x86_64.data = ELFDATA2LSB;
+  const LoaderDefaults d = loader_defaults(x86_64);
   EXPECT_EQ(expand_dynamic_tokens("$ORIGIN/../lib", "/usr/local/bin", d), "/usr/local/bin/../lib");
   EXPECT_EQ(expand_dynamic_tokens("${ORIGIN}/plugins", "/opt/app", d), "/opt/app/plugins");
   EXPECT_EQ(expand_dynamic_tokens("/opt/$LIB/$PLATFORM", "/x", d), "/opt/lib/x86_64-linux-gnu/x86_64");
