@@ -63,12 +63,14 @@ std::string size_text(std::int64_t bytes) {
   return std::to_string(bytes);
 }
 
-// A decimal number of seconds in [low, high] (low excluded when `above_low`), as milliseconds.
-std::optional<std::chrono::milliseconds> seconds(std::string_view text, double low, double high, bool above_low) {
+enum class Low { included, excluded };
+
+// A decimal number of seconds from `low` (included or not) to `high`, as milliseconds.
+std::optional<std::chrono::milliseconds> seconds(std::string_view text, double low, Low bound, double high) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return {};
-  if (value < low || (above_low && value == low) || value > high) return {};
+  if (value < low || (bound == Low::excluded && value == low) || value > high) return {};
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000)));
 }
 
@@ -165,7 +167,7 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
     s.sync = text == "on" ? fs::Sync::on : fs::Sync::off;
   }
   if (const auto text = get("AREC_LOCK_TIMEOUT"); !text.empty()) {
-    const auto timeout = seconds(text, 0, 86400, true);
+    const auto timeout = seconds(text, 0, Low::excluded, 86400);
     if (!timeout) return fail(bad_value(variable("AREC_LOCK_TIMEOUT"), text));
     s.lock_timeout = *timeout;
   }
@@ -175,7 +177,7 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
     s.chunk_size = *size;
   }
   if (const auto text = get("AREC_RETRY_BUDGET"); !text.empty()) {
-    const auto budget = seconds(text, 0, 86400, false);
+    const auto budget = seconds(text, 0, Low::included, 86400);
     if (!budget) return fail(bad_value(variable("AREC_RETRY_BUDGET"), text));
     s.retry.budget = *budget;
   }

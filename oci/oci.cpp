@@ -116,14 +116,11 @@ Result<Descriptor> descriptor_at(const json& json_value, std::string_view what, 
   return d;
 }
 
-Result<std::vector<Descriptor>> descriptors_at(const json& object, std::string_view what, const char* key,
-                                               bool required) {
+// The array of descriptors at `key`, which manifests and indexes require.
+Result<std::vector<Descriptor>> descriptors_at(const json& object, std::string_view what, const char* key) {
   std::vector<Descriptor> out;
   const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    if (required) return fail(json_error(what, std::string(".") + key, "is required"));
-    return out;
-  }
+  if (it == object.end() || it->is_null()) return fail(json_error(what, std::string(".") + key, "is required"));
   if (!it->is_array()) return fail(json_error(what, std::string(".") + key, "must be an array"));
   for (std::size_t i = 0; i < it->size(); ++i) {
     auto d = descriptor_at((*it)[i], what, std::string(".") + key + "[" + std::to_string(i) + "]");
@@ -240,7 +237,7 @@ Result<Manifest> manifest_from_json(const json& value, std::string_view what) {
   auto config = descriptor_at(value["config"], what, ".config");
   if (!config) return fail(config.error());
   m.config = std::move(*config);
-  auto layers = descriptors_at(value, what, "layers", true);
+  auto layers = descriptors_at(value, what, "layers");
   if (!layers) return fail(layers.error());
   m.layers = std::move(*layers);
   if (const auto subject = value.find("subject"); subject != value.end() && !subject->is_null()) {
@@ -261,7 +258,7 @@ Result<Index> index_from_json(const json& value, std::string_view what) {
   auto media = optional_string(value, what, "", "mediaType");
   if (!media) return fail(media.error());
   index.media_type = media->empty() ? std::string(media_type::k_index) : *media;
-  auto manifests = descriptors_at(value, what, "manifests", true);
+  auto manifests = descriptors_at(value, what, "manifests");
   if (!manifests) return fail(manifests.error());
   index.manifests = std::move(*manifests);
   auto annotations = annotations_from(value, what, "");

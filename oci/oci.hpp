@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -176,6 +177,24 @@ std::expected<Json, JsonProblem> read_json(std::string_view bytes) {
 
 // Parses bytes as JSON, with the byte offset of a syntax error in the message.
 Result<nlohmann::json> parse_json(std::string_view bytes, std::string_view what);
+
+// Parses a blob's bytes as one typed OCI document (Descriptor, Manifest, Index or ImageConfig): the
+// JSON, then the document; both errors name `what`.
+template <typename Document>
+Result<Document> parse_document(std::string_view bytes, std::string_view what) {
+  auto json = parse_json(bytes, what);
+  if (!json) return fail(json.error());
+  if constexpr (std::is_same_v<Document, Descriptor>) {
+    return descriptor_from_json(*json, what);
+  } else if constexpr (std::is_same_v<Document, Manifest>) {
+    return manifest_from_json(*json, what);
+  } else if constexpr (std::is_same_v<Document, Index>) {
+    return index_from_json(*json, what);
+  } else {
+    static_assert(std::is_same_v<Document, ImageConfig>, "parse_document reads OCI documents only");
+    return config_from_json(*json, what);
+  }
+}
 
 // An image layout's `oci-layout` file, as arec writes it, and the check of one read (from a store or a
 // bundle): a JSON object with imageLayoutVersion. `what` names the file in an error.

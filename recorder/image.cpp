@@ -85,16 +85,18 @@ class SbomHashes {
   ChecksumTable m_checksums;
 };
 
+enum class RecordedBefore { yes, no };
+
 // Packs the layer. When the module/name was recorded before, a relink often produced identical bytes:
 // a hash-only pass finds the DiffID first, and a layer already compressed for it is reused instead of
 // being compressed again. New content pays one extra read of its inputs for that chance.
 Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEntry>& entries, Store& store,
-                         bool seen_before, SbomHashes& sbom) {
+                         RecordedBefore recorded, SbomHashes& sbom) {
   TarOptions tar;
   tar.mtime = request.mtime;
   const Compression compression = request.compression;
   std::optional<Digest> expected;
-  if (seen_before) {
+  if (recorded == RecordedBefore::yes) {
     CountingSink counter;
     HashingSink hashing(counter);
     if (auto s = write_tar(entries, tar, hashing); !s) return fail(s.error());
@@ -805,7 +807,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     auto work = [&] {
       for (std::size_t n = next++; n < to_pack.size(); n = next++) {
         const std::size_t i = to_pack[n];
-        auto layer = pack_layer(request, (*groups)[i].entries, store, previous->has_value(), sbom);
+        auto layer = pack_layer(request, (*groups)[i].entries, store, *previous ? RecordedBefore::yes : RecordedBefore::no, sbom);
         if (!layer) {
           outcomes[i] = fail(layer.error());
           continue;

@@ -378,9 +378,7 @@ RegistryResult<std::optional<Index>> Session::referrers(std::string_view reposit
   auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
   if (!response) return std::unexpected(response.error());
   if (response->status == 404) return std::optional<Index>();
-  auto json = parse_json(response->body, url);
-  if (!json) return std::unexpected(RegistryError::protocol(json.error().message));
-  auto index = index_from_json(*json, url);
+  auto index = parse_document<Index>(response->body, url);
   if (!index) return std::unexpected(RegistryError::protocol(index.error().message));
   return std::optional<Index>(std::move(*index));
 }

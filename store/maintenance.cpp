@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -256,10 +258,25 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
     if (auto v = writable.write_view(); !v) return fail(v.error());
   }
   for (const auto& path : doomed) ::unlink(path.c_str());
-  // Remembered layers whose blob is gone are useless; drop them too.
+  // Remembered layers whose blob is gone are useless; drop them too. A files-<hex>.diffid shortcut (the
+  // DiffID of a package's files as they are on disk) stays while a remembered layer of that DiffID does.
+  std::vector<fs::Path> shortcuts;
   for (const auto& entry : std::filesystem::directory_iterator(store.layer_cache_dir(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("files-") && name.ends_with(".diffid")) {
+      shortcuts.push_back(entry.path());
+      continue;
+    }
     auto d = read_descriptor_file(entry.path());
     if (!d || !store.has_blob(*d)) ::unlink(entry.path().c_str());
+  }
+  for (const auto& path : shortcuts) {
+    auto text = fs::read_file(path);
+    auto diff_id = Digest::parse(text ? *text : std::string());
+    const bool layer_kept = diff_id && std::ranges::any_of(std::array{Compression::gzip, Compression::zstd}, [&](Compression c) {
+                              return store.cached_layer(*diff_id, c).has_value();
+                            });
+    if (!layer_kept) ::unlink(path.c_str());
   }
   // So are the repositories noted for a blob that is gone: no push will send it.
   for (const auto& entry : std::filesystem::directory_iterator(store.mount_hints_dir(), ec)) {

@@ -149,3 +149,22 @@ TEST(Rfc3339, OnlyTimesWithEveryFieldInRange) {
 
 }  // namespace
 }  // namespace arec
+
+namespace arec {
+namespace {
+
+TEST(ParseDocumentTest, ReadsTheTypeAskedForAndNamesTheBlobInErrors) {
+  auto index = parse_document<Index>(R"({"schemaVersion":2,"manifests":[]})", "index.json");
+  ASSERT_TRUE(index.has_value()) << index.error().message;
+  EXPECT_TRUE(index->manifests.empty());
+  auto malformed = parse_document<Manifest>("{\"schemaVersion\":", "manifest sha256:ab");
+  ASSERT_FALSE(malformed.has_value());
+  EXPECT_EQ(malformed.error().kind, ErrorKind::input);
+  EXPECT_TRUE(malformed.error().message.starts_with("manifest sha256:ab: malformed JSON")) << malformed.error().message;
+  auto wrong = parse_document<Descriptor>(R"({"mediaType":"x"})", "the config's descriptor");
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_TRUE(wrong.error().message.starts_with("the config's descriptor")) << wrong.error().message;
+}
+
+}  // namespace
+}  // namespace arec

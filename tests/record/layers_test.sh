@@ -100,6 +100,12 @@ blobs_before=$(ls "$AREC_STORE/blobs/sha256" | sort)
 expect_eq "$tls2" "$(record tls "$T/build/tls/tls")" "tls recorded again"
 expect_eq "$blobs_before" "$(ls "$AREC_STORE/blobs/sha256" | sort)" "the store's blobs after recording tls again"
 
+note "gc keeps what finds a package's layer without reading its files while the layer is kept"
+shortcuts=$(ls "$AREC_STORE/arec/layers" | grep -c '^files-.*\.diffid$')
+((shortcuts > 0)) || fail "no files-*.diffid shortcut in arec/layers: $(ls "$AREC_STORE/arec/layers")"
+expect_exit 0 "$AREC" gc
+expect_eq "$shortcuts" "$(ls "$AREC_STORE/arec/layers" | grep -c '^files-.*\.diffid$')" "files-*.diffid shortcuts after gc"
+
 note "the image runs: unpacked, in a chroot with /proc mounted"
 if [[ $(id -u) -eq 0 ]] && chroot=$(command -v chroot); then
   unpack "$tls2" "$T/tls-bundle"
