@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "util/work_queue.hpp"
 
 namespace arec {
 
@@ -236,79 +237,48 @@ class ZstdStream final : public ByteSink {
 class BackgroundSink final : public ByteSink {
  public:
   BackgroundSink(ByteSink& next, std::size_t max_buffered)
-      : m_next(next), m_max_buffered(max_buffered), m_thread([this] { run(); }) {}
-
-  ~BackgroundSink() override { stop(); }
+      : m_next(next), m_queue([this](SharedBytes& chunk) { write_out(chunk); }, max_buffered) {}
 
   Status write(std::span<const std::byte> data) override {
     if (data.empty()) return {};
     auto copy = std::make_shared<std::vector<std::byte>>(data.begin(), data.end());
     const std::span<const std::byte> bytes(*copy);
-    return queue(SharedBytes{std::move(copy), bytes});
+    return write_shared(SharedBytes{std::move(copy), bytes});
   }
 
   // Kept as it is: a block read once is hashed and written from the same memory.
   Status write_shared(const SharedBytes& data) override {
     if (data.bytes.empty()) return {};
-    return queue(data);
+    if (auto s = status(); !s) return s;
+    m_queue.put(data, data.bytes.size());
+    return {};
   }
 
   Status finish() override {
-    stop();
-    if (!m_status) return m_status;
+    m_queue.close();
+    if (auto s = status(); !s) return s;
     return m_next.finish();
   }
 
  private:
-  Status queue(SharedBytes data) {
-    std::unique_lock lock(m_mutex);
-    m_changed.wait(lock, [&] { return m_buffered + data.bytes.size() <= m_max_buffered || m_queue.empty() || !m_status; });
-    if (!m_status) return m_status;
-    m_buffered += data.bytes.size();
-    m_queue.push_back(std::move(data));
-    m_changed.notify_all();
-    return {};
+  // On the queue's thread. After a failure the rest is passed over; the writer hears of it at its next write.
+  void write_out(const SharedBytes& chunk) {
+    if (!status()) return;
+    Status s = m_next.write_shared(chunk);
+    if (s) return;
+    std::lock_guard lock(m_mutex);
+    m_status = std::move(s);
   }
 
-  void run() {
-    for (;;) {
-      SharedBytes chunk;
-      {
-        std::unique_lock lock(m_mutex);
-        m_changed.wait(lock, [&] { return !m_queue.empty() || m_closing; });
-        if (m_queue.empty()) return;
-        chunk = std::move(m_queue.front());
-        m_queue.pop_front();
-      }
-      Status s = m_status ? m_next.write_shared(chunk) : Status{};
-      const std::size_t size = chunk.bytes.size();
-      chunk = {};  // its block goes back before the writer is told there is room
-      std::lock_guard lock(m_mutex);
-      m_buffered -= size;
-      if (!s && m_status) m_status = s;
-      m_changed.notify_all();
-    }
-  }
-
-  void stop() {
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_closing) return;
-      m_closing = true;
-      m_changed.notify_all();
-    }
-    m_thread.join();
+  Status status() {
+    std::lock_guard lock(m_mutex);
+    return m_status;
   }
 
   ByteSink& m_next;
-  std::size_t m_max_buffered;
   std::mutex m_mutex;
-  std::condition_variable m_changed;
-  std::deque<SharedBytes> m_queue;
-  std::size_t m_buffered = 0;
-  bool m_closing = false;
   Status m_status;
-  std::thread m_thread;  // last: started once everything it uses exists
+  WorkQueue<SharedBytes> m_queue;  // last: its thread stops before the members it uses go
 };
 
 }  // namespace

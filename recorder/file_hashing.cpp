@@ -3,9 +3,9 @@
 #include <openssl/evp.h>
 
 #include <condition_variable>
-#include <deque>
 #include <stdexcept>
-#include <thread>
+
+#include "util/work_queue.hpp"
 
 namespace arec {
 
@@ -134,19 +134,13 @@ std::size_t ChecksumTable::size() const {
 class FileHashing::Worker {
  public:
   Worker(const EVP_MD* md, ChecksumTable& table, std::string FileChecksums::*part)
-      : m_md(md), m_ctx(new_context(md)), m_table(table), m_part(part), m_thread([this] { run(); }) {}
+      : m_md(md), m_ctx(new_context(md)), m_table(table), m_part(part), m_queue([this](Item& item) { take(item); }) {}
 
-  ~Worker() {
-    {
-      std::lock_guard lock(m_mutex);
-      m_queue.clear();  // an unfinished layer: what is left is not wanted
-    }
-    stop();
-  }
+  ~Worker() { m_queue.discard(); }  // an unfinished layer: what is left is not wanted
 
-  void add(const SharedBytes& bytes) { push(Item{bytes, {}}); }
-  void end(const std::string& path) { push(Item{{}, path}); }
-  void finish() { stop(); }
+  void add(const SharedBytes& bytes) { m_queue.put(Item{bytes, {}}); }
+  void end(const std::string& path) { m_queue.put(Item{{}, path}); }
+  void finish() { m_queue.close(); }
 
  private:
   struct Item {
@@ -154,48 +148,16 @@ class FileHashing::Worker {
     std::string ended;  // a file's image path once it is whole, else empty
   };
 
-  void push(Item item) {
-    {
-      std::lock_guard lock(m_mutex);
-      m_queue.push_back(std::move(item));
-    }
-    m_changed.notify_one();
-  }
-
-  void run() {
-    for (;;) {
-      Item item;
-      {
-        std::unique_lock lock(m_mutex);
-        m_changed.wait(lock, [&] { return !m_queue.empty() || m_closing; });
-        if (m_queue.empty()) return;
-        item = std::move(m_queue.front());
-        m_queue.pop_front();
-      }
-      if (!item.bytes.bytes.empty()) EVP_DigestUpdate(m_ctx.get(), item.bytes.bytes.data(), item.bytes.bytes.size());
-      if (!item.ended.empty()) m_table.put_part(item.ended, m_part, finish_hex(m_ctx.get(), m_md));
-    }
-  }
-
-  void stop() {
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_closing) return;
-      m_closing = true;
-    }
-    m_changed.notify_one();
-    m_thread.join();
+  void take(const Item& item) {
+    if (!item.bytes.bytes.empty()) EVP_DigestUpdate(m_ctx.get(), item.bytes.bytes.data(), item.bytes.bytes.size());
+    if (!item.ended.empty()) m_table.put_part(item.ended, m_part, finish_hex(m_ctx.get(), m_md));
   }
 
   const EVP_MD* m_md;
   EvpContext m_ctx;
   ChecksumTable& m_table;
   std::string FileChecksums::*m_part;
-  std::mutex m_mutex;
-  std::condition_variable m_changed;
-  std::deque<Item> m_queue;
-  bool m_closing = false;
-  std::thread m_thread;  // last: started once everything it uses exists
+  WorkQueue<Item> m_queue;  // last: its thread stops before the members it uses go
 };
 
 FileHashing::FileHashing(ChecksumTable& table) : m_table(table) {}
