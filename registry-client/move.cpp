@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "util/fs.hpp"
+#include "registry-client/catalog.hpp"
+#include "registry-client/pull.hpp"
+#include "registry-client/verify.hpp"
 
 namespace arec {
 
