@@ -7,6 +7,7 @@
 #include <span>
 #include <utility>
 
+#include "recorder/image.hpp"
 #include "registry-client/transfer_internal.hpp"
 
 namespace arec {

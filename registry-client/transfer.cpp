@@ -1,12 +1,8 @@
 #include "registry-client/transfer_internal.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <atomic>
 #include <thread>
-
-#include "registry-client/pull.hpp"
 
 namespace arec {
 
@@ -66,62 +62,6 @@ Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& 
     if (d.media_type == media_type::k_manifest) out.push_back(std::move(d));
   }
   return out;
-}
-
-namespace {
-
-// The manifest for this platform behind an image in the store, when the store holds all its blobs.
-std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest) {
-  auto index = store.read_index();
-  if (!index) return std::nullopt;
-  const auto listed = std::ranges::find(index->manifests, digest, &Descriptor::digest);
-  if (listed == index->manifests.end() || !store.has_blob(*listed)) return std::nullopt;
-  auto manifest = select_platform_manifest(store, *listed, digest.str());
-  if (!manifest || !store.holds_image(*manifest)) return std::nullopt;
-  return *manifest;
-}
-
-}  // namespace
-
-// ---- bases -----------------------------------------------------------------------------------------
-
-Result<Reference> parse_base_reference(std::string_view spec) {
-  const std::string what = "base \"" + std::string(spec) + "\": expected oci:DIR[:REF], MODULE/NAME of a record, or a "
-                           "registry reference [HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]";
-  static constexpr std::string_view k_transports[] = {"docker-archive:", "oci-archive:", "docker-daemon:", "containers-storage:",
-                                                      "dir:", "tarball:", "ostree:", "sif:"};
-  for (const auto transport : k_transports) {
-    if (spec.starts_with(transport)) return fail_input(what);
-  }
-  if (spec.starts_with("docker://")) spec.remove_prefix(9);
-  auto reference = Reference::parse(spec);
-  if (!reference) return fail(std::move(reference.error()).context(what));
-  return reference;
-}
-
-Result<BaseImage> open_base(std::string_view spec, Store& store, const RegistryLookup& registry_for, const TransferOptions& options) {
-  if (spec.starts_with("oci:")) return open_layout_base(spec);
-  const std::string what = "base \"" + std::string(spec) + "\"";
-  auto reference = parse_base_reference(spec);
-  if (!reference) return fail(reference.error());
-  // MODULE/NAME with no domain, tag or digest is a record of this store: its latest, no network.
-  if (reference->domain.empty() && reference->tag.empty() && reference->digest.empty() && reference->segments() == 2) {
-    const auto slash = reference->path.find('/');
-    return open_record_base(store, reference->path.substr(0, slash), reference->path.substr(slash + 1), options.platform);
-  }
-  if (!reference->digest.empty()) {
-    auto digest = Digest::parse(reference->digest);
-    if (!digest) return fail(std::move(digest.error()).context(what));
-    if (auto local = complete_local_image(store, *digest)) {
-      spdlog::debug("{}: using the store's copy of {}", what, digest->str());
-      return BaseImage{store, *local};
-    }
-  }
-  auto address = registry_for(reference->domain);
-  if (!address) return fail(std::move(address.error()).context(what));
-  auto pulled = pull_image(store, *reference, *address, options);
-  if (!pulled) return fail(pulled.error());
-  return BaseImage{store, pulled->manifest};
 }
 
 }  // namespace arec
