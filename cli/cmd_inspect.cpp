@@ -10,7 +10,7 @@
 
 #include "cli/cli.hpp"
 #include "store/bundle.hpp"
-#include "registry-client/transfer.hpp"
+#include "registry-client/pull.hpp"
 
 namespace arec::cli {
 

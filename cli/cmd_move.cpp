@@ -9,6 +9,7 @@
 #include "addressing/needs_rebuild.hpp"
 #include "cli/cli.hpp"
 #include "util/fs.hpp"
+#include "registry-client/catalog.hpp"
 #include "registry-client/move.hpp"
 
 namespace arec::cli {

@@ -8,13 +8,15 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <variant>
 
+#include "addressing/base_spec.hpp"
 #include "cli/cli.hpp"
 #include "cli/record_stamp.hpp"
 #include "recorder/elf.hpp"
 #include "recorder/image.hpp"
 #include "recorder/sbom.hpp"
-#include "registry-client/transfer.hpp"
+#include "registry-client/pull.hpp"
 
 namespace arec::cli {
 
@@ -75,7 +77,9 @@ struct RecordOptions {
   bool no_ca_certificates = false;
 };
 
-Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o) {
+// The request of `arec record`, and in `store_base` its base when that is in the store (a record) or
+// goes there (an image of a registry): opened once the store is (open_store_base).
+Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o, std::optional<BaseSpec>& store_base) {
   RecordRequest request;
   if (auto s = validate_record_part(o.module, "module"); !s) return fail(s.error());
   if (auto s = validate_record_part(o.name, "name"); !s) return fail(s.error());
@@ -123,12 +127,16 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
   auto entries = collect_entries(inputs);
   if (!entries) return fail(entries.error());
   // A registry base is pulled into the store, so it is opened once the store is (run_record).
-  if (o.base.starts_with("oci:")) {
-    auto base = open_layout_base(o.base);
+  if (!o.base.empty()) {
+    auto base = parse_base(o.base);
     if (!base) return fail(base.error());
-    request.base = std::move(*base);
-  } else if (!o.base.empty()) {
-    if (auto reference = parse_base_reference(o.base); !reference) return fail(reference.error());
+    if (const auto* layout = std::get_if<LayoutBase>(&base->kind)) {
+      auto opened = open_layout_base(layout->dir, layout->ref, base->what());
+      if (!opened) return fail(opened.error());
+      request.base = std::move(*opened);
+    } else {
+      store_base = std::move(*base);
+    }
   }
   request.entries = std::move(*entries);
   request.entrypoint = o.entrypoint;
@@ -156,18 +164,52 @@ Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome, s
   return write_record_stamp(fs::Path(o.stamp), inputs);
 }
 
+// The manifest for this platform behind an image in the store, when the store holds all its blobs.
+std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest) {
+  auto index = store.read_index();
+  if (!index) return std::nullopt;
+  const auto listed = std::ranges::find(index->manifests, digest, &Descriptor::digest);
+  if (listed == index->manifests.end() || !store.has_blob(*listed)) return std::nullopt;
+  auto manifest = select_platform_manifest(store, *listed, digest.str());
+  if (!manifest || !store.holds_image(*manifest)) return std::nullopt;
+  return *manifest;
+}
+
+// A base the recorder reads from the store: the latest record of MODULE/NAME, no network; or an image of
+// a registry, pulled into the store once: with a digest the store's copy is used when it is complete,
+// without network.
+Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, Store& store, const TransferOptions& options) {
+  if (const auto* record = std::get_if<RecordBase>(&base.kind)) {
+    return open_record_base(store, record->module, record->name, options.platform);
+  }
+  const auto& registry = std::get<RegistryBase>(base.kind);
+  const std::string what = base.what();
+  if (registry.digest) {
+    if (auto local = complete_local_image(store, *registry.digest)) {
+      spdlog::debug("{}: using the store's copy of {}", what, registry.digest->str());
+      return BaseImage{store, *local};
+    }
+  }
+  auto address = registry_for(globals, registry.reference.domain);
+  if (!address) return fail(std::move(address.error()).context(what));
+  auto pulled = pull_image(store, registry.reference, *address, options);
+  if (!pulled) return fail(pulled.error());
+  return BaseImage{store, pulled->manifest};
+}
+
 Result<int> run_record(const Globals& globals, const RecordOptions& o) {
-  auto request = make_request(globals.settings, o);
+  std::optional<BaseSpec> store_base;
+  auto request = make_request(globals.settings, o, store_base);
   if (!request) return fail(request.error());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  if (!o.base.empty() && !request->base) {
+  if (store_base) {
     // From a base of several platforms, the one of the record: --platform, else its ELF files', else this machine's.
     auto options = transfer_options(globals);
     auto platform = inputs_platform(request->entries, request->platform);
     if (!platform) return fail(platform.error());
     options.platform = *platform;
-    auto base = open_base(o.base, *store, [&globals](std::string_view domain) { return registry_for(globals, domain); }, options);
+    auto base = open_store_base(globals, *store_base, *store, options);
     if (!base) return fail(base.error());
     request->base = std::move(*base);
   }

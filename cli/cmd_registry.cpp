@@ -7,7 +7,10 @@
 #include <set>
 
 #include "cli/cli.hpp"
-#include "registry-client/transfer.hpp"
+#include "registry-client/catalog.hpp"
+#include "registry-client/pull.hpp"
+#include "registry-client/push.hpp"
+#include "registry-client/verify.hpp"
 
 namespace arec::cli {
 

@@ -271,14 +271,7 @@ Result<Descriptor> select_platform_manifest(const Layout& layout, const Descript
   return fail_input(std::string(what) + ": no image for " + platform_text(wanted));
 }
 
-Result<BaseImage> open_layout_base(std::string_view spec) {
-  const std::string what = "base \"" + std::string(spec) + "\"";
-  if (!spec.starts_with("oci:")) return fail_input(what + ": expected oci:DIR[:REF]");
-  const auto rest = spec.substr(4);
-  const auto colon = rest.find(':');
-  const std::string dir(rest.substr(0, colon));
-  const std::string ref = colon == std::string_view::npos ? std::string() : std::string(rest.substr(colon + 1));
-  if (dir.empty()) return fail_input(what + ": the layout directory is empty");
+Result<BaseImage> open_layout_base(const std::string& dir, const std::string& ref, const std::string& what) {
   auto layout = Layout::open(dir);
   if (!layout) return fail(std::move(layout.error()).context(what));
   auto index = layout->read_index();

@@ -9,6 +9,7 @@
 
 #include "addressing/nodes.hpp"
 #include "store/store.hpp"
+#include "registry-client/push.hpp"
 #include "registry-client/transfer.hpp"
 
 namespace arec {

@@ -6,8 +6,8 @@ target of the sources, `target -> dep dep …`, the targets it may use directly 
 may use too). Every source file belongs to the target whose add_library/add_executable lists it (a
 header to the target of its .cpp, or the one listing the header itself when it has none). Refused,
 each named with the file and the line: a source file of no target, an #include of a file of a target
-the includer's target may not use, and a target_link_libraries of an arec_* target the graph does not
-allow.
+the includer's target may not use, an #include of a header private to another folder (*_internal.hpp),
+and a target_link_libraries of an arec_* target the graph does not allow.
 
 It also checks that ARCHITECTURE.md's table "Where things live" names every source file: a cell
 `folder/stem`, then bare stems of the same folder (`oci/digest`, `oci`).
@@ -123,6 +123,10 @@ def check(root):
             text = open(os.path.join(root, rel), encoding="utf-8").read()
             for m in INCLUDE.finditer(text):
                 inc = os.path.normpath(m.group(1))
+                if inc.endswith("_internal.hpp") and os.path.dirname(inc) != folder:
+                    line = text[: m.start()].count("\n") + 1
+                    problems.append(f'{rel}:{line}: #include "{m.group(1)}", a header private to {os.path.dirname(inc)}/')
+                    continue
                 theirs = owner.get(inc)
                 if theirs is None or theirs == mine or theirs in allowed[mine]:
                     continue
@@ -171,18 +175,28 @@ def check_listed(root):
 
 
 def self_test(root):
-    """The check names a forbidden include: addressing may not use the store."""
+    """The check names a forbidden include (addressing may not use the store) and a private header
+    included from another folder (cli may not include registry-client's transfer_internal.hpp)."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "tree")
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".git", "build*", "tests"))
         victim = os.path.join(copy, "addressing", "text_position.cpp")
         with open(victim, "a", encoding="utf-8") as f:
             f.write('\n#include "store/store.hpp"\n')
-        found = [p for p in check(copy) if p.startswith("addressing/text_position.cpp:") and "store/store.hpp" in p]
+        private = os.path.join(copy, "cli", "main.cpp")
+        with open(private, "a", encoding="utf-8") as f:
+            f.write('\n#include "registry-client/transfer_internal.hpp"\n')
+        problems = check(copy)
+        found = [p for p in problems if p.startswith("addressing/text_position.cpp:") and "store/store.hpp" in p]
         if not found:
             print("self-test: a forbidden include (store/store.hpp in addressing/text_position.cpp) went unnoticed")
             return False
         print(f"self-test: a forbidden include is refused: {found[0]}")
+        found = [p for p in problems if p.startswith("cli/main.cpp:") and "transfer_internal.hpp" in p]
+        if not found:
+            print("self-test: a private header (registry-client/transfer_internal.hpp in cli/main.cpp) went unnoticed")
+            return False
+        print(f"self-test: a private header of another folder is refused: {found[0]}")
         return True
 
 

@@ -7,33 +7,6 @@
 namespace arec {
 namespace {
 
-std::string diff_of(std::string before, std::string after) {
-  MovePlan plan;
-  plan.settings_before = std::move(before);
-  plan.settings_after = std::move(after);
-  return settings_diff(plan, "nodes.json");
-}
-
-// The expected texts are what GNU `diff -u` prints for the same files (but the header's times).
-TEST(MoveSettingsDiff, DistantChangesAreHunksOfTheirOwnWithThreeLinesOfContext) {
-  EXPECT_EQ(diff_of("a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\n", "A\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n"),
-            "--- nodes.json\n+++ nodes.json (after the move)\n"
-            "@@ -1,4 +1,4 @@\n-a\n+A\n b\n c\n d\n"
-            "@@ -11,3 +11,4 @@\n k\n l\n m\n+n\n");
-}
-
-TEST(MoveSettingsDiff, ChangesWithinSixLinesShareAHunk) {
-  EXPECT_EQ(diff_of("a\nb\nc\nd\ne\nf\ng\nh\n", "a\nc\nd\ne\nf\ng\nX\nh\n"),
-            "--- nodes.json\n+++ nodes.json (after the move)\n"
-            "@@ -1,8 +1,8 @@\n a\n-b\n c\n d\n e\n f\n g\n+X\n h\n");
-}
-
-TEST(MoveSettingsDiff, ARemovedLineComesBeforeTheLineThatReplacesIt) {
-  EXPECT_EQ(diff_of("{\n  \"registry\": \"n1\"\n}\n", "{\n  \"registry\": \"n2\"\n}\n"),
-            "--- nodes.json\n+++ nodes.json (after the move)\n"
-            "@@ -1,3 +1,3 @@\n {\n-  \"registry\": \"n1\"\n+  \"registry\": \"n2\"\n }\n");
-}
-
 TEST(MovePlan, KeepsTheFilesKeyOrderAndChangesOnlyTheRegistry) {
   test::TempDir dir;
   const auto path = (dir / "nodes.json").string();

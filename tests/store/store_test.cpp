@@ -175,7 +175,7 @@ TEST(Store, BaseImageLayersAreReusedByDigest) {
 
   write_file(tmp / "src/app", "app");
   auto store = Store::open(tmp / "store");
-  auto base_image = open_layout_base("oci:" + (tmp / "base").string() + ":mesh/base");
+  auto base_image = open_layout_base((tmp / "base").string(), "mesh/base", "base");
   ASSERT_TRUE(base_image) << base_image.error().message;
   RecordRequest r = request_for(tmp / "src");
   r.base = *base_image;
@@ -195,10 +195,10 @@ TEST(Store, BaseImageLayersAreReusedByDigest) {
   EXPECT_EQ(config["config"]["Entrypoint"], nlohmann::json::array({"/bin/sh"}));
   EXPECT_EQ(config["rootfs"]["diff_ids"].size(), 2u);
 
-  auto missing = open_layout_base("oci:" + (tmp / "base").string() + ":mesh/nope");
+  auto missing = open_layout_base((tmp / "base").string(), "mesh/nope", "base");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("no image named \"mesh/nope\""), std::string::npos);
-  auto not_layout = open_layout_base("oci:" + (tmp / "src").string());
+  auto not_layout = open_layout_base((tmp / "src").string(), "", "base");
   ASSERT_FALSE(not_layout);
   EXPECT_NE(not_layout.error().message.find("not an OCI image layout"), std::string::npos);
 }

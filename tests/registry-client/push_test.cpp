@@ -1,4 +1,4 @@
-#include "registry-client/transfer.hpp"
+#include "registry-client/push.hpp"
 
 #include <gtest/gtest.h>
 

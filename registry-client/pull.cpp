@@ -1,0 +1,433 @@
+#include "registry-client/pull.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <span>
+#include <utility>
+
+#include "recorder/image.hpp"
+#include "registry-client/transfer_internal.hpp"
+
+namespace arec {
+
+namespace {
+
+// A manifest or index the registry sent that does not parse is the registry's failure (exit 3), not the
+// user's, and is not kept. By a tag with no Docker-Content-Digest, this is all that can be checked.
+Status check_fetched_manifest(const FetchedManifest& fetched, const std::string& what) {
+  auto json = parse_json(fetched.bytes, what);
+  if (!json) return fail(Error::registry(json.error().message));
+  const bool is_index = media_type::is_index(fetched.media_type);
+  if (is_index) {
+    if (auto index = index_from_json(*json, what); !index) return fail(Error::registry(index.error().message));
+  } else if (auto manifest = manifest_from_json(*json, what); !manifest) {
+    return fail(Error::registry(manifest.error().message));
+  }
+  return {};
+}
+
+Result<Descriptor> store_manifest(Run& run, Store& store, const std::string& repository, const std::string& reference,
+                                  const std::string& context) {
+  const std::string doing = context + ": getting manifest " + reference;
+  auto fetched = run.step(doing, {}, [&] { return run.session.get_manifest(repository, reference); });
+  if (!fetched) return fail(fetched.error());
+  if (auto s = check_fetched_manifest(*fetched, "the manifest the registry sent"); !s) {
+    return fail(std::move(s.error()).context(doing));
+  }
+  auto stored = store.put_blob(fetched->bytes, fetched->media_type);
+  if (!stored) return fail(std::move(stored.error()).context(context));
+  return fetched->descriptor();
+}
+
+Status download_blob(Run& run, Session& session, Store& store, const std::string& repository, const Descriptor& blob,
+                     std::size_t slot, ProgressBoard& board, std::stop_token stop, const std::string& context) {
+  board.set_state(slot, "downloading");
+  auto got = run.step(context + ": downloading blob " + blob.digest.str(), stop, [&]() -> RegistryResult<void> {
+    // A fresh temporary each attempt; dropped unless the whole blob arrived and verified.
+    auto writer = store.begin_blob(Hashing::no);
+    if (!writer) return std::unexpected(RegistryError::local(writer.error()));
+    if (auto fetched = session.download_blob(repository, blob, *writer, progress_to(board, slot, stop)); !fetched) return fetched;
+    if (auto committed = writer->commit(blob.media_type, blob.digest); !committed) {
+      return std::unexpected(RegistryError::local(committed.error()));
+    }
+    return {};
+  });
+  if (!got) return fail(got.error());
+  board.finish(slot, "downloaded");
+  return {};
+}
+
+// Downloads the blobs of `blobs` the store lacks (each once), in parallel, counting them in `outcome`,
+// and notes the repository as holding each (a push of an image built on it mounts them from there).
+Status download_blobs(Run& run, Store& store, const std::string& repository, const std::vector<Descriptor>& blobs,
+                      const std::string& context, PullOutcome& outcome) {
+  std::vector<Descriptor> missing;
+  for (const auto& blob : blobs) {
+    if (store.has_blob(blob) || std::ranges::find(missing, blob.digest, &Descriptor::digest) != missing.end()) {
+      ++outcome.present;
+    } else {
+      missing.push_back(blob);
+    }
+  }
+  // A manifest declaring more than the disk holds (a hostile registry's 1 TB layer) fails here, before
+  // a byte is written, rather than after filling the disk.
+  std::int64_t declared = 0;
+  for (const auto& blob : missing) declared += std::max<std::int64_t>(blob.size, 0);
+  if (const auto room = fs::free_bytes(store.dir()); room && declared > *room) {
+    return fail(Error::registry(context + ": the manifest declares " + std::to_string(declared) + " bytes of blobs to download, more than the " +
+                                std::to_string(*room) + " bytes free for the store " + store.dir().string() + "; nothing downloaded"));
+  }
+  ProgressBoard board(run.options.progress, "pulling from " + run.host());
+  std::vector<std::size_t> slots;
+  for (const auto& blob : missing) slots.push_back(board.add(blob.digest.str().substr(0, 19), blob.size));
+  auto pulled = run_parallel(run, missing.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
+    return download_blob(run, session, store, repository, missing[i], slots[i], board, stop, context);
+  });
+  if (!pulled) return fail(pulled.error());
+  outcome.downloaded += static_cast<int>(missing.size());
+  for (const auto& blob : missing) outcome.bytes += blob.size;
+  for (const auto& blob : blobs) store.note_repository(blob.digest, repository);
+  return {};
+}
+
+// Fetches a referrer the registry lists for `subject` (an SBOM) into the store: its manifest, which must
+// name `subject`, and its blobs. Returns its index.json entry, for the caller to list.
+Result<Descriptor> fetch_referrer(Run& run, Store& store, const std::string& repository, const Digest& subject,
+                                  const Descriptor& referrer, const std::string& context) {
+  if (!store.has_blob(referrer)) {
+    auto fetched = store_manifest(run, store, repository, referrer.digest.str(), context);
+    if (!fetched) return fail(fetched.error());
+  }
+  auto referrer_manifest = store.read_manifest(referrer);
+  if (!referrer_manifest) return fail(std::move(referrer_manifest.error()).context(context));
+  if (!referrer_manifest->subject || referrer_manifest->subject->digest != subject) {
+    return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " + subject.str() +
+                                ", but that is not its subject"));
+  }
+  for (const auto& blob : blobs_of(*referrer_manifest)) {
+    if (store.has_blob(blob)) continue;
+    ProgressBoard quiet(ProgressDisplay::none, "");
+    if (auto s = download_blob(run, run.session, store, repository, blob, quiet.add("", blob.size), quiet, {}, context); !s) {
+      return fail(s.error());
+    }
+  }
+  Descriptor entry{referrer.media_type, referrer.digest, referrer.size, referrer.artifact_type, {}, referrer.annotations, {}};
+  entry.annotations[std::string(annotation::k_subject)] = subject.str();
+  return entry;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const PullOutcome& outcome) {
+  nlohmann::json records = nlohmann::json::array();
+  for (const auto& r : outcome.records) records.push_back(to_json(r));
+  return {{"registry", outcome.registry},     {"repository", outcome.repository},
+          {"digest", outcome.image.digest.str()}, {"mediaType", outcome.image.media_type},
+          {"manifest", outcome.manifest.digest.str()}, {"downloaded", outcome.downloaded},
+          {"present", outcome.present},       {"bytes", outcome.bytes},
+          {"referrers", outcome.referrers}, {"records", std::move(records)},
+          {"records_present", outcome.records_present}};
+}
+
+
+Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
+                               const TransferOptions& options) {
+  Run run(address, Access::pull, options);
+  const std::string repository = reference.path;
+  const std::string wanted = !reference.digest.empty() ? reference.digest : !reference.tag.empty() ? reference.tag : "latest";
+  const std::string context = "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  if (auto s = run.ping(context); !s) return fail(s.error());
+
+  PullOutcome outcome;
+  outcome.registry = address.host;
+  outcome.repository = repository;
+  auto image = store_manifest(run, store, repository, wanted, context);
+  if (!image) return fail(image.error());
+  outcome.image = *image;
+  auto platform = select_platform_manifest(store, outcome.image, context, options.platform);
+  if (!platform) return fail(platform.error());
+  outcome.manifest = *platform;
+  if (outcome.manifest.digest != outcome.image.digest) {
+    auto child = store_manifest(run, store, repository, outcome.manifest.digest.str(), context);
+    if (!child) return fail(child.error());
+    outcome.manifest.media_type = child->media_type;
+  }
+  auto manifest = store.read_manifest(outcome.manifest);
+  if (!manifest) return fail(std::move(manifest.error()).context(context));
+
+  if (auto s = download_blobs(run, store, repository, blobs_of(*manifest), context, outcome); !s) return fail(s.error());
+
+  Descriptor listed = outcome.image;
+  listed.annotations.emplace(k_pulled_annotation, "true");
+  if (auto kept = store.keep(listed); !kept) return fail(kept.error());
+
+  // Its referrers (an SBOM) come along, each listed in index.json as the referrer of the image.
+  auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
+  if (!referrers) return fail(referrers.error());
+  for (const auto& referrer : *referrers) {
+    // A record artifact is read by pull_records; a pulled image is no record (and the store keeps none).
+    if (referrer.artifact_type == media_type::k_arec_record) continue;
+    auto entry = fetch_referrer(run, store, repository, outcome.image.digest, referrer, context);
+    if (!entry) return fail(entry.error());
+    auto kept = store.keep(*entry);
+    if (!kept) return fail(kept.error());
+    outcome.referrers += *kept ? 1 : 0;
+  }
+  return outcome;
+}
+
+// ---- pull of records --------------------------------------------------------------------------------
+
+namespace {
+
+// A blob held in memory (a record document, an image config), never more than `limit` bytes.
+class TextSink final : public ByteSink {
+ public:
+  explicit TextSink(std::size_t limit) : m_limit(limit) {}
+  Status write(std::span<const std::byte> data) override {
+    if (m_text.size() + data.size() > m_limit) return fail(Error::registry("more than " + std::to_string(m_limit) + " bytes"));
+    m_text.append(reinterpret_cast<const char*>(data.data()), data.size());
+    return {};
+  }
+  Status finish() override { return {}; }
+  std::string take() { return std::move(m_text); }
+  void clear() { m_text.clear(); }
+
+ private:
+  std::size_t m_limit;
+  std::string m_text;
+};
+
+// An image config is rarely above a few kilobytes; a larger one is not read into memory.
+constexpr std::size_t k_max_config = std::size_t{4} << 20;
+// An index of more platforms than any build makes is not followed.
+constexpr std::size_t k_max_platforms = 64;
+
+// A small blob downloaded into memory, verified against its descriptor.
+Result<std::string> fetch_text(Run& run, const std::string& repository, const Descriptor& blob, std::size_t limit,
+                               const std::string& doing) {
+  if (blob.size < 0 || static_cast<std::uint64_t>(blob.size) > limit) {
+    return fail(Error::registry(doing + ": declared as " + std::to_string(blob.size) + " bytes, more than " + std::to_string(limit)));
+  }
+  TextSink sink(limit);
+  auto got = run.step(doing, {}, [&]() -> RegistryResult<void> {
+    sink.clear();
+    return run.session.download_blob(repository, blob, sink, [](std::int64_t) { return true; });
+  });
+  if (!got) return fail(got.error());
+  return sink.take();
+}
+
+// One image of a pull of records (an index has one per platform): its manifest's bytes, config and the
+// records the registry lists for it.
+struct PulledImage {
+  FetchedManifest fetched;
+  Manifest manifest;
+  std::string config;
+  std::vector<Record> records;
+  std::vector<Descriptor> sboms;  // the other referrers, fetched as pull_image fetches them
+};
+
+// Reads and checks the record artifact `listed` of `image` in `repository`: an artifact manifest of
+// arec's record type whose subject is the image, one document layer, a document that parses, names
+// this repository and this image, and is byte for byte what arec writes for that record.
+Result<Record> read_record_artifact(Run& run, const std::string& repository, const FetchedManifest& image, const Descriptor& listed,
+                                    const std::string& context) {
+  const std::string what = "the record artifact " + listed.digest.str() + " of " + repository + "@" + image.digest.str();
+  const auto refused = [&](const std::string& why) { return Error::registry(context + ": " + what + ": " + why + "; nothing written"); };
+  auto fetched = run.step(context + ": getting " + what, {}, [&] { return run.session.get_manifest(repository, listed.digest.str()); });
+  if (!fetched) return fail(fetched.error());
+  auto json = parse_json(fetched->bytes, "its manifest");
+  if (!json) return fail(refused(json.error().message));
+  auto manifest = manifest_from_json(*json, "its manifest");
+  if (!manifest) return fail(refused(manifest.error().message));
+  if (manifest->artifact_type != media_type::k_arec_record) {
+    return fail(refused("its artifactType is \"" + printable(manifest->artifact_type) + "\", not " + std::string(media_type::k_arec_record)));
+  }
+  if (!manifest->subject || manifest->subject->digest != image.digest) {
+    return fail(refused("its subject is " + (manifest->subject ? manifest->subject->digest.str() : std::string("missing")) +
+                        ", not the image"));
+  }
+  if (manifest->layers.size() != 1 || manifest->layers.front().media_type != media_type::k_arec_record) {
+    return fail(refused("expected one layer of type " + std::string(media_type::k_arec_record)));
+  }
+  auto document = fetch_text(run, repository, manifest->layers.front(), k_max_record_document, context + ": getting the document of " + what);
+  if (!document) return fail(document.error());
+  auto record = parse_record_document(*document, "its document");
+  if (!record) return fail(refused(record.error().message));
+  if (record->repository() != repository) return fail(refused("it is a record of " + record->repository() + ", not of " + repository));
+  const auto image_descriptor = image.descriptor();
+  if (record->manifest.digest != image.digest || record->manifest.size != image_descriptor.size ||
+      record->manifest.media_type != image_descriptor.media_type) {
+    return fail(refused("it records " + record->manifest.digest.str() + " (" + std::to_string(record->manifest.size) + " bytes, " +
+                        record->manifest.media_type + "), which is not the image it refers to"));
+  }
+  // What arec writes for that record, and nothing else: the same record pushed from here again costs no write.
+  auto again = record_artifact(*record);
+  if (!again) return fail(refused(again.error().message));
+  if (again->descriptor.digest != listed.digest) return fail(refused("not the artifact arec makes of the record it holds"));
+  return std::move(*record);
+}
+
+// Whether `history` holds `record` already: the same image, time, revision and every other field.
+bool holds_record(const std::vector<Record>& history, const Record& record) {
+  const auto wanted = to_json(record);
+  return std::ranges::any_of(history, [&](const Record& h) { return to_json(h) == wanted; });
+}
+
+}  // namespace
+
+Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference, const RegistryAddress& address,
+                                                const TransferOptions& options, PullLayers layers) {
+  Run run(address, Access::pull, options);
+  const std::string repository = reference.path;
+  const std::string wanted = !reference.digest.empty() ? reference.digest : !reference.tag.empty() ? reference.tag : "latest";
+  const std::string context = "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  if (auto s = run.ping(context); !s) return fail(s.error());
+
+  // First everything is read and checked, in memory: a record refused leaves the store as it was.
+  const std::string getting = context + ": getting manifest " + wanted;
+  auto top = run.step(getting, {}, [&] { return run.session.get_manifest(repository, wanted); });
+  if (!top) return fail(top.error());
+  if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting));
+  std::vector<PulledImage> images;
+  const bool is_index = media_type::is_index(top->media_type);
+  if (is_index) {
+    auto index = index_from_json(*parse_json(top->bytes, "the index"), "the index");
+    if (index->manifests.size() > k_max_platforms) {
+      return fail(Error::registry(context + ": the index lists " + std::to_string(index->manifests.size()) + " manifests, more than " +
+                                  std::to_string(k_max_platforms)));
+    }
+    for (const auto& entry : index->manifests) {
+      if (!media_type::is_manifest(entry.media_type)) continue;
+      if (std::ranges::any_of(images, [&](const PulledImage& i) { return i.fetched.digest == entry.digest; })) continue;
+      const std::string getting_child = context + ": getting manifest " + entry.digest.str();
+      auto child = run.step(getting_child, {}, [&] { return run.session.get_manifest(repository, entry.digest.str()); });
+      if (!child) return fail(child.error());
+      if (!media_type::is_manifest(child->media_type)) continue;
+      if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting_child));
+      images.push_back({std::move(*child), {}, {}, {}, {}});
+    }
+  } else {
+    images.push_back({*top, {}, {}, {}, {}});
+  }
+  bool any = false;
+  for (auto& image : images) {
+    image.manifest = *manifest_from_json(*parse_json(image.fetched.bytes, "the manifest"), "the manifest");
+    auto referrers = registry_referrers(run, repository, image.fetched.digest, context);
+    if (!referrers) return fail(referrers.error());
+    for (const auto& listed : *referrers) {
+      if (listed.artifact_type != media_type::k_arec_record) {
+        image.sboms.push_back(listed);
+        continue;
+      }
+      auto record = read_record_artifact(run, repository, image.fetched, listed, context);
+      if (!record) return fail(record.error());
+      image.records.push_back(std::move(*record));
+    }
+    if (image.records.empty()) continue;
+    any = true;
+    // The platform a record names is its image's, as its config says.
+    auto config = fetch_text(run, repository, image.manifest.config, k_max_config, context + ": getting config " + image.manifest.config.digest.str());
+    if (!config) return fail(config.error());
+    image.config = std::move(*config);
+    auto parsed = parse_json(image.config, "the config");
+    auto read = parsed ? config_from_json(*parsed, "the config") : Result<ImageConfig>(fail(parsed.error()));
+    if (!read) return fail(Error::registry(context + ": config " + image.manifest.config.digest.str() + ": " + read.error().message));
+    for (const auto& record : image.records) {
+      const auto& p = record.manifest.platform;
+      if (p && (p->os != read->os || p->architecture != read->architecture || p->variant != read->variant)) {
+        return fail(Error::registry(context + ": the record artifact of " + record.identity() + " names the platform " + platform_text(*p) +
+                                    ", but the image is " + platform_text(Platform{read->architecture, read->os, read->variant}) +
+                                    "; nothing written"));
+      }
+    }
+  }
+  if (!any) return std::optional<PullOutcome>();
+
+  // Then it is written: the images (without their layers where not wanted), their SBOMs, and the
+  // records the store lacks in one transaction, oldest first.
+  PullOutcome outcome;
+  outcome.registry = address.host;
+  outcome.repository = repository;
+  outcome.image = top->descriptor();
+  const Platform mine = options.platform.value_or(host_platform());
+  std::vector<std::pair<Record, std::vector<Descriptor>>> added;
+  std::map<std::string, std::vector<Record>> histories;
+  bool chosen = false, chose_mine = false;
+  for (auto& image : images) {
+    if (image.records.empty()) {
+      spdlog::warn("{}: the registry lists no record of {}@{}: not pulled", context, repository, image.fetched.digest.str());
+      continue;
+    }
+    // The image of this machine's platform (--platform's), else the first, as pull_image reports it.
+    const auto& platform = image.records.front().manifest.platform;
+    const bool is_mine = platform && platform_text(*platform) == platform_text(mine);
+    if (!chosen || (is_mine && !chose_mine)) {
+      outcome.manifest = image.fetched.descriptor();
+      chosen = true;
+      chose_mine = is_mine;
+    }
+    auto put = store.put_blob(image.fetched.bytes, image.fetched.media_type);
+    if (!put) return fail(std::move(put.error()).context(context));
+    if (layers == PullLayers::yes) {
+      if (auto s = download_blobs(run, store, repository, blobs_of(image.manifest), context, outcome); !s) return fail(s.error());
+    } else {
+      if (store.has_blob(image.manifest.config)) {
+        ++outcome.present;
+      } else {
+        auto config = store.put_blob(image.config, image.manifest.config.media_type);
+        if (!config) return fail(std::move(config.error()).context(context));
+        ++outcome.downloaded;
+        outcome.bytes += image.manifest.config.size;
+      }
+    }
+    std::vector<Descriptor> sboms;
+    for (const auto& listed : image.sboms) {
+      auto entry = fetch_referrer(run, store, repository, image.fetched.digest, listed, context);
+      if (!entry) return fail(entry.error());
+      sboms.push_back(std::move(*entry));
+    }
+    for (auto& record : image.records) {
+      auto [history, read] = histories.try_emplace(record.repository());
+      if (read) {
+        auto h = store.history_of(record.module, record.name);
+        if (!h) return fail(h.error());
+        history->second = std::move(*h);
+      }
+      if (holds_record(history->second, record)) {
+        ++outcome.records_present;
+        continue;
+      }
+      // The SBOMs go with the first record of the image added; add_record lists each once.
+      added.emplace_back(std::move(record), sboms);
+    }
+    // An image whose records the store holds already may still lack an SBOM listed since.
+    if (!sboms.empty()) {
+      auto kept = store.referrers(image.fetched.digest);
+      if (!kept) return fail(kept.error());
+      for (const auto& entry : sboms) {
+        if (std::ranges::find(*kept, entry.digest, &Descriptor::digest) != kept->end()) continue;
+        if (std::ranges::any_of(added, [&](const auto& a) { return a.first.manifest.digest == image.fetched.digest; })) continue;
+        auto listed = store.keep(entry);
+        if (!listed) return fail(listed.error());
+        outcome.referrers += *listed ? 1 : 0;
+      }
+    }
+  }
+  // The history stays ordered by the time recorded where the records were made.
+  std::ranges::stable_sort(added, {}, [](const auto& a) { return a.first.recorded; });
+  if (!added.empty()) {
+    auto committed = store.commit_all(added);
+    if (!committed) return fail(std::move(committed.error()).context(context));
+    for (const auto& [record, sboms] : added) {
+      outcome.records.push_back(record);
+      outcome.referrers += static_cast<int>(sboms.size());
+    }
+  }
+  return std::optional(std::move(outcome));
+}
+
+}  // namespace arec

@@ -1,0 +1,510 @@
+#include "registry-client/push.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "registry-client/transfer_internal.hpp"
+
+namespace arec {
+
+namespace {
+
+struct RecordPlan {
+  Record record;
+  std::string bytes;       // the manifest, exactly as stored
+  std::string media_type;  // its Content-Type
+  std::vector<Descriptor> blobs;
+  bool present = false;
+  std::vector<std::string> tags;
+};
+
+// The tags of each record: the store's latest record of each configuration of a module/name (by its
+// history) gets `latest` (the default configuration's, or the only one's) or `latest-<config>` (the
+// others', so that a Debug build never moves `latest`); the newest pushed of each module/name among those
+// of the default configuration (any, where none is) gets the extra tags.
+Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const std::vector<Record>& records, const PushTags& tags) {
+  std::vector<std::vector<std::string>> out(records.size());
+  if (tags.latest == LatestTag::no && tags.extra.empty()) return out;
+  // Each module/name's own history orders its records: the store's whole history is never read.
+  std::map<std::string, std::size_t> position;                 // identity -> place in its module/name's history
+  std::map<std::string, std::string> latest_of_config;         // repository + " " + config -> identity of its newest
+  std::map<std::string, std::vector<std::string>> configs;     // repository -> the configurations it has records of
+  for (const auto& r : records) {
+    if (configs.contains(r.repository())) continue;
+    auto history = store.history_of(r.module, r.name);
+    if (!history) return fail(history.error());
+    for (std::size_t i = 0; i < history->size(); ++i) {
+      const auto& h = (*history)[i];
+      position[h.identity()] = i;
+      latest_of_config[h.repository() + " " + h.config] = h.identity();
+    }
+    configs[r.repository()] = configs_of(*history);
+  }
+  const auto latest_tag_of = [&](const Record& r) { return latest_tag(r.config, configs[r.repository()], tags.default_config); };
+  std::map<std::string, std::size_t> newest;  // repository -> index into records
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    if (tags.latest == LatestTag::yes && latest_of_config[r.repository() + " " + r.config] == r.identity()) {
+      out[i].push_back(latest_tag_of(r));
+    }
+    auto [it, added] = newest.try_emplace(r.repository(), i);
+    if (added) continue;
+    // A record of the default configuration is preferred to another's, then the newer.
+    const bool default_now = latest_tag_of(r) == "latest";
+    const bool default_then = latest_tag_of(records[it->second]) == "latest";
+    if (default_now != default_then ? default_now : position[r.identity()] > position[records[it->second].identity()]) it->second = i;
+  }
+  for (const auto& [repository, i] : newest) {
+    for (const auto& tag : tags.extra) {
+      if (std::ranges::find(out[i], tag) == out[i].end()) out[i].push_back(tag);
+    }
+  }
+  return out;
+}
+
+struct BlobOutcome {
+  int uploaded = 0, mounted = 0, skipped = 0;
+  std::int64_t bytes = 0;
+};
+
+Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
+  RecordPlan plan{record, {}, record.manifest.media_type, {}, false, {}};
+  // The manifest goes up exactly as stored: its bytes, and what they say.
+  auto bytes = run.read_blob(store, record.manifest);
+  if (!bytes) return fail(std::move(bytes.error()).context("pushing " + record.identity()));
+  auto manifest = run.read_manifest(store, record.manifest);
+  if (!manifest) return fail(std::move(manifest.error()).context("pushing " + record.identity()));
+  plan.bytes = std::move(*bytes);
+  if (!manifest->media_type.empty()) plan.media_type = manifest->media_type;
+  plan.blobs = blobs_of(*manifest);
+  const std::string doing = "pushing " + record.repository() + " to " + run.host() + ": checking manifest " + record.manifest.digest.str();
+  auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
+  if (!found) return fail(found.error());
+  plan.present = found->has_value() && (*found)->digest == record.manifest.digest;
+  return plan;
+}
+
+// How many repositories a blob's mount is looked for in before it is uploaded: a HEAD each.
+constexpr std::size_t k_mount_candidates = 3;
+
+// Where `job`'s blob may be mounted into `repository` from: the repository of this job that has it by
+// now (certain), else the sources' candidates. With one candidate the mount is simply asked for, since
+// a registry that refuses it opens the upload in the same answer. With several, each is asked whether
+// it holds the blob (HEAD) until one does, so that the mount asked for is one that works; a candidate
+// that does not answer yes (absent, or not readable with these credentials) is passed over.
+Result<std::optional<std::string>> mount_source(Run& run, Session& session, const MountSources& sources, const BlobToPush& job,
+                                                const std::string& repository, const std::optional<std::string>& holder,
+                                                std::stop_token stop) {
+  if (holder) return holder;
+  auto candidates = sources.candidates(job.blob.digest, repository, k_mount_candidates);
+  if (candidates.size() <= 1) return candidates.empty() ? std::nullopt : std::optional(std::move(candidates.front()));
+  for (auto& candidate : candidates) {
+    const std::string doing = "pushing " + repository + " to " + run.host() + ": looking for blob " + job.blob.digest.str() + " in " + candidate;
+    auto size = with_retry(run.options.retry, doing, stop, [&]() -> RegistryResult<std::optional<std::int64_t>> {
+      auto found = session.blob_size(candidate, job.blob.digest);
+      // A repository these credentials may not read is no source, not a failure of the push.
+      if (!found && (found.error().status == 401 || found.error().status == 403)) return std::nullopt;
+      return found;
+    });
+    if (!size) return fail(size.error().to_error(doing));
+    if (size->has_value()) return std::optional(std::move(candidate));
+  }
+  return std::nullopt;
+}
+
+// One blob into every repository that needs it: skipped where present; the first repository that
+// lacks it gets it mounted from a repository that may have it (mount_source), else uploaded; the
+// others mount it from a repository that has it by then. Each repository that has it in the end is
+// noted in the store, for later pushes to mount from.
+Status push_blob(Run& run, Session& session, const Store& store, const MountSources& sources, const BlobToPush& job,
+                 std::size_t slot, ProgressBoard& board, BlobOutcome& outcome, std::stop_token stop) {
+  const std::string digest = job.blob.digest.str();
+  std::optional<std::string> holder;
+  for (const auto& repository : job.repositories) {
+    const std::string context = "pushing " + repository + " to " + run.host();
+    board.set_state(slot, "checking");
+    auto size = run.step(context + ": checking blob " + digest, stop, [&] { return session.blob_size(repository, job.blob.digest); });
+    if (!size) return fail(size.error());
+    if (size->has_value()) {
+      ++outcome.skipped;
+      holder = repository;
+      store.note_repository(job.blob.digest, repository);
+      continue;
+    }
+    auto from = mount_source(run, session, sources, job, repository, holder, stop);
+    if (!from) return fail(from.error());
+    auto fd = run.open_blob(store, job.blob.digest);
+    if (!fd) return fail(std::move(fd.error()).context(context));
+    bool mounted = false;
+    auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
+      // Each attempt is a new upload session: a failed one is never resumed.
+      board.set_state(slot, *from ? "mounting" : "starting");
+      board.set_bytes(slot, 0);
+      auto start = session.start_upload(repository, job.blob.digest, *from);
+      // A mount these credentials may not make (no pull access to the source) is an upload instead.
+      if (!start && *from && (start.error().status == 401 || start.error().status == 403)) {
+        spdlog::debug("mounting {} into {} from {} refused ({}): uploading it", digest, repository, **from, start.error().status);
+        start = session.start_upload(repository, job.blob.digest, std::nullopt);
+      }
+      if (!start) return std::unexpected(start.error());
+      if ((mounted = start->mounted)) return {};
+      board.set_state(slot, "uploading");
+      return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size, progress_to(board, slot, stop));
+    });
+    if (!sent) return fail(sent.error());
+    spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository, mounted ? " from " + **from : "");
+    if (mounted) {
+      ++outcome.mounted;
+    } else {
+      ++outcome.uploaded;
+      outcome.bytes += job.blob.size;
+    }
+    holder = repository;
+    store.note_repository(job.blob.digest, repository);
+  }
+  board.finish(slot, outcome.uploaded > 0 ? "uploaded" : outcome.mounted > 0 ? "mounted" : "present");
+  return {};
+}
+
+Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
+  for (const auto& plan : plans) {
+    const std::string repository = plan.record.repository();
+    const std::string context = "pushing " + repository + " to " + run.host();
+    std::vector<std::string> references;
+    if (!plan.present) references.push_back(plan.record.manifest.digest.str());
+    for (const auto& tag : plan.tags) {
+      // A tag that names this digest already costs no write. Where the manifest was not, no tag names it.
+      if (!plan.present) {
+        references.push_back(tag);
+        continue;
+      }
+      const std::string doing = context + ": checking tag " + tag;
+      auto found = run.step(doing, {}, [&] { return run.session.head_manifest(repository, tag); });
+      if (!found) return fail(found.error());
+      if (found->has_value() && (*found)->digest == plan.record.manifest.digest) continue;
+      references.push_back(tag);
+    }
+    for (const auto& reference : references) {
+      const std::string doing = context + ": putting manifest " + plan.record.manifest.digest.str() +
+                                (reference.starts_with("sha256:") ? "" : " as tag " + reference);
+      auto digest = run.step(doing, {}, [&] { return run.session.put_manifest(repository, reference, plan.media_type, plan.bytes); });
+      if (!digest) return fail(digest.error());
+      if (*digest != plan.record.manifest.digest) {
+        return fail(Error::registry(doing + ": the registry stored it as " + digest->str()));
+      }
+    }
+  }
+  return {};
+}
+
+// The descriptor a referrers index lists for a referrer: its artifactType (or, for an image
+// manifest without one, its config's media type) and its manifest's annotations (distribution-spec 1.1).
+Result<Descriptor> referrer_entry(const Run& run, const Store& store, const Descriptor& referrer) {
+  auto manifest = run.read_manifest(store, referrer);
+  if (!manifest) return fail(manifest.error());
+  Descriptor entry{referrer.media_type, referrer.digest, referrer.size, {}, {}, manifest->annotations, {}};
+  entry.artifact_type = !manifest->artifact_type.empty() ? manifest->artifact_type : manifest->config.media_type;
+  return entry;
+}
+
+// Makes the registry list `record`'s referrers, whose manifests it holds already. A registry with the
+// referrers API lists them itself from their subject. Otherwise the fallback tag sha256-<hex> holds an
+// image index of them: what it holds is read and kept (other tools add their own entries there), the
+// missing entries are added, and it is written only when something was missing. Returns how many
+// entries were added, of each kind.
+struct Listed {
+  int sboms = 0;    // entries added for referrers the store keeps (SBOMs)
+  int records = 0;  // entries added for record artifacts
+};
+
+Result<Listed> list_referrers(Run& run, const Store& store, const Record& record, const std::vector<Descriptor>& referrers) {
+  const std::string repository = record.repository();
+  const std::string context = "pushing the referrers of " + record.identity() + " to " + run.host();
+  auto api = run.step(context + ": asking for its referrers", {},
+                      [&] { return run.session.referrers(repository, record.manifest.digest); });
+  if (!api) return fail(api.error());
+  if (api->has_value()) return Listed{};
+
+  const std::string tag = referrers_tag(record.manifest.digest);
+  auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
+  if (!held) return fail(held.error());
+  nlohmann::json index = {{"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
+  // The digests the tag lists, read through the model; the tag's JSON itself is what is written back,
+  // so that entries and fields arec does not model survive.
+  std::set<Digest> listed_digests;
+  if (held->has_value()) {
+    auto json = parse_json((*held)->bytes, tag);
+    auto parsed = json ? index_from_json(*json, tag) : Result<Index>(fail(json.error()));
+    if (!parsed || parsed->media_type != media_type::k_index) {
+      return fail(Error::registry(context + ": the tag " + tag + " holds something other than an OCI image index; not overwriting it"));
+    }
+    for (const auto& d : parsed->manifests) listed_digests.insert(d.digest);
+    index = std::move(*json);
+    index["mediaType"] = media_type::k_index;
+  }
+  auto& listed = index["manifests"];
+  Listed added;
+  for (const auto& referrer : referrers) {
+    if (!listed_digests.insert(referrer.digest).second) continue;
+    auto entry = referrer_entry(run, store, referrer);
+    if (!entry) return fail(std::move(entry.error()).context(context));
+    listed.push_back(to_json(*entry));
+    ++(entry->artifact_type == media_type::k_arec_record ? added.records : added.sboms);
+  }
+  if (added.sboms + added.records == 0) return added;
+  auto bytes = canonical_json(index);
+  if (!bytes) return fail(std::move(bytes.error()).context(context));
+  auto put = run.step(context + ": putting the referrers tag " + tag, {},
+                      [&] { return run.session.put_manifest(repository, tag, media_type::k_index, *bytes); });
+  if (!put) return fail(put.error());
+  return added;
+}
+
+}  // namespace
+
+BlobPlan plan_blobs(const std::vector<ImageToPush>& images) {
+  BlobPlan plan;
+  std::map<Digest, std::size_t> position;
+  for (const auto& image : images) {
+    if (image.present) {
+      plan.skipped += static_cast<int>(image.blobs.size());
+      continue;
+    }
+    for (const auto& blob : image.blobs) {
+      auto [it, added] = position.emplace(blob.digest, plan.blobs.size());
+      if (added) plan.blobs.push_back(BlobToPush{blob, {}});
+      auto& repositories = plan.blobs[it->second].repositories;
+      if (std::ranges::find(repositories, image.repository) == repositories.end()) repositories.push_back(image.repository);
+    }
+  }
+  std::ranges::stable_sort(plan.blobs, std::greater{}, [](const BlobToPush& b) { return b.blob.size; });
+  return plan;
+}
+
+MountSources MountSources::of(const Store& store, const std::vector<Digest>& blobs) {
+  MountSources sources;
+  for (const auto& digest : blobs) {
+    for (const auto& repository : store.repositories_holding(digest)) sources.add_noted(digest, repository);
+  }
+  // The latest of each module/name: what a registry holds under each repository, at a cost that does
+  // not grow with the store's history.
+  auto records = store.records(History::latest);
+  if (!records) return sources;
+  for (auto r = records->rbegin(); r != records->rend(); ++r) {
+    if (auto manifest = store.read_manifest(r->manifest)) sources.add(r->repository(), *manifest);
+  }
+  return sources;
+}
+
+void MountSources::add(const std::string& repository, const Manifest& manifest) {
+  for (const auto& blob : blobs_of(manifest)) {
+    auto& repositories = m_repositories[blob.digest];
+    if (std::ranges::find(repositories, repository) == repositories.end()) repositories.push_back(repository);
+  }
+}
+
+void MountSources::add_noted(const Digest& digest, const std::string& repository) {
+  auto& repositories = m_noted[digest];
+  if (std::ranges::find(repositories, repository) == repositories.end()) repositories.push_back(repository);
+}
+
+std::vector<std::string> MountSources::candidates(const Digest& digest, std::string_view repository, std::size_t limit) const {
+  std::vector<std::string> out;
+  for (const auto* from : {&m_noted, &m_repositories}) {
+    const auto it = from->find(digest);
+    if (it == from->end()) continue;
+    for (const auto& r : it->second) {
+      if (out.size() == limit) return out;
+      if (r != repository && std::ranges::find(out, r) == out.end()) out.push_back(r);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> MountSources::candidate(const Digest& digest, std::string_view repository) const {
+  auto found = candidates(digest, repository, 1);
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
+}
+
+nlohmann::json to_json(const PushSummary& summary) {
+  nlohmann::json images = nlohmann::json::array();
+  for (const auto& image : summary.images) {
+    images.push_back({{"repository", image.repository},
+                      {"digest", image.digest.str()},
+                      {"tags", image.tags},
+                      {"present", image.was_present}});
+  }
+  return {{"registry", summary.registry}, {"images", std::move(images)}, {"uploaded", summary.uploaded},
+          {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes},
+          {"referrers",
+           {{"pushed", summary.referrers.pushed},
+            {"blobs", summary.referrers.uploaded},
+            {"bytes", summary.referrers.bytes},
+            {"listed", summary.referrers.listed}}},
+          {"records",
+           {{"pushed", summary.records.pushed},
+            {"blobs", summary.records.uploaded},
+            {"bytes", summary.records.bytes},
+            {"listed", summary.records.listed}}}};
+}
+
+namespace {
+
+struct BlobCounts {
+  int uploaded = 0, mounted = 0, skipped = 0;
+  std::int64_t bytes = 0;
+};
+
+// The record artifact of `record` (record_artifact), its blobs made for the run (Run::made): it goes up
+// as the SBOM does. The same record always gives the same blobs: a push of a record whose artifact the
+// registry holds writes nothing there.
+Result<Descriptor> make_record_artifact(Run& run, const Record& record) {
+  auto artifact = record_artifact(record);
+  if (!artifact) return fail(artifact.error());
+  run.made.emplace(artifact->layer.digest, artifact->document);
+  run.made.emplace(digest_of("{}"), "{}");
+  run.made.emplace(artifact->descriptor.digest, artifact->manifest);
+  return artifact->descriptor;
+}
+
+// Sends the blobs plan_blobs picks from the plans, then puts the manifests and their tags.
+Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
+  std::vector<ImageToPush> images;
+  for (const auto& plan : plans) images.push_back({plan.record.repository(), plan.blobs, plan.present});
+  const BlobPlan planned = plan_blobs(images);
+  counts.skipped += planned.skipped;
+  const auto& jobs = planned.blobs;
+  ProgressBoard board(run.options.progress, "pushing to " + run.host());
+  std::vector<std::size_t> slots;
+  for (const auto& job : jobs) slots.push_back(board.add(job.blob.digest.str().substr(0, 19), job.blob.size));
+  // Read only when some blob is missing: a push of what is there already reads no other manifest.
+  std::vector<Digest> missing;
+  for (const auto& job : jobs) missing.push_back(job.blob.digest);
+  const MountSources sources = jobs.empty() ? MountSources() : MountSources::of(store, missing);
+  std::vector<BlobOutcome> outcomes(jobs.size());
+  auto pushed = run_parallel(run, jobs.size(), [&](Session& session, std::size_t i, std::stop_token stop) {
+    return push_blob(run, session, store, sources, jobs[i], slots[i], board, outcomes[i], stop);
+  });
+  if (!pushed) return fail(pushed.error());
+  for (const auto& o : outcomes) {
+    counts.uploaded += o.uploaded;
+    counts.mounted += o.mounted;
+    counts.skipped += o.skipped;
+    counts.bytes += o.bytes;
+  }
+  return put_manifests(run, plans);
+}
+
+}  // namespace
+
+Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
+                                 const RegistryAddress& address, const TransferOptions& options) {
+  Run run(address, Access::push, options);
+  PushSummary summary;
+  summary.registry = address.host;
+  if (records.empty()) return summary;
+  const std::string context = "pushing " + (records.size() == 1 ? records.front().repository() : "records") + " to " + run.host();
+  auto record_tags = tags_of(store, records, tags);
+  if (!record_tags) return fail(record_tags.error());
+  // Where the latest of a module/name is an index over several platforms, that index gets the latest's
+  // tags, after the newest record of each platform (the registry accepts an index only over manifests
+  // it holds).
+  auto of_records = store.indexes_of(records);
+  if (!of_records) return fail(of_records.error());
+  std::vector<Record> all = records;
+  std::vector<std::pair<Store::LatestImage, std::vector<std::string>>> indexes;
+  for (auto& image : *of_records) {
+    // The record tagged `latest` (none with --no-latest: then it goes alone, as any record).
+    const auto repository = image.platforms.front().repository();
+    std::size_t r = 0;
+    while (r < records.size() && (records[r].repository() != repository ||
+                                  std::ranges::find((*record_tags)[r], "latest") == (*record_tags)[r].end())) {
+      ++r;
+    }
+    if (r == records.size()) continue;
+    auto index_tags = std::exchange((*record_tags)[r], {});
+    for (const auto& platform : image.platforms) {
+      if (std::ranges::none_of(all, [&](const Record& x) { return x.identity() == platform.identity(); })) {
+        all.push_back(platform);
+        record_tags->emplace_back();
+      }
+    }
+    indexes.emplace_back(std::move(image), std::move(index_tags));
+  }
+  // A blob replaced by a link would go up with another file's bytes: refused before the registry is asked.
+  for (const auto& record : all) {
+    if (auto files = store.check_image_files(record.manifest); !files) return fail(std::move(files.error()).context("pushing " + record.identity()));
+  }
+  if (auto s = run.ping(context); !s) return fail(s.error());
+
+  // Records whose manifest the registry holds already have all their blobs there.
+  std::vector<RecordPlan> plans;
+  std::vector<std::pair<Record, std::vector<Descriptor>>> referrers_of;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const Record& record = all[r];
+    auto plan = plan_record(run, store, record);
+    if (!plan) return fail(plan.error());
+    plan->tags = (*record_tags)[r];
+    summary.images.push_back({record.repository(), record.manifest.digest, plan->tags, plan->present});
+    plans.push_back(std::move(*plan));
+    auto referrers = store.referrers(record.manifest.digest);
+    if (!referrers) return fail(referrers.error());
+    // The record itself goes with its image, so that a machine that did not build it can pull it.
+    auto artifact = make_record_artifact(run, record);
+    if (!artifact) return fail(std::move(artifact.error()).context("pushing " + record.identity()));
+    referrers->push_back(std::move(*artifact));
+    referrers_of.emplace_back(record, std::move(*referrers));
+  }
+  for (auto& [image, index_tags] : indexes) {
+    Record carrier = image.platforms.front();
+    carrier.manifest = image.descriptor;
+    const std::string doing = "pushing " + carrier.repository() + " to " + run.host() + ": checking index " + carrier.manifest.digest.str();
+    auto found = run.step(doing, {}, [&] { return run.session.head_manifest(carrier.repository(), carrier.manifest.digest.str()); });
+    if (!found) return fail(found.error());
+    const bool present = found->has_value() && (*found)->digest == carrier.manifest.digest;
+    summary.images.push_back({carrier.repository(), carrier.manifest.digest, index_tags, present});
+    plans.push_back({carrier, image.index, std::string(media_type::k_index), {}, present, std::move(index_tags)});
+  }
+  BlobCounts images;
+  if (auto s = push_plans(run, store, plans, images); !s) return fail(s.error());
+  summary.uploaded = images.uploaded;
+  summary.mounted = images.mounted;
+  summary.skipped = images.skipped;
+  summary.bytes = images.bytes;
+
+  // Then each record's referrers (its SBOM), whose subject the registry now holds: their manifests
+  // by digest into the record's repository, then listed for the subject.
+  // The record artifacts are counted apart from the SBOMs.
+  std::vector<RecordPlan> referrer_plans, record_plans;
+  for (const auto& [record, referrers] : referrers_of) {
+    for (const auto& referrer : referrers) {
+      Record carrier = record;
+      carrier.manifest = Descriptor{referrer.media_type, referrer.digest, referrer.size, {}, {}, {}, {}};
+      auto plan = plan_record(run, store, carrier);
+      if (!plan) return fail(plan.error());
+      const bool is_record = referrer.artifact_type == media_type::k_arec_record;
+      if (!plan->present) ++(is_record ? summary.records.pushed : summary.referrers.pushed);
+      (is_record ? record_plans : referrer_plans).push_back(std::move(*plan));
+    }
+  }
+  for (auto [artifact_plans, counted] : {std::pair{&referrer_plans, &summary.referrers}, {&record_plans, &summary.records}}) {
+    BlobCounts blobs;
+    if (auto s = push_plans(run, store, *artifact_plans, blobs); !s) return fail(s.error());
+    counted->uploaded = blobs.uploaded + blobs.mounted;
+    counted->bytes = blobs.bytes;
+  }
+  for (const auto& [record, referrers] : referrers_of) {
+    auto listed = list_referrers(run, store, record, referrers);
+    if (!listed) return fail(listed.error());
+    summary.referrers.listed += listed->sboms;
+    summary.records.listed += listed->records;
+  }
+  return summary;
+}
+
+}  // namespace arec

@@ -1,0 +1,105 @@
+// What push, pull, verify and the catalog share: a run against one registry, its workers, and the
+// referrers a registry lists. Private to registry-client/: included by its .cpp files only.
+#pragma once
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "store/store.hpp"
+#include "registry-client/progress.hpp"
+#include "registry-client/registry.hpp"
+#include "registry-client/retry.hpp"
+#include "registry-client/transfer.hpp"
+
+namespace arec {
+
+// What the steps of a run share: the registry (address, authorization), the first session (whose
+// connection the first worker reuses) and the options.
+struct Run {
+  Registry registry;
+  Session session;
+  const TransferOptions& options;
+
+  Run(RegistryAddress address, Access access, const TransferOptions& o)
+      : registry(std::move(address), access), session(registry), options(o) {}
+  Run(const Run&) = delete;
+  // The other workers' sessions, kept for the whole run so a later phase (referrers after images)
+  // reuses their connections.
+  std::vector<std::unique_ptr<Session>> workers;
+  Run& operator=(const Run&) = delete;
+
+  const std::string& host() const { return registry.host(); }
+
+  // Blobs a push makes rather than reads from the store (the record artifacts), by digest: push only
+  // reads the store. Filled before the blobs move, read-only after.
+  std::map<Digest, std::string> made;
+
+  // A small blob (a manifest): one the push made, else the store's.
+  Result<std::string> read_blob(const Store& store, const Descriptor& blob) const {
+    if (const auto it = made.find(blob.digest); it != made.end()) return it->second;
+    return store.read_blob(blob);
+  }
+  Result<Manifest> read_manifest(const Store& store, const Descriptor& blob) const {
+    if (!made.contains(blob.digest)) return store.read_manifest(blob);
+    const std::string what = "manifest " + blob.digest.str();
+    auto json = parse_json(made.at(blob.digest), what);
+    if (!json) return fail(json.error());
+    return manifest_from_json(*json, what);
+  }
+  // A blob's file to stream from: the store's, or for a blob the push made, an anonymous file holding it.
+  Result<fs::Fd> open_blob(const Store& store, const Digest& digest) const {
+    const auto it = made.find(digest);
+    if (it == made.end()) return store.open_blob(digest);
+    fs::Fd fd(::memfd_create("arec-blob", MFD_CLOEXEC));
+    if (!fd) return fail_input("holding blob " + digest.str() + " to push: " + std::strerror(errno));
+    for (std::size_t done = 0; done < it->second.size();) {
+      const ssize_t n = ::write(fd.get(), it->second.data() + done, it->second.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return fail_input("holding blob " + digest.str() + " to push: " + std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+    return fd;
+  }
+
+  // One step against the registry, retried per the policy; its error says what was being done.
+  template <typename F>
+  auto step(const std::string& doing, std::stop_token stop, F&& attempt) -> Result<typename decltype(attempt())::value_type> {
+    auto result = with_retry(options.retry, doing, stop, std::forward<F>(attempt));
+    if (!result) return fail(result.error().to_error(doing));
+    if constexpr (std::is_void_v<typename decltype(attempt())::value_type>) {
+      return {};
+    } else {
+      return std::move(*result);
+    }
+  }
+
+  Status ping(const std::string& context) {
+    return step(context + ": checking the registry (GET /v2/)", {}, [&] { return session.ping(); });
+  }
+};
+
+// Runs work(session, i, stop) for every i < count on up to `jobs` workers, each with a connection of
+// its own. After a failure no new item starts and transfers in flight are cancelled; the first
+// failure is returned.
+Status run_parallel(Run& run, std::size_t count, const std::function<Status(Session&, std::size_t, std::stop_token)>& work);
+
+Progress progress_to(ProgressBoard& board, std::size_t slot, std::stop_token stop);
+
+// The referrers the registry lists for `subject`: through the referrers API, else the fallback tag
+// (none when that tag does not exist). Entries that are not image manifests are left out.
+Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& repository, const Digest& subject,
+                                                   const std::string& context);
+
+}  // namespace arec
