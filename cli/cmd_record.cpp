@@ -164,13 +164,13 @@ Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome, s
   return write_record_stamp(fs::Path(o.stamp), inputs);
 }
 
-// The manifest for this platform behind an image in the store, when the store holds all its blobs.
-std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest) {
+// The manifest of `platform` (else this machine's) behind an image in the store, when the store holds all its blobs.
+std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest, const std::optional<Platform>& platform) {
   auto index = store.read_index();
   if (!index) return std::nullopt;
   const auto listed = std::ranges::find(index->manifests, digest, &Descriptor::digest);
   if (listed == index->manifests.end() || !store.has_blob(*listed)) return std::nullopt;
-  auto manifest = select_platform_manifest(store, *listed, digest.str());
+  auto manifest = select_platform_manifest(store, *listed, digest.str(), platform);
   if (!manifest || !store.holds_image(*manifest)) return std::nullopt;
   return *manifest;
 }
@@ -185,7 +185,7 @@ Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, 
   const auto& registry = std::get<RegistryBase>(base.kind);
   const std::string what = base.what();
   if (registry.digest) {
-    if (auto local = complete_local_image(store, *registry.digest)) {
+    if (auto local = complete_local_image(store, *registry.digest, options.platform)) {
       spdlog::debug("{}: using the store's copy of {}", what, registry.digest->str());
       return BaseImage{store, *local};
     }

@@ -107,6 +107,9 @@ expect_exit 0 "$AREC" record --module "$M" --name onbase --file "$T/data.txt" --
 expect_eq "$again" "$(jq -r .base <<<"$OUT")" "the base of an arm64 record on $M/hello"
 expect_exit 2 "$AREC" record --module "$M" --name onbase --file "$T/data.txt" --base "$M/hello" --platform linux/riscv64
 expect_one_line_error "no record for linux/riscv64 (recorded for linux/amd64, linux/arm64)"
+# The index by digest, held whole by the store that pulled both platforms: its arm64 manifest, no network.
+expect_exit 0 "$AREC" --store "$T/other" record --module "$M" --name onbase --file "$T/data.txt" --base "$REG/$M/hello@$index2" --platform linux/arm64 --json
+expect_eq "$again" "$(jq -r .base <<<"$OUT")" "the base of an arm64 record on $REG/$M/hello@$index2 (the store's copy)"
 
 note "verify checks the index and each platform's record"
 expect_exit 0 "$AREC" verify "$M/hello" --json

@@ -95,18 +95,19 @@ TEST(Image, LayoutBaseIsFoundByItsReference) {
   const Recorded first = record(plain_request(tmp / "src", "mesh", "one"), *store);
   const Recorded second = record(plain_request(tmp / "src2", "mesh", "two"), *store);
 
-  auto by_ref = open_layout_base("oci:" + (tmp / "layout").string() + ":mesh/two");
+  const std::string layout = (tmp / "layout").string();
+  auto by_ref = open_layout_base(layout, "mesh/two", "base image oci:" + layout + ":mesh/two");
   ASSERT_TRUE(by_ref) << by_ref.error().message;
   EXPECT_EQ(by_ref->manifest.digest, second.record.manifest.digest);
-  auto unknown = open_layout_base("oci:" + (tmp / "layout").string() + ":mesh/three");
+  auto unknown = open_layout_base(layout, "mesh/three", "base image oci:" + layout + ":mesh/three");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().kind, ErrorKind::input);
   EXPECT_NE(unknown.error().message.find("mesh/three"), std::string::npos) << unknown.error().message;
   // Two images and no reference: which one is meant is not guessed.
-  auto ambiguous = open_layout_base("oci:" + (tmp / "layout").string());
+  auto ambiguous = open_layout_base(layout, "", "base image oci:" + layout);
   ASSERT_FALSE(ambiguous);
   EXPECT_EQ(ambiguous.error().kind, ErrorKind::input);
-  auto not_a_layout = open_layout_base("oci:" + (tmp / "src").string());
+  auto not_a_layout = open_layout_base((tmp / "src").string(), "", "base image oci:" + (tmp / "src").string());
   ASSERT_FALSE(not_a_layout);
   EXPECT_EQ(not_a_layout.error().kind, ErrorKind::input);
   (void)first;
