@@ -134,6 +134,9 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
     spdlog::info("records: {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->records.pushed,
                  summary->records.bytes, summary->records.listed);
   }
+  if (summary->manifests.put > 0) {
+    spdlog::info("manifests and indexes: {} put ({} bytes)", summary->manifests.put, summary->manifests.bytes);
+  }
   return 0;
 }
 

@@ -175,7 +175,8 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
     const std::string repository = plan.record.repository();
     const std::string context = "pushing " + repository + " to " + run.host();
     std::vector<std::string> references;
-    if (!plan.present) references.push_back(plan.record.manifest.digest.str());
+    // A manifest put under a tag is the registry's by its digest too: put by digest only when untagged.
+    if (!plan.present && plan.tags.empty()) references.push_back(plan.record.manifest.digest.str());
     for (const auto& tag : plan.tags) {
       // A tag that names this digest already costs no write. Where the manifest was not, no tag names it.
       if (!plan.present) {
@@ -193,6 +194,8 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
                                 (reference.starts_with("sha256:") ? "" : " as tag " + reference);
       auto digest = run.step(doing, {}, [&] { return run.session.put_manifest(repository, reference, plan.media_type, plan.bytes); });
       if (!digest) return fail(digest.error());
+      ++run.manifests_put;
+      run.manifest_bytes += static_cast<std::int64_t>(plan.bytes.size());
       if (*digest != plan.record.manifest.digest) {
         return fail(Error::registry(doing + ": the registry stored it as " + digest->str()));
       }
@@ -261,6 +264,8 @@ Result<Listed> list_referrers(Run& run, const Store& store, const Record& record
   auto put = run.step(context + ": putting the referrers tag " + tag, {},
                       [&] { return run.session.put_manifest(repository, tag, media_type::k_index, *bytes); });
   if (!put) return fail(put.error());
+  ++run.manifests_put;
+  run.manifest_bytes += static_cast<std::int64_t>(bytes->size());
   return added;
 }
 
@@ -350,7 +355,8 @@ nlohmann::json to_json(const PushSummary& summary) {
            {{"pushed", summary.records.pushed},
             {"blobs", summary.records.uploaded},
             {"bytes", summary.records.bytes},
-            {"listed", summary.records.listed}}}};
+            {"listed", summary.records.listed}}},
+          {"manifests", {{"put", summary.manifests.put}, {"bytes", summary.manifests.bytes}}}};
 }
 
 namespace {
@@ -504,6 +510,7 @@ Result<PushSummary> push_records(const Store& store, const std::vector<Record>& 
     summary.referrers.listed += listed->sboms;
     summary.records.listed += listed->records;
   }
+  summary.manifests = {run.manifests_put, run.manifest_bytes};
   return summary;
 }
 

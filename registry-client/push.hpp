@@ -40,6 +40,12 @@ struct PushSummary {
   } referrers;
   // The records themselves (record_artifact), one artifact per record, counted the same way.
   Referrers records;
+  // Every manifest and index put, of images, referrers, records and fallback tags: the bytes the
+  // push sent besides the blobs'.
+  struct Manifests {
+    int put = 0;
+    std::int64_t bytes = 0;
+  } manifests;
 };
 
 nlohmann::json to_json(const PushSummary& summary);

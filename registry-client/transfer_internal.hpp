@@ -46,6 +46,10 @@ struct Run {
   // reads the store. Filled before the blobs move, read-only after.
   std::map<Digest, std::string> made;
 
+  // The manifests and indexes a push put (a tag of one put before is a put of the same bytes again).
+  int manifests_put = 0;
+  std::int64_t manifest_bytes = 0;
+
   // A small blob (a manifest): one the push made, else the store's.
   Result<std::string> read_blob(const Store& store, const Descriptor& blob) const {
     if (const auto it = made.find(blob.digest); it != made.end()) return it->second;

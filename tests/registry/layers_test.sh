@@ -65,10 +65,11 @@ record_blobs() {
 }
 # push_json REPOSITORY: pushes it, leaves the --json summary in $OUT, the bytes of the image's blobs
 # uploaded in $BYTES, those of its referrers' (the SBOM document) in $SBOM_BYTES, those of the record
-# artifact in $RECORD_BYTES and their sum in $ALL_BYTES.
+# artifact in $RECORD_BYTES, their sum in $ALL_BYTES, and the bytes of the manifests put in $MANIFEST_BYTES.
 push_json() {
   expect_exit 0 "$AREC" push "$1" --json
   BYTES=$(jq .bytes <<<"$OUT") SBOM_BYTES=$(jq .referrers.bytes <<<"$OUT") RECORD_BYTES=$(jq .records.bytes <<<"$OUT")
+  MANIFEST_BYTES=$(jq .manifests.bytes <<<"$OUT")
   ALL_BYTES=$((BYTES + SBOM_BYTES + RECORD_BYTES))
 }
 # manifest_bytes DIGEST...: the bytes of those manifests at the registry, as the push put them.
@@ -135,6 +136,8 @@ manifests=$(manifest_bytes "$changed_digest" $(jq -r --arg d "$changed_digest" '
   $(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$R/v2/$M/svc/manifests/sha256-${changed_digest#sha256:}" |
     jq -r '.manifests[] | select(.artifactType == "application/vnd.dev.arec.record.v1+json") | .digest') "$referrers_tag")
 note "and $manifests bytes of manifests (the image's, the SBOM's, the record's, the referrers' tag): $((ALL_BYTES + manifests)) bytes in all"
+# Each put once (the image's under its tag only), so what push --json counts is what the registry stored.
+expect_eq "$manifests" "$MANIFEST_BYTES" "bytes of manifests push --json counts = those of the new manifests at the registry"
 growth=$(($(stored_size) - before_size))
 note "the registry grew by $growth bytes (every file under its root: blobs, manifests, links)"
 ((growth <= ALL_BYTES + manifests + 4096)) || fail "the registry grew by $growth bytes for $ALL_BYTES bytes of blobs and $manifests of manifests uploaded"
