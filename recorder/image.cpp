@@ -846,7 +846,11 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
       (*previous)->revision == revision_of_sources()) {
     return RecordOutcome{**previous, false, std::move(*warnings), std::move(additions->notes), std::move(inputs)};  // nothing new
   }
-  auto commit = store.commit(new_record(request, *manifest, revision_of_sources()), *referrers);
+  const Record record = new_record(request, *manifest, revision_of_sources());
+  // The lock only around the commit: everything above ran without it, beside other recorders.
+  auto writer = store.writer();
+  if (!writer) return fail(writer.error());
+  auto commit = writer->commit(record, *referrers);
   if (!commit) return fail(commit.error());
   return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(additions->notes), std::move(inputs)};
 }

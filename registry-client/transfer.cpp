@@ -226,7 +226,7 @@ Result<std::optional<std::string>> mount_source(Run& run, Session& session, cons
 // lacks it gets it mounted from a repository that may have it (mount_source), else uploaded; the
 // others mount it from a repository that has it by then. Each repository that has it in the end is
 // noted in the store, for later pushes to mount from.
-Status push_blob(Run& run, Session& session, const Store& store, const MountSources& sources, const BlobToPush& job,
+Status push_blob(Run& run, Session& session, Store& store, const MountSources& sources, const BlobToPush& job,
                  std::size_t slot, ProgressBoard& board, BlobOutcome& outcome, std::stop_token stop) {
   const std::string digest = job.blob.digest.str();
   std::optional<std::string> holder;
@@ -631,7 +631,7 @@ Result<Descriptor> make_record_artifact(Run& run, const Record& record) {
 }
 
 // Sends the blobs plan_blobs picks from the plans, then puts the manifests and their tags.
-Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
+Status push_plans(Run& run, Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
   std::vector<ImageToPush> images;
   for (const auto& plan : plans) images.push_back({plan.record.repository(), plan.blobs, plan.present});
   const BlobPlan planned = plan_blobs(images);
@@ -660,7 +660,7 @@ Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& p
 
 }  // namespace
 
-Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
+Result<PushSummary> push_records(Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options) {
   Run run(address, Access::push, options);
   PushSummary summary;
@@ -808,7 +808,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
 
   Descriptor listed = outcome.image;
   listed.annotations.emplace(k_pulled_annotation, "true");
-  if (auto kept = store.keep(listed); !kept) return fail(kept.error());
+  if (auto kept = store.with_writer([&](StoreWriter& writer) { return writer.keep(listed); }); !kept) return fail(kept.error());
 
   // Its referrers (an SBOM) come along, each listed in index.json as the referrer of the image.
   auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
@@ -818,7 +818,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
     if (referrer.artifact_type == media_type::k_arec_record) continue;
     auto entry = fetch_referrer(run, store, repository, outcome.image.digest, referrer, context);
     if (!entry) return fail(entry.error());
-    auto kept = store.keep(*entry);
+    auto kept = store.with_writer([&](StoreWriter& writer) { return writer.keep(*entry); });
     if (!kept) return fail(kept.error());
     outcome.referrers += *kept ? 1 : 0;
   }
@@ -1059,7 +1059,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
       for (const auto& entry : sboms) {
         if (std::ranges::find(*kept, entry.digest, &Descriptor::digest) != kept->end()) continue;
         if (std::ranges::any_of(added, [&](const auto& a) { return a.first.manifest.digest == image.fetched.digest; })) continue;
-        auto listed = store.keep(entry);
+        auto listed = store.with_writer([&](StoreWriter& writer) { return writer.keep(entry); });
         if (!listed) return fail(listed.error());
         outcome.referrers += *listed ? 1 : 0;
       }
@@ -1068,7 +1068,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   // The history stays ordered by the time recorded where the records were made.
   std::ranges::stable_sort(added, {}, [](const auto& a) { return a.first.recorded; });
   if (!added.empty()) {
-    auto committed = store.commit_all(added);
+    auto committed = store.with_writer([&](StoreWriter& writer) { return writer.commit_all(added); });
     if (!committed) return fail(std::move(committed.error()).context(context));
     for (const auto& [record, sboms] : added) {
       outcome.records.push_back(record);

@@ -129,8 +129,9 @@ class MountSources {
 // digest only. A tag that names the digest already is not written again. Then each record's referrers
 // (the store's SBOM of it, and the record itself as a record artifact, made from the record): their
 // manifests by digest, listed through the referrers API where the registry has it, else in the fallback
-// tag sha256-<hex> (merged with what the tag holds, never overwritten). The store is only read.
-Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
+// tag sha256-<hex> (merged with what the tag holds, never overwritten). The store's history is only read;
+// where each blob went is noted (Store::note_repository).
+Result<PushSummary> push_records(Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options);
 
 struct PullOutcome {
