@@ -498,7 +498,7 @@ std::map<std::string, DebianPackage> package_of_files(const Additions& additions
 // rewrites status and writes into info/, which changes their times, and then all is read again.
 class RememberedOwners {
  public:
-  RememberedOwners(const Store& store, DpkgDatabase dpkg, const fs::Path& admin_dir)
+  RememberedOwners(Store& store, DpkgDatabase dpkg, const fs::Path& admin_dir)
       : m_store(store), m_dpkg(std::move(dpkg)), m_path(store.dir() / "arec" / "dpkg-owners.json") {
     struct stat status {};
     struct stat info {};
@@ -550,7 +550,7 @@ class RememberedOwners {
   }
 
  private:
-  const Store& m_store;
+  Store& m_store;  // not const: the answers are written into it
   DpkgDatabase m_dpkg;
   fs::Path m_path;
   std::string m_stamp;

@@ -244,9 +244,6 @@ class Store : public Layout {
   // The view's entries in order, each digest once. An entry naming a derived image index comes with
   // the index's bytes (else empty), for the writer to write its blob before the view names it.
   Status for_each_view_entry(const std::function<Status(Descriptor&&, std::string_view index_bytes)>& visit) const;
-  // The view (view()), each entry shown to `also` before it is listed.
-  using ViewVisitor = std::function<Status(const Descriptor&, std::string_view index_bytes)>;
-  Result<Index> derive_view(const ViewVisitor& also) const;
 
   std::shared_ptr<fs::FileLock> m_writers_lock;
   std::shared_ptr<HistoryDb> m_history;
@@ -290,8 +287,8 @@ class StoreWriter {
   // every platform recorded when it is empty. A single platform's newest record also becomes the
   // latest, as `tag` makes it (a new history entry), so the image and the latest agree.
   Result<LatestImage> set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms);
-  // Rewrites index.json from the history: canonical_json of Store::view(), each derived index blob
-  // written before the view names it.
+  // Rewrites index.json from the history: the bytes of canonical_json(to_json(Store::view())), written
+  // entry by entry; each derived index blob is written before the view names it.
   Status write_view();
   // write_view() when index.json is not the view (left behind, missing or edited).
   Status refresh_view_if_behind();
