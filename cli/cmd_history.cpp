@@ -39,7 +39,7 @@ Result<int> run_tag(const Globals& globals, const std::string& text, Output outp
   if (!spec->digest) return fail_input("\"" + text + "\": name the record to make latest by its digest (MODULE/NAME@sha256:...)");
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  auto tagged = store->tag(spec->module, spec->name, *spec->digest);
+  auto tagged = store->with_writer([&](StoreWriter& writer) { return writer.tag(spec->module, spec->name, *spec->digest); });
   if (!tagged) return fail(tagged.error());
   if (output == Output::json) {
     auto json = record_json(tagged->record, ImageSizes(*store).of(tagged->record.manifest));
@@ -57,7 +57,7 @@ Result<int> run_rm(const Globals& globals, const std::string& text, Output outpu
   if (!spec) return fail(spec.error());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  auto removed = store->remove(spec->module, spec->name, spec->digest);
+  auto removed = store->with_writer([&](StoreWriter& writer) { return writer.remove(spec->module, spec->name, spec->digest); });
   if (!removed) return fail(removed.error());
   if (*removed == 0) return fail_input("\"" + text + "\": no such record in " + store->dir().string());
   auto latest = store->latest(spec->module, spec->name);
@@ -122,7 +122,7 @@ Result<int> run_index(const Globals& globals, const IndexOptions& o) {
   }
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  auto image = store->set_platforms(spec->module, spec->name, platforms);
+  auto image = store->with_writer([&](StoreWriter& writer) { return writer.set_platforms(spec->module, spec->name, platforms); });
   if (!image) return fail(image.error());
   print_image(o.repository, *image, output);
   return 0;

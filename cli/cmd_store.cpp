@@ -55,7 +55,7 @@ Result<CheckReport> check_existing(const fs::Path& dir, const CheckOptions& o, R
     return report;
   }
   if (o.repair) {
-    auto r = repair_store(*store);
+    auto r = store->with_writer([](StoreWriter& writer) { return repair_store(writer); });
     if (!r) return fail(r.error());
     repaired = *r;
     if (repaired.index_rewritten) store = Store::open_existing(dir);  // now with the history
@@ -89,7 +89,8 @@ struct GcOptions {
 Result<int> run_gc(const Globals& globals, const GcOptions& o) {
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
-  auto report = collect_garbage(*store, o.keep, o.dry_run ? DryRun::yes : DryRun::no);
+  const auto dry_run = o.dry_run ? DryRun::yes : DryRun::no;
+  auto report = store->with_writer([&](StoreWriter& writer) { return collect_garbage(writer, o.keep, dry_run); }, BlobWriters::excluded);
   if (!report) return fail(report.error());
   if (o.json) {
     print_json({{"records_dropped", report->records_dropped},

@@ -493,7 +493,7 @@ std::map<std::string, DebianPackage> package_of_files(const Additions& additions
 // rewrites status and writes into info/, which changes their times, and then all is read again.
 class RememberedOwners {
  public:
-  RememberedOwners(const Store& store, DpkgDatabase dpkg, const fs::Path& admin_dir)
+  RememberedOwners(Store& store, DpkgDatabase dpkg, const fs::Path& admin_dir)
       : m_store(store), m_dpkg(std::move(dpkg)), m_path(store.dir() / "arec" / "dpkg-owners.json") {
     struct stat status {};
     struct stat info {};
@@ -545,7 +545,7 @@ class RememberedOwners {
   }
 
  private:
-  const Store& m_store;
+  Store& m_store;  // not const: the answers are written into it
   DpkgDatabase m_dpkg;
   fs::Path m_path;
   std::string m_stamp;
@@ -841,7 +841,11 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
       (*previous)->revision == revision_of_sources()) {
     return RecordOutcome{**previous, false, std::move(*warnings), std::move(additions->notes), std::move(inputs)};  // nothing new
   }
-  auto commit = store.commit(new_record(request, *manifest, revision_of_sources()), *referrers);
+  const Record record = new_record(request, *manifest, revision_of_sources());
+  // The lock only around the commit: everything above ran without it, beside other recorders.
+  auto writer = store.writer();
+  if (!writer) return fail(writer.error());
+  auto commit = writer->commit(record, *referrers);
   if (!commit) return fail(commit.error());
   return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(additions->notes), std::move(inputs)};
 }

@@ -161,7 +161,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
 
   Descriptor listed = outcome.image;
   listed.annotations.emplace(k_pulled_annotation, "true");
-  if (auto kept = store.keep(listed); !kept) return fail(kept.error());
+  if (auto kept = store.with_writer([&](StoreWriter& writer) { return writer.keep(listed); }); !kept) return fail(kept.error());
 
   // Its referrers (an SBOM) come along, each listed in index.json as the referrer of the image.
   auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
@@ -171,7 +171,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
     if (referrer.artifact_type == media_type::k_arec_record) continue;
     auto entry = fetch_referrer(run, store, repository, outcome.image.digest, referrer, context);
     if (!entry) return fail(entry.error());
-    auto kept = store.keep(*entry);
+    auto kept = store.with_writer([&](StoreWriter& writer) { return writer.keep(*entry); });
     if (!kept) return fail(kept.error());
     outcome.referrers += *kept ? 1 : 0;
   }
@@ -411,7 +411,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
       for (const auto& entry : sboms) {
         if (std::ranges::find(*kept, entry.digest, &Descriptor::digest) != kept->end()) continue;
         if (std::ranges::any_of(added, [&](const auto& a) { return a.first.manifest.digest == image.fetched.digest; })) continue;
-        auto listed = store.keep(entry);
+        auto listed = store.with_writer([&](StoreWriter& writer) { return writer.keep(entry); });
         if (!listed) return fail(listed.error());
         outcome.referrers += *listed ? 1 : 0;
       }
@@ -420,7 +420,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   // The history stays ordered by the time recorded where the records were made.
   std::ranges::stable_sort(added, {}, [](const auto& a) { return a.first.recorded; });
   if (!added.empty()) {
-    auto committed = store.commit_all(added);
+    auto committed = store.with_writer([&](StoreWriter& writer) { return writer.commit_all(added); });
     if (!committed) return fail(std::move(committed.error()).context(context));
     for (const auto& [record, sboms] : added) {
       outcome.records.push_back(record);

@@ -120,7 +120,7 @@ Result<std::optional<std::string>> mount_source(Run& run, Session& session, cons
 // lacks it gets it mounted from a repository that may have it (mount_source), else uploaded; the
 // others mount it from a repository that has it by then. Each repository that has it in the end is
 // noted in the store, for later pushes to mount from.
-Status push_blob(Run& run, Session& session, const Store& store, const MountSources& sources, const BlobToPush& job,
+Status push_blob(Run& run, Session& session, Store& store, const MountSources& sources, const BlobToPush& job,
                  std::size_t slot, ProgressBoard& board, BlobOutcome& outcome, std::stop_token stop) {
   const std::string digest = job.blob.digest.str();
   std::optional<std::string> holder;
@@ -379,7 +379,7 @@ Result<Descriptor> make_record_artifact(Run& run, const Record& record) {
 }
 
 // Sends the blobs plan_blobs picks from the plans, then puts the manifests and their tags.
-Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
+Status push_plans(Run& run, Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
   std::vector<ImageToPush> images;
   for (const auto& plan : plans) images.push_back({plan.record.repository(), plan.blobs, plan.present});
   const BlobPlan planned = plan_blobs(images);
@@ -408,7 +408,7 @@ Status push_plans(Run& run, const Store& store, const std::vector<RecordPlan>& p
 
 }  // namespace
 
-Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
+Result<PushSummary> push_records(Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options) {
   Run run(address, Access::push, options);
   PushSummary summary;

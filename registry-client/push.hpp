@@ -114,13 +114,14 @@ class MountSources {
   std::map<Digest, std::vector<std::string>> m_repositories;
 };
 
-// Pushes each record to repository module/name by digest. The newest pushed record of each module/name
-// also goes under the extra tags, and under `latest` when it is the store's latest; older records go by
-// digest only. A tag that names the digest already is not written again. Then each record's referrers
-// (the store's SBOM of it, and the record itself as a record artifact, made from the record): their
-// manifests by digest, listed through the referrers API where the registry has it, else in the fallback
-// tag sha256-<hex> (merged with what the tag holds, never overwritten). The store is only read.
-Result<PushSummary> push_records(const Store& store, const std::vector<Record>& records, const PushTags& tags,
+// Pushes each record to repository module/name. The newest pushed record of each module/name goes under
+// the extra tags, and under `latest` when it is the store's latest (a tagged manifest is put under its
+// tags only); older records go by digest. A tag that names the digest already is not written again.
+// Then each record's referrers (the store's SBOM of it, and the record itself as a record artifact,
+// made from the record): their manifests by digest, listed through the referrers API where the registry
+// has it, else in the fallback tag sha256-<hex> (merged with what the tag holds, never overwritten).
+// The store's history is only read; where each blob went is noted (Store::note_repository).
+Result<PushSummary> push_records(Store& store, const std::vector<Record>& records, const PushTags& tags,
                                  const RegistryAddress& address, const TransferOptions& options);
 
 }  // namespace arec

@@ -728,7 +728,9 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
     }
     to_add.emplace_back(record, referrers[record.manifest.digest.str()]);
   }
-  auto committed = store->commit_all(to_add);
+  auto writer = store->writer();
+  if (!writer) return fail(writer.error());
+  auto committed = writer->commit_all(to_add);
   if (!committed) return fail(committed.error());
   // Records of one image (the same bytes built again) share its referrers: each is counted once, as
   // export counts them.

@@ -188,30 +188,24 @@ Result<CheckReport> check_store(const Store& store) {
   return report;
 }
 
-Result<RepairReport> repair_store(const Store& store) {
+Result<RepairReport> repair_store(StoreWriter& writer) {
   RepairReport report;
-  report.temporaries_removed = store.sweep_abandoned_temporaries();
-  Store writable = store;
-  if (auto s = writable.open_history(); !s) return fail(s.error());
-  auto lock = fs::FileLock::acquire(store.lock_path(), Store::lock_timeout());
-  if (!lock) return fail(lock.error());
-  auto state = writable.view_state();
+  report.temporaries_removed = writer.store().sweep_abandoned_temporaries();
+  auto state = writer.store().view_state();
   if (!state) return fail(state.error());
   if (*state != Store::ViewState::current) {
-    if (auto s = writable.write_view(); !s) return fail(s.error());
+    if (auto s = writer.write_view(); !s) return fail(s.error());
     report.index_rewritten = true;
   }
   return report;
 }
 
-Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dry_run) {
-  auto writers = fs::FileLock::acquire(store.writers_lock_path(), Store::lock_timeout(), fs::LockMode::exclusive);
-  if (!writers) return fail(std::move(writers.error()).context("waiting for recorders to finish"));
-  Store writable = store;
-  if (auto s = writable.open_history(); !s) return fail(s.error());
-  auto lock = fs::FileLock::acquire(store.lock_path(), Store::lock_timeout());
-  if (!lock) return fail(lock.error());
-  auto& db = *writable.history();
+Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun dry_run) {
+  const Store& store = writer.store();
+  if (!writer.excludes_blob_writers()) {
+    return fail_input("collecting garbage in " + store.dir().string() + ": a recorder may be adding blobs (gc needs Store::writer(BlobWriters::excluded))");
+  }
+  auto& db = writer.history();
 
   GcReport report;
   std::set<Digest> reached;
@@ -225,7 +219,7 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
       if (auto r = db.drop_orphan_referrers(); !r) return fail(r.error());
       if (auto b = db.bump_generation(); !b) return fail(b.error());
     }
-    auto entries = held_entries(writable);
+    auto entries = held_entries(store);
     if (!entries) return fail(entries.error());
     std::vector<std::string> problems;
     for (const auto& d : *entries) reach(store, d, reached, problems);
@@ -255,7 +249,7 @@ Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dr
   // The history and the view first: a crash after them leaves only unreferenced blobs, never a
   // dangling reference.
   if (report.records_dropped > 0) {
-    if (auto v = writable.write_view(); !v) return fail(v.error());
+    if (auto v = writer.write_view(); !v) return fail(v.error());
   }
   for (const auto& path : doomed) ::unlink(path.c_str());
   // Remembered layers whose blob is gone are useless; drop them too. A files-<hex>.diffid shortcut (the

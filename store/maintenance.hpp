@@ -35,8 +35,8 @@ struct RepairReport {
 };
 
 // Removes the temporaries of dead writers and rewrites index.json from the history when it is
-// missing, behind or different (converting a store of format 1 first), under the lock.
-Result<RepairReport> repair_store(const Store& store);
+// missing, behind or different. A store of format 1 was converted when the writer was taken.
+Result<RepairReport> repair_store(StoreWriter& writer);
 
 struct GcReport {
   std::size_t records_dropped = 0;
@@ -47,7 +47,9 @@ struct GcReport {
 enum class DryRun { yes, no };
 
 // Keeps the newest `keep` history entries of each configuration of each module/name (0: all of them) and removes every blob
-// no history entry or index entry reaches. Waits until no writer is recording, and holds the index lock while it works.
-Result<GcReport> collect_garbage(const Store& store, std::size_t keep, DryRun dry_run);
+// no history entry or index entry reaches. The writer must keep the writers of blobs out
+// (Store::writer(BlobWriters::excluded): it waited until no writer was recording), or a blob a record
+// about to be committed needs could go.
+Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun dry_run);
 
 }  // namespace arec

@@ -21,8 +21,6 @@ bool is_complete_blob(const fs::Path& path, std::int64_t size) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == size;
 }
 
-std::string in_store(const fs::Path& dir, std::string_view what) { return (dir / what).string(); }
-
 bool path_exists(const fs::Path& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
@@ -264,7 +262,7 @@ Result<Store> Store::open(const fs::Path& dir) {
   return store;
 }
 
-std::size_t Store::sweep_abandoned_temporaries() const {
+std::size_t Store::sweep_abandoned_temporaries() {
   // A link in place of arec/tmp is refused when the store is opened; here it is simply not swept.
   auto scan = fs::scan_temporaries(temp_dir(), fs::RemoveAbandoned::yes);
   return scan ? scan->removed : 0;
@@ -328,7 +326,7 @@ std::optional<Descriptor> Store::cached_layer(const Digest& diff_id, Compression
   return *d;
 }
 
-void Store::remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const {
+void Store::remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) {
   auto text = canonical_json(to_json(layer));
   // Only a shortcut: failing to remember costs a recompression next time, nothing else.
   if (text) (void)fs::write_file_atomic(temp_dir(), layer_cache_path(diff_id, compression), *text);
@@ -357,7 +355,7 @@ std::vector<std::string> Store::repositories_holding(const Digest& digest) const
   return out;
 }
 
-void Store::note_repository(const Digest& digest, std::string_view repository) const {
+void Store::note_repository(const Digest& digest, std::string_view repository) {
   if (repository.empty() || repository.find('\n') != std::string_view::npos) return;
   auto known = repositories_holding(digest);
   if (!known.empty() && known.front() == repository) return;  // nothing to write
@@ -417,7 +415,8 @@ Status Store::open_history() {
       auto db = HistoryDb::open(path, DbAccess::write);
       if (!db) return fail(db.error());
       m_history = std::move(*db);
-      return write_view();
+      // The lock taken for the conversion is the writer's.
+      return StoreWriter(*this, std::move(*lock)).write_view();
     }
   }
   auto db = HistoryDb::open(path, DbAccess::write);
@@ -426,9 +425,19 @@ Status Store::open_history() {
   return {};
 }
 
-Result<HistoryDb*> Store::writable_history() const {
-  if (!m_history) return fail_input("store " + m_dir.string() + ": not opened for writing");
-  return m_history.get();
+Result<StoreWriter> Store::writer(BlobWriters blob_writers) {
+  std::optional<fs::FileLock> excluded;
+  if (blob_writers == BlobWriters::excluded) {
+    // Before the lock, as every writer of blobs takes them: one holding writers.lock may be waiting
+    // for the lock to commit.
+    auto writers = fs::FileLock::acquire(writers_lock_path(), lock_timeout(), fs::LockMode::exclusive);
+    if (!writers) return fail(std::move(writers.error()).context("waiting for recorders to finish"));
+    excluded = std::move(*writers);
+  }
+  if (auto s = open_history(); !s) return fail(s.error());
+  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
+  if (!lock) return fail(lock.error());
+  return StoreWriter(*this, std::move(*lock), std::move(excluded));
 }
 
 namespace {
@@ -595,15 +604,15 @@ Result<std::map<std::string, Store::LatestImage>> Store::indexes() const {
   return out;
 }
 
-Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const {
+Status Store::for_each_view_entry(const std::function<Status(Descriptor&&, std::string_view)>& visit) const {
   // Only module/names of several platforms are in `indexes`: the view of a large store streams.
   auto images = indexes();
   if (!images) return fail(images.error());
   // Records are listed each under its own name, even two of one digest; other entries once each.
   std::set<std::string> listed;
-  auto add = [&](Descriptor&& d) -> Status {
+  auto add = [&](Descriptor&& d, std::string_view index_bytes = {}) -> Status {
     listed.insert(d.digest.str());
-    return visit(std::move(d));
+    return visit(std::move(d), index_bytes);
   };
   auto add_once = [&](Descriptor&& d) -> Status { return listed.contains(d.digest.str()) ? Status{} : add(std::move(d)); };
   auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
@@ -612,13 +621,10 @@ Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& vis
     const LatestImage& image = found->second;
     // The index carries ref.name (so tools find it), then each platform's record and its referrers
     // (the view's other entries below are the referrers of latest records only). The index blob is
-    // derived like the view, and written before the view names it.
-    if (write_indexes && !has_blob(image.descriptor)) {
-      if (auto s = fs::write_file_atomic(temp_dir(), blob_path(image.descriptor.digest), image.index); !s) return s;
-    }
+    // derived like the view; its bytes go with its entry, for the writer to write them first.
     Descriptor index = image.descriptor;
     index.annotations.emplace(annotation::k_ref_name, image.platforms.front().repository());
-    if (auto s = add(std::move(index)); !s) return s;
+    if (auto s = add(std::move(index), image.index); !s) return s;
     for (const auto& p : image.platforms) {
       if (auto s = add(to_descriptor(p, Latest::no)); !s) return s;
       auto referrers = m_history->others(p.manifest.digest.str());
@@ -641,52 +647,75 @@ Status Store::for_each_view_entry(const std::function<Status(Descriptor&&)>& vis
   return {};
 }
 
-Result<Index> Store::view() const {
+namespace {
+
+// The view without its entries: what index.json holds besides them.
+Index view_shell(std::int64_t generation) {
   Index index;
-  if (!m_history) return read_index();
-  auto s = for_each_view_entry([&](Descriptor&& d) -> Status {
-    index.manifests.push_back(std::move(d));
-    return {};
-  }, false);
-  if (!s) return fail(s.error());
-  auto generation = m_history->generation();
-  if (!generation) return fail(generation.error());
-  if (*generation > 0) index.annotations.emplace(k_generation, std::to_string(*generation));
+  if (generation > 0) index.annotations.emplace(k_generation, std::to_string(generation));
   return index;
 }
 
-Status Store::write_view() const {
-  // Written entry by entry, in the bytes canonical_json(to_json(view())) would give (keys sorted),
-  // so that a writer's memory does not grow with the number of module/names.
+}  // namespace
+
+Result<Index> Store::view() const {
+  if (!m_history) return read_index();
   auto generation = m_history->generation();
   if (!generation) return fail(generation.error());
-  std::string text = "{";
-  if (*generation > 0) text += R"("annotations":{")" + std::string(k_generation) + R"(":")" + std::to_string(*generation) + R"("},)";
-  text += R"("manifests":[)";
+  Index index = view_shell(*generation);
+  auto s = for_each_view_entry([&](Descriptor&& d, std::string_view) -> Status {
+    index.manifests.push_back(std::move(d));
+    return {};
+  });
+  if (!s) return fail(s.error());
+  return index;
+}
+
+Status StoreWriter::write_view() {
+  Store& store = *m_store;
+  const auto path = store.m_dir / "index.json";
+  const auto context = "writing " + path.string();
+  auto generation = history().generation();
+  if (!generation) return fail(generation.error());
+  // Every byte is canonical_json's, as check and view_state read it back: the view without entries,
+  // its empty "manifests" array then filled entry by entry, each canonical_json of its descriptor (keys
+  // sorted, no space, so an array's elements are its members' texts joined by commas). Streamed rather
+  // than canonical_json(to_json(view())), so that the memory of each commit does not grow with the
+  // store's module/names (5,000 of them: 12 MB more and twice the CPU of a record).
+  auto shell = canonical_json(to_json(view_shell(*generation)));
+  if (!shell) return fail(std::move(shell.error()).context(context));
+  constexpr std::string_view k_entries = R"("manifests":[)";
+  const auto at = shell->find(std::string(k_entries) + "]");
+  if (at == std::string::npos) return fail_input(context + ": the view has no manifests array");
+  std::string text = shell->substr(0, at + k_entries.size());
   bool first = true;
-  auto s = for_each_view_entry([&](Descriptor&& d) -> Status {
+  auto s = store.for_each_view_entry([&](Descriptor&& d, std::string_view index_bytes) -> Status {
+    // The blob of a derived index is written before the view names it.
+    if (!index_bytes.empty() && !store.has_blob(d)) {
+      if (auto w = fs::write_file_atomic(store.temp_dir(), store.blob_path(d.digest), index_bytes); !w) return w;
+    }
     auto entry = canonical_json(to_json(d));
-    if (!entry) return fail(std::move(entry.error()).context("writing " + in_store(m_dir, "index.json")));
+    if (!entry) return fail(std::move(entry.error()).context(context));
     if (!first) text.push_back(',');
     first = false;
     text += *entry;
     return {};
-  }, true);
+  });
   if (!s) return s;
-  text += R"(],"mediaType":")" + std::string(media_type::k_index) + R"(","schemaVersion":2})";
-  if (auto w = fs::write_file_atomic(temp_dir(), m_dir / "index.json", text); !w) return w;
-  return m_history->set_view_generation(*generation);
+  text += shell->substr(at + k_entries.size());
+  if (auto w = fs::write_file_atomic(store.temp_dir(), path, text); !w) return w;
+  return history().set_view_generation(*generation);
 }
 
-Status Store::catch_up_view() const {
+Status Store::catch_up_view() {
   auto generation = m_history->generation();
   if (!generation) return fail(generation.error());
   auto written = m_history->view_generation();
   if (!written) return fail(written.error());
   if (*written == *generation && path_exists(m_dir / "index.json")) return {};
-  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
-  if (!lock) return fail(lock.error());
-  return write_view();
+  auto writer = this->writer();
+  if (!writer) return fail(writer.error());
+  return writer->write_view();
 }
 
 Result<Store::ViewState> Store::view_state() const {
@@ -707,10 +736,10 @@ Result<Store::ViewState> Store::view_state() const {
   return ViewState::current;
 }
 
-Status Store::refresh_view_if_behind() const {
-  auto state = view_state();
+Status StoreWriter::refresh_view_if_behind() {
+  auto state = m_store->view_state();
   if (!state) return fail(state.error());
-  if (*state == ViewState::current) return {};
+  if (*state == Store::ViewState::current) return {};
   return write_view();
 }
 
@@ -769,7 +798,8 @@ Result<std::vector<Descriptor>> Store::referrers(const Digest& subject) const {
 // configuration's record of the same bytes does not stand for it, and a newer revision of the same bytes
 // is appended, so the history keeps every revision that built them. Also says whether anything was
 // written, a referrer included.
-Result<std::pair<Store::Commit, bool>> Store::add_record(HistoryDb& db, const Record& record, const std::vector<Descriptor>& referrers) {
+namespace {
+Result<std::pair<Store::Commit, bool>> add_record(HistoryDb& db, const Record& record, const std::vector<Descriptor>& referrers) {
   auto lines = db.config_latest_of(record.module, record.name);
   if (!lines) return fail(lines.error());
   const auto latest = std::ranges::find(*lines, record.config, &Record::config);
@@ -784,23 +814,21 @@ Result<std::pair<Store::Commit, bool>> Store::add_record(HistoryDb& db, const Re
     if (!added) return fail(added.error());
     referrer_added = referrer_added || *added;
   }
-  return std::pair{Commit{held ? *latest : record, !held}, !held || referrer_added};
+  return std::pair{Store::Commit{held ? *latest : record, !held}, !held || referrer_added};
 }
+}  // namespace
 
-Result<Store::Commit> Store::commit(const Record& record, const std::vector<Descriptor>& referrers) const {
-  auto db = writable_history();
-  if (!db) return fail(db.error());
-  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
-  if (!lock) return fail(lock.error());
+Result<Store::Commit> StoreWriter::commit(const Record& record, const std::vector<Descriptor>& referrers) {
+  HistoryDb* db = &history();
   std::optional<Commit> committed;
   bool wrote = false;
-  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
-    auto c = add_record(**db, record, referrers);
+  auto s = db->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto c = add_record(*db, record, referrers);
     if (!c) return fail(c.error());
     committed = std::move(c->first);
     wrote = c->second;
     if (!wrote) return HistoryDb::Outcome::roll_back;
-    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    if (auto b = db->bump_generation(); !b) return fail(b.error());
     return HistoryDb::Outcome::commit;
   });
   if (!s) return fail(s.error());
@@ -809,25 +837,22 @@ Result<Store::Commit> Store::commit(const Record& record, const std::vector<Desc
   return std::move(*committed);
 }
 
-Result<std::vector<Store::Commit>> Store::commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) const {
-  auto db = writable_history();
-  if (!db) return fail(db.error());
-  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
-  if (!lock) return fail(lock.error());
+Result<std::vector<Store::Commit>> StoreWriter::commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) {
+  HistoryDb* db = &history();
   std::vector<Commit> out;
   bool any = false;
-  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
+  auto s = db->transaction([&]() -> Result<HistoryDb::Outcome> {
     out.clear();
     any = false;
     for (const auto& [record, referrers] : records) {
-      auto c = add_record(**db, record, referrers);
+      auto c = add_record(*db, record, referrers);
       if (!c) return fail(c.error());
       // A record held already is "changed" here when a referrer came with it.
       any = any || c->second;
       out.push_back({std::move(c->first.record), c->second});
     }
     if (!any) return HistoryDb::Outcome::roll_back;
-    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    if (auto b = db->bump_generation(); !b) return fail(b.error());
     return HistoryDb::Outcome::commit;
   });
   if (!s) return fail(s.error());
@@ -835,21 +860,18 @@ Result<std::vector<Store::Commit>> Store::commit_all(const std::vector<std::pair
   return out;
 }
 
-Result<bool> Store::keep(const Descriptor& image) const {
-  auto db = writable_history();
-  if (!db) return fail(db.error());
-  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
-  if (!lock) return fail(lock.error());
+Result<bool> StoreWriter::keep(const Descriptor& image) {
+  HistoryDb* db = &history();
   bool added = false;
-  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
-    auto is_record = (*db)->has_record_digest(image.digest);
+  auto s = db->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto is_record = db->has_record_digest(image.digest);
     if (!is_record) return fail(is_record.error());
     if (*is_record) return HistoryDb::Outcome::roll_back;
-    auto other = (*db)->add_other(image);
+    auto other = db->add_other(image);
     if (!other) return fail(other.error());
     if (!*other) return HistoryDb::Outcome::roll_back;
     added = true;
-    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    if (auto b = db->bump_generation(); !b) return fail(b.error());
     return HistoryDb::Outcome::commit;
   });
   if (!s) return fail(s.error());
@@ -857,29 +879,26 @@ Result<bool> Store::keep(const Descriptor& image) const {
   return added;
 }
 
-Result<Store::Commit> Store::tag(std::string_view module, std::string_view name, const Digest& digest) const {
-  auto db = writable_history();
-  if (!db) return fail(db.error());
-  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
-  if (!lock) return fail(lock.error());
+Result<Store::Commit> StoreWriter::tag(std::string_view module, std::string_view name, const Digest& digest) {
+  HistoryDb* db = &history();
   const std::string identity = std::string(module) + "/" + std::string(name) + "@" + digest.str();
   std::optional<Commit> outcome;
-  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
-    auto latest = (*db)->latest(module, name);
+  auto s = db->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto latest = db->latest(module, name);
     if (!latest) return fail(latest.error());
     if (*latest && (*latest)->manifest.digest == digest) {
       outcome = Commit{**latest, false};
       return HistoryDb::Outcome::roll_back;
     }
-    auto history = (*db)->history_of(module, name);
+    auto history = db->history_of(module, name);
     if (!history) return fail(history.error());
     const auto found = std::ranges::find_if(history->rbegin(), history->rend(),
                                             [&](const Record& r) { return r.manifest.digest == digest; });
-    if (found == history->rend()) return fail_input(identity + ": no such record in store " + m_dir.string());
+    if (found == history->rend()) return fail_input(identity + ": no such record in store " + m_store->dir().string());
     Record again = *found;
     again.recorded = now_rfc3339();
-    if (auto a = (*db)->append(again); !a) return fail(a.error());
-    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    if (auto a = db->append(again); !a) return fail(a.error());
+    if (auto b = db->bump_generation(); !b) return fail(b.error());
     outcome = Commit{std::move(again), true};
     return HistoryDb::Outcome::commit;
   });
@@ -923,56 +942,50 @@ std::vector<Record> Store::with_platforms(std::vector<Record> records, const std
   return records;
 }
 
-Result<Store::LatestImage> Store::set_platforms(std::string_view module, std::string_view name,
-                                               const std::vector<std::string>& platforms) const {
-  auto db = writable_history();
-  if (!db) return fail(db.error());
-  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
-  if (!lock) return fail(lock.error());
+Result<Store::LatestImage> StoreWriter::set_platforms(std::string_view module, std::string_view name,
+                                                     const std::vector<std::string>& platforms) {
+  HistoryDb* db = &history();
   const std::string repository = std::string(module) + "/" + std::string(name);
-  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
-    auto recorded = (*db)->recorded_platforms(module, name);
+  auto s = db->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto recorded = db->recorded_platforms(module, name);
     if (!recorded) return fail(recorded.error());
-    if (recorded->empty()) return fail_input(repository + ": no record with a platform in store " + m_dir.string());
+    if (recorded->empty()) return fail_input(repository + ": no record with a platform in store " + m_store->dir().string());
     std::vector<std::string> wanted = platforms.empty() ? *recorded : platforms;
     std::ranges::sort(wanted);
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-    if (auto set = (*db)->set_platforms(module, name, wanted); !set) return fail(set.error());
+    if (auto set = db->set_platforms(module, name, wanted); !set) return fail(set.error());
     if (wanted.size() == 1) {
       // One platform: its record becomes the latest too, unless it is already.
-      auto latest = (*db)->latest(module, name);
+      auto latest = db->latest(module, name);
       if (!latest) return fail(latest.error());
-      auto set = (*db)->platform_set(module, name);
+      auto set = db->platform_set(module, name);
       if (!set) return fail(set.error());
       if (!*latest || (*latest)->manifest.digest != set->front().manifest.digest) {
         Record again = set->front();
         again.recorded = now_rfc3339();
-        if (auto a = (*db)->append(again); !a) return fail(a.error());
+        if (auto a = db->append(again); !a) return fail(a.error());
       }
     }
-    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    if (auto b = db->bump_generation(); !b) return fail(b.error());
     return HistoryDb::Outcome::commit;
   });
   if (!s) return fail(s.error());
   if (auto v = write_view(); !v) return fail(v.error());
-  auto image = latest_image(module, name);
+  auto image = m_store->latest_image(module, name);
   if (!image) return fail(image.error());
   return std::move(**image);
 }
 
-Result<std::size_t> Store::remove(std::string_view module, std::string_view name, std::optional<Digest> digest) const {
-  auto db = writable_history();
-  if (!db) return fail(db.error());
-  auto lock = fs::FileLock::acquire(lock_path(), lock_timeout());
-  if (!lock) return fail(lock.error());
+Result<std::size_t> StoreWriter::remove(std::string_view module, std::string_view name, std::optional<Digest> digest) {
+  HistoryDb* db = &history();
   std::size_t removed = 0;
-  auto s = (*db)->transaction([&]() -> Result<HistoryDb::Outcome> {
-    auto n = (*db)->remove(module, name, digest);
+  auto s = db->transaction([&]() -> Result<HistoryDb::Outcome> {
+    auto n = db->remove(module, name, digest);
     if (!n) return fail(n.error());
     removed = *n;
     if (removed == 0) return HistoryDb::Outcome::roll_back;
-    if (auto o = (*db)->drop_orphan_referrers(); !o) return fail(o.error());
-    if (auto b = (*db)->bump_generation(); !b) return fail(b.error());
+    if (auto o = db->drop_orphan_referrers(); !o) return fail(o.error());
+    if (auto b = db->bump_generation(); !b) return fail(b.error());
     return HistoryDb::Outcome::commit;
   });
   if (!s) return fail(s.error());

@@ -16,6 +16,12 @@
 //
 // A store made before the database (format 1: index.json held the whole history) is converted by its
 // first writer, under the lock; readers read it as it is until then.
+//
+// Reading and writing are two types. `Store` reads (its const members change nothing on disk) and adds
+// blobs and the caches beside them (not const: they write, but outside the lock, since a blob nothing
+// names yet changes no reader's answer). `StoreWriter` is the only way to change the history and
+// index.json: it exists only while it holds the store's lock and releases it when destroyed, so a
+// caller takes one around its commit, never while packing or downloading.
 #pragma once
 
 #include <chrono>
@@ -23,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/byte_sink.hpp"
@@ -96,6 +103,13 @@ class BlobWriter final : public ByteSink {
 
 enum class History { latest, all };
 
+class StoreWriter;
+
+// Whether blobs may be added while a writer holds the lock. Recorders, pulls and imports add theirs
+// outside the lock, holding writers.lock shared from Store::open; gc, which removes every blob nothing
+// names, first waits for them to finish and keeps them out (writers.lock exclusively).
+enum class BlobWriters { allowed, excluded };
+
 class Store : public Layout {
  public:
   // Opens the store at `dir`, creating it when missing. A directory that exists, is not empty and is
@@ -112,7 +126,7 @@ class Store : public Layout {
   std::optional<Descriptor> cached_layer(const Digest& diff_id, Compression compression) const;
   fs::Path layer_cache_dir() const { return m_dir / "arec" / "layers"; }
   fs::Path layer_cache_path(const Digest& diff_id, Compression compression) const;
-  void remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer) const;
+  void remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer);
 
   // Where a blob was last seen at a registry: the repositories (paths only, no registry, rule 1) a push
   // sent it to or found it in, or a pull fetched it from, newest first. A later push may mount the blob
@@ -120,7 +134,7 @@ class Store : public Layout {
   // Only a hint: the registry checks a mount, and a repository that lacks the blob gets an upload.
   fs::Path mount_hints_dir() const { return m_dir / "arec" / "mounts"; }
   std::vector<std::string> repositories_holding(const Digest& digest) const;
-  void note_repository(const Digest& digest, std::string_view repository) const;
+  void note_repository(const Digest& digest, std::string_view repository);
 
   Result<std::vector<Record>> records(History history) const;
   // The same, one record at a time, without holding them all (History::all of a large store).
@@ -175,45 +189,32 @@ class Store : public Layout {
   Result<std::vector<Record>> with_platforms(std::vector<Record> records) const;
   // The same for indexes the caller has already (of indexes_of(records)).
   static std::vector<Record> with_platforms(std::vector<Record> records, const std::vector<LatestImage>& indexes);
-  // Makes module/name's image the newest record of each of `platforms` ("os/arch[/variant]"), or of
-  // every platform recorded when it is empty. A single platform's newest record also becomes the
-  // latest, as `tag` makes it (a new history entry), so the image and the latest agree.
-  Result<LatestImage> set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms) const;
 
   struct Commit {
     Record record;  // what the store holds as the latest of module/name
     bool changed;   // false when it already held exactly this digest
   };
-  // Makes `record` the latest of its module/name, under the store lock, and lists its referrers
-  // (artifacts whose subject it is, such as its SBOM) in the same write of index.json.
-  Result<Commit> commit(const Record& record, const std::vector<Descriptor>& referrers = {}) const;
-  // commit() of several records in order (an import), in one transaction and one write of index.json:
-  // N records cost one rewrite of the view, not N.
-  Result<std::vector<Commit>> commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) const;
   // The index.json entries of the referrers of the manifest `subject` (annotation::k_subject), in order.
   Result<std::vector<Descriptor>> referrers(const Digest& subject) const;
-  // Lists an image that is not a record (a pulled base image) in index.json, once per digest, under
-  // the store lock. Its blobs must be in the store already. False when it was listed before.
-  Result<bool> keep(const Descriptor& image) const;
-  // Makes the record module/name@digest of the history the latest again, as a new history entry
-  // recorded now; nothing earlier is rewritten. `changed` is false when it is the latest already.
-  Result<Commit> tag(std::string_view module, std::string_view name, const Digest& digest) const;
-  // Drops the history entries of module/name (all, or those of `digest`) and the referrers only they
-  // had; their blobs stay until `arec gc`. Returns how many entries were dropped (0: none matched).
-  Result<std::size_t> remove(std::string_view module, std::string_view name, std::optional<Digest> digest) const;
 
-  // The history database, or null for a store not converted yet opened by a reader.
-  const std::shared_ptr<HistoryDb>& history() const { return m_history; }
+  // The writer of the history and index.json: takes the store's lock (arec/lock, waiting up to
+  // lock_timeout()), which the writer holds until it is destroyed. Opens the history for writing first,
+  // converting a store of format 1 (under the lock); a store opened with open_existing becomes writable
+  // here. With BlobWriters::excluded, waits for every writer of blobs to finish first (gc).
+  Result<StoreWriter> writer(BlobWriters blob_writers = BlobWriters::allowed);
+  // `change(writer)`, the lock held for that call alone: for one change amid work that must not hold
+  // the lock (a pull between downloads, a command before its output).
+  template <typename Change>
+  auto with_writer(Change&& change, BlobWriters blob_writers = BlobWriters::allowed) -> decltype(change(std::declval<StoreWriter&>()));
+
+  // The history database, read only, or null for a store not converted yet opened by a reader.
+  const HistoryDb* history() const { return m_history.get(); }
   fs::Path history_path() const { return m_dir / "arec" / "history.db"; }
-  // Converts a store of format 1 and opens the database for writing, under the lock. Store::open does
-  // this; maintenance (gc, check --repair) calls it on a store opened with open_existing.
-  Status open_history();
   // The OCI view index.json should hold, derived from the database.
   Result<Index> view() const;
   enum class ViewState { current, behind, missing, differs };
-  // How index.json compares with the view (for check), and its rewriting (the caller holds the lock).
+  // How index.json compares with the view (for check; StoreWriter::write_view rewrites it).
   Result<ViewState> view_state() const;
-  Status write_view() const;
 
   fs::Path temp_dir() const { return m_dir / "arec" / "tmp"; }
   fs::Path lock_path() const { return m_dir / "arec" / "lock"; }
@@ -229,25 +230,87 @@ class Store : public Layout {
 
   // Removes temporaries that killed writers left behind (see fs::is_abandoned_temporary).
   // Returns how many it removed.
-  std::size_t sweep_abandoned_temporaries() const;
+  std::size_t sweep_abandoned_temporaries();
   // The directories arec makes in a store (blobs/, blobs/sha256/, arec/, arec/tmp/, arec/layers/):
   // each, when present, must be a directory and not a symbolic link. A link there was planted, and
   // following it would write into, or remove from, a directory elsewhere: an error naming it.
   static Status check_own_directories(const fs::Path& dir);
 
  private:
+  friend class StoreWriter;
   using Layout::Layout;
-  Result<HistoryDb*> writable_history() const;
-  static Result<std::pair<Commit, bool>> add_record(HistoryDb& db, const Record& record, const std::vector<Descriptor>& referrers);
-  Status refresh_view_if_behind() const;
-  Status catch_up_view() const;
-  // The view's entries in order, each digest once; with `write_indexes`, the blob of each derived
-  // index is written before the entry naming it.
-  Status for_each_view_entry(const std::function<Status(Descriptor&&)>& visit, bool write_indexes) const;
+  // Converts a store of format 1 and opens the database for writing (the conversion under the lock).
+  Status open_history();
+  Status catch_up_view();
+  // The view's entries in order, each digest once. An entry naming a derived image index comes with
+  // the index's bytes (else empty), for the writer to write its blob before the view names it.
+  Status for_each_view_entry(const std::function<Status(Descriptor&&, std::string_view index_bytes)>& visit) const;
 
   std::shared_ptr<fs::FileLock> m_writers_lock;
   std::shared_ptr<HistoryDb> m_history;
 };
+
+// Every change to the history and index.json. A writer holds the store's lock from Store::writer until
+// it is destroyed; take it around the change alone. Each change commits one transaction and rewrites
+// index.json from the history (or only brings a view left behind up to date when nothing changed).
+class StoreWriter {
+ public:
+  using Commit = Store::Commit;
+  using LatestImage = Store::LatestImage;
+
+  StoreWriter(StoreWriter&&) noexcept = default;
+  StoreWriter& operator=(StoreWriter&&) noexcept = default;
+
+  // The store written, to read it (and add blobs) while the lock is held.
+  Store& store() { return *m_store; }
+  const Store& store() const { return *m_store; }
+  // The history for writing (maintenance: trimming, dropping referrers), inside HistoryDb::transaction.
+  HistoryDb& history() { return *m_store->m_history; }
+  // Whether writers of blobs are kept out (Store::writer(BlobWriters::excluded)), as gc requires.
+  bool excludes_blob_writers() const { return m_blob_writers.has_value(); }
+
+  // Makes `record` the latest of its module/name and lists its referrers (artifacts whose subject it
+  // is, such as its SBOM) in the same write of index.json.
+  Result<Commit> commit(const Record& record, const std::vector<Descriptor>& referrers = {});
+  // commit() of several records in order (an import), in one transaction and one write of index.json:
+  // N records cost one rewrite of the view, not N.
+  Result<std::vector<Commit>> commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records);
+  // Lists an image that is not a record (a pulled base image) in index.json, once per digest. Its
+  // blobs must be in the store already. False when it was listed before.
+  Result<bool> keep(const Descriptor& image);
+  // Makes the record module/name@digest of the history the latest again, as a new history entry
+  // recorded now; nothing earlier is rewritten. `changed` is false when it is the latest already.
+  Result<Commit> tag(std::string_view module, std::string_view name, const Digest& digest);
+  // Drops the history entries of module/name (all, or those of `digest`) and the referrers only they
+  // had; their blobs stay until `arec gc`. Returns how many entries were dropped (0: none matched).
+  Result<std::size_t> remove(std::string_view module, std::string_view name, std::optional<Digest> digest);
+  // Makes module/name's image the newest record of each of `platforms` ("os/arch[/variant]"), or of
+  // every platform recorded when it is empty. A single platform's newest record also becomes the
+  // latest, as `tag` makes it (a new history entry), so the image and the latest agree.
+  Result<LatestImage> set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms);
+  // Rewrites index.json from the history: the bytes of canonical_json(to_json(Store::view())), written
+  // entry by entry; each derived index blob is written before the view names it.
+  Status write_view();
+  // write_view() when index.json is not the view (left behind, missing or edited).
+  Status refresh_view_if_behind();
+
+ private:
+  friend class Store;
+  StoreWriter(Store& store, fs::FileLock lock, std::optional<fs::FileLock> blob_writers = std::nullopt)
+      : m_store(&store), m_blob_writers(std::move(blob_writers)), m_lock(std::move(lock)) {}
+
+  Store* m_store;
+  // Declared before the lock, so released after it: taken first, let go last.
+  std::optional<fs::FileLock> m_blob_writers;
+  fs::FileLock m_lock;
+};
+
+template <typename Change>
+auto Store::with_writer(Change&& change, BlobWriters blob_writers) -> decltype(change(std::declval<StoreWriter&>())) {
+  auto w = writer(blob_writers);
+  if (!w) return fail(std::move(w.error()));
+  return change(*w);
+}
 
 // A descriptor kept as a JSON file, or nothing when it is missing or unreadable.
 std::optional<Descriptor> read_descriptor_file(const fs::Path& path);

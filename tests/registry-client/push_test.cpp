@@ -125,7 +125,7 @@ TEST(MountSources, OfAStoreOffersWhereItsBlobsWereNotedAfterTheirRecordIsGone) {
   const Digest layer = manifest->layers.back().digest;
   store->note_repository(layer, "mesh/gone");
   store->note_repository(layer, "other/pushed");
-  ASSERT_TRUE(store->remove("mesh", "gone", std::nullopt));
+  ASSERT_TRUE(store->with_writer([](StoreWriter& writer) { return writer.remove("mesh", "gone", std::nullopt); }));
   EXPECT_EQ(store->repositories_holding(layer), (std::vector<std::string>{"other/pushed", "mesh/gone"})) << "newest first";
   const auto sources = MountSources::of(*store, {layer});
   EXPECT_EQ(sources.candidates(layer, "mesh/new", 5), (std::vector<std::string>{"other/pushed", "mesh/gone"}));

@@ -36,7 +36,7 @@ class BundleTest : public ::testing::Test {
     manifest.layers.push_back(*layer);
     auto manifest_blob = m_store->put_blob(canonical_json(to_json(manifest)).value(), media_type::k_manifest);
     Record r{"demo", name, *manifest_blob, recorded, "t-" + name, "Release", "", ""};
-    auto committed = m_store->commit(r);
+    auto committed = m_store->with_writer([&](StoreWriter& writer) { return writer.commit(r); });
     EXPECT_TRUE(committed.has_value());
     return r;
   }

@@ -203,6 +203,76 @@ TEST(Store, BaseImageLayersAreReusedByDigest) {
   EXPECT_NE(not_layout.error().message.find("not an OCI image layout"), std::string::npos);
 }
 
+// A record of mesh/`name` whose manifest is named by `content`: the view lists descriptors and reads no blob.
+Record view_record(const std::string& name, const std::string& content, std::optional<Platform> platform = std::nullopt,
+                   const std::string& config = "") {
+  Descriptor manifest{std::string(media_type::k_manifest), digest_of(content), static_cast<std::int64_t>(content.size()), {}, {}, {}, platform};
+  return Record{"mesh", name, manifest, now_rfc3339(), "t-" + name, config, "", ""};
+}
+
+Descriptor referrer_of(const Record& subject, const std::string& content) {
+  Descriptor d{std::string(media_type::k_manifest), digest_of(content), static_cast<std::int64_t>(content.size()), "application/spdx+json", {}, {}, {}};
+  d.annotations.emplace(annotation::k_subject, subject.manifest.digest.str());
+  return d;
+}
+
+// What a store's type lets a caller do: through a const Store, nothing that changes a file.
+template <typename S>
+concept takes_the_writer = requires(S& s) { s.writer(); };
+template <typename S>
+concept adds_blobs = requires(S& s, const Layout& other, const Descriptor& d) {
+  s.begin_blob(Hashing::yes);
+  s.put_blob("", "");
+  s.copy_blob(other, d);
+};
+template <typename S>
+concept writes_caches = requires(S& s, const Digest& digest, const Descriptor& d) {
+  s.remember_layer(digest, Compression::gzip, d);
+  s.note_repository(digest, "");
+  s.sweep_abandoned_temporaries();
+};
+template <typename S>
+concept writes_the_history = requires(S& s) { s.history()->bump_generation(); };
+static_assert(takes_the_writer<Store> && adds_blobs<Store> && writes_caches<Store>);
+static_assert(!takes_the_writer<const Store> && !adds_blobs<const Store> && !writes_caches<const Store>);
+static_assert(!writes_the_history<Store> && !writes_the_history<const Store>, "the history is written through a StoreWriter only");
+static_assert(!std::is_copy_constructible_v<StoreWriter>, "one writer per taking of the lock");
+
+TEST(StoreView, IndexJsonIsTheCanonicalJsonOfTheView) {
+  TempDir tmp;
+  auto store = Store::open(tmp / "store");
+  ASSERT_TRUE(store) << store.error().message;
+  const auto amd64 = view_record("multi", "multi amd64", Platform{"amd64", "linux", ""});
+  const auto arm64 = view_record("multi", "multi arm64", Platform{"arm64", "linux", "v8"});
+  const auto old = view_record("app", "app v1");
+  const auto now = view_record("app", "app v2");
+  const auto debug = view_record("app", "app debug", std::nullopt, "Debug");
+  Descriptor pulled{std::string(media_type::k_manifest), digest_of("a pulled base"), 13, {}, {}, {}, {}};
+  pulled.annotations.emplace("dev.arec.pulled", "true");
+  {
+    auto writer = store->writer();
+    ASSERT_TRUE(writer) << writer.error().message;
+    ASSERT_TRUE(writer->commit(amd64, {referrer_of(amd64, "sbom amd64")}));
+    ASSERT_TRUE(writer->commit(arm64));
+    ASSERT_TRUE(writer->commit(old, {referrer_of(old, "sbom of an older record")}));
+    ASSERT_TRUE(writer->commit_all({{debug, {}}, {now, {referrer_of(now, "sbom app v2")}}}));
+    auto kept = writer->keep(pulled);
+    ASSERT_TRUE(kept && *kept);
+  }
+  auto view = store->view();
+  ASSERT_TRUE(view) << view.error().message;
+  // The index over two platforms, each platform's record and its SBOM, the latest of app and its SBOM,
+  // the pulled image; not the SBOM of app's older record, nor the Debug record (not the latest).
+  ASSERT_EQ(view->manifests.size(), 7U) << canonical_json(to_json(*view)).value();
+  EXPECT_EQ(view->manifests.front().media_type, media_type::k_index);
+  EXPECT_TRUE(store->has_blob(view->manifests.front())) << "the derived index is written before the view names it";
+  EXPECT_FALSE(view->annotations.empty()) << "the view names its generation";
+  EXPECT_EQ(read_file(tmp / "store/index.json"), canonical_json(to_json(*view)).value());
+  auto state = store->view_state();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(*state, Store::ViewState::current);
+}
+
 TEST(Store, RecordsValidateModuleAndName) {
   EXPECT_TRUE(validate_record_part("mesh", "module"));
   EXPECT_TRUE(validate_record_part("control-plane.v2", "name"));
