@@ -30,6 +30,7 @@ inline constexpr std::string_view k_docker_manifest = "application/vnd.docker.di
 inline constexpr std::string_view k_docker_list = "application/vnd.docker.distribution.manifest.list.v2+json";
 inline constexpr std::string_view k_docker_config = "application/vnd.docker.container.image.v1+json";
 inline constexpr std::string_view k_docker_layer_gzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
+inline constexpr std::string_view k_docker_layer_tar = "application/vnd.docker.image.rootfs.diff.tar";
 
 // Whether a media type is an image manifest, or an image index, in OCI's or Docker schema 2's spelling.
 constexpr bool is_manifest(std::string_view type) { return type == k_manifest || type == k_docker_manifest; }

@@ -235,7 +235,7 @@ class Utf8Locale {
 
 // How many blocks a layer's reader may have out at once: enough for the stages after it (the tar's
 // hash, the blob file, the file's checksums) to each run at their own pace, few enough to bound memory.
-constexpr std::size_t k_blocks = 8;
+constexpr std::size_t k_blocks = 16;
 
 // Where a file's bytes go besides the tar: its checksums, when they are wanted.
 struct FileReading {

@@ -630,6 +630,7 @@ Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& en
 }
 
 Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
+                                                              const std::vector<LayerEntry>& checked,
                                                               const std::function<Result<const ImageFiles*>()>& base) {
   std::map<std::string, const LayerEntry*, std::less<>> by_path;
   for (const auto& e : entries) by_path.emplace(e.path, &e);
@@ -659,7 +660,7 @@ Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<
     return node != nullptr && node->type == ImageFiles::Type::directory;
   };
   std::vector<std::string> warnings;
-  for (const auto& e : entries) {
+  for (const auto& e : checked) {
     if (e.type != LayerEntry::Type::file || e.source.empty()) continue;
     auto elf = read_elf(e.source);
     if (!elf) return fail(elf.error());

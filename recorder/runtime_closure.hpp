@@ -70,12 +70,14 @@ struct RuntimeClosure {
 };
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
 
-// One warning for each RPATH or RUNPATH entry of the ELF files among `entries` (an image's files) that
-// names an absolute directory the image holds neither in `entries` nor in the base (`base`, read only when
-// such an entry is met; may be empty): the entry is then a path of this machine (a build tree), the loader
-// looks there in vain, and the digest changes with where the file was built. Each names the file and the
-// entry; `$ORIGIN` entries and the loader's default directories are never warned about.
+// One warning for each RPATH or RUNPATH entry of the ELF files among `checked` (the build's own files)
+// that names an absolute directory the image holds neither in `entries` (all its files) nor in the base
+// (`base`, read only when such an entry is met; may be empty): the entry is then a path of this machine
+// (a build tree), the loader looks there in vain, and the digest changes with where the file was built.
+// Each names the file and the entry; `$ORIGIN` entries and the loader's default directories are never
+// warned about.
 Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
+                                                              const std::vector<LayerEntry>& checked,
                                                               const std::function<Result<const ImageFiles*>()>& base);
 
 // The image paths of the dynamically linked executables among `entries`.

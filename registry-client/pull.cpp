@@ -17,12 +17,9 @@ namespace {
 // A manifest or index the registry sent that does not parse is the registry's failure (exit 3), not the
 // user's, and is not kept. By a tag with no Docker-Content-Digest, this is all that can be checked.
 Status check_fetched_manifest(const FetchedManifest& fetched, const std::string& what) {
-  auto json = parse_json(fetched.bytes, what);
-  if (!json) return fail(Error::registry(json.error().message));
-  const bool is_index = media_type::is_index(fetched.media_type);
-  if (is_index) {
-    if (auto index = index_from_json(*json, what); !index) return fail(Error::registry(index.error().message));
-  } else if (auto manifest = manifest_from_json(*json, what); !manifest) {
+  if (media_type::is_index(fetched.media_type)) {
+    if (auto index = parse_document<Index>(fetched.bytes, what); !index) return fail(Error::registry(index.error().message));
+  } else if (auto manifest = parse_document<Manifest>(fetched.bytes, what); !manifest) {
     return fail(Error::registry(manifest.error().message));
   }
   return {};
@@ -239,9 +236,7 @@ Result<Record> read_record_artifact(Run& run, const std::string& repository, con
   const auto refused = [&](const std::string& why) { return Error::registry(context + ": " + what + ": " + why + "; nothing written"); };
   auto fetched = run.step(context + ": getting " + what, {}, [&] { return run.session.get_manifest(repository, listed.digest.str()); });
   if (!fetched) return fail(fetched.error());
-  auto json = parse_json(fetched->bytes, "its manifest");
-  if (!json) return fail(refused(json.error().message));
-  auto manifest = manifest_from_json(*json, "its manifest");
+  auto manifest = parse_document<Manifest>(fetched->bytes, "its manifest");
   if (!manifest) return fail(refused(manifest.error().message));
   if (manifest->artifact_type != media_type::k_arec_record) {
     return fail(refused("its artifactType is \"" + printable(manifest->artifact_type) + "\", not " + std::string(media_type::k_arec_record)));
@@ -295,7 +290,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   std::vector<PulledImage> images;
   const bool is_index = media_type::is_index(top->media_type);
   if (is_index) {
-    auto index = index_from_json(*parse_json(top->bytes, "the index"), "the index");
+    auto index = parse_document<Index>(top->bytes, "the index");  // checked above
     if (index->manifests.size() > k_max_platforms) {
       return fail(Error::registry(context + ": the index lists " + std::to_string(index->manifests.size()) + " manifests, more than " +
                                   std::to_string(k_max_platforms)));
@@ -315,7 +310,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   }
   bool any = false;
   for (auto& image : images) {
-    image.manifest = *manifest_from_json(*parse_json(image.fetched.bytes, "the manifest"), "the manifest");
+    image.manifest = *parse_document<Manifest>(image.fetched.bytes, "the manifest");  // checked above
     auto referrers = registry_referrers(run, repository, image.fetched.digest, context);
     if (!referrers) return fail(referrers.error());
     for (const auto& listed : *referrers) {
@@ -333,8 +328,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
     auto config = fetch_text(run, repository, image.manifest.config, k_max_config, context + ": getting config " + image.manifest.config.digest.str());
     if (!config) return fail(config.error());
     image.config = std::move(*config);
-    auto parsed = parse_json(image.config, "the config");
-    auto read = parsed ? config_from_json(*parsed, "the config") : Result<ImageConfig>(fail(parsed.error()));
+    auto read = parse_document<ImageConfig>(image.config, "the config");
     if (!read) return fail(Error::registry(context + ": config " + image.manifest.config.digest.str() + ": " + read.error().message));
     for (const auto& record : image.records) {
       const auto& p = record.manifest.platform;

@@ -51,9 +51,7 @@ Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& 
     auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
     if (!held) return fail(held.error());
     if (!held->has_value()) return std::vector<Descriptor>{};
-    auto json = parse_json((*held)->bytes, tag);
-    if (!json) return fail(Error::registry(context + ": " + json.error().message));
-    auto parsed = index_from_json(*json, tag);
+    auto parsed = parse_document<Index>((*held)->bytes, tag);
     if (!parsed) return fail(Error::registry(context + ": " + parsed.error().message));
     index = std::move(*parsed);
   }

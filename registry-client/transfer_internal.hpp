@@ -57,10 +57,7 @@ struct Run {
   }
   Result<Manifest> read_manifest(const Store& store, const Descriptor& blob) const {
     if (!made.contains(blob.digest)) return store.read_manifest(blob);
-    const std::string what = "manifest " + blob.digest.str();
-    auto json = parse_json(made.at(blob.digest), what);
-    if (!json) return fail(json.error());
-    return manifest_from_json(*json, what);
+    return parse_document<Manifest>(made.at(blob.digest), "manifest " + blob.digest.str());
   }
   // A blob's file to stream from: the store's, or for a blob the push made, an anonymous file holding it.
   Result<fs::Fd> open_blob(const Store& store, const Digest& digest) const {

@@ -644,9 +644,7 @@ Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle,
     auto text = read_document(a, entry, what, path);
     if (!text) return fail(text.error());
     if (digest_of(*text, digest->algorithm()) != *digest) return fail_input(what + ": changed while it was being read");
-    auto json = parse_json(*text, what + ": manifest " + digest->str());
-    if (!json) return fail(json.error());
-    auto manifest = manifest_from_json(*json, what + ": manifest " + digest->str());
+    auto manifest = parse_document<Manifest>(*text, what + ": manifest " + digest->str());
     if (!manifest) return fail(manifest.error());
     out.emplace(*digest, std::move(*manifest));
     return {};
@@ -666,9 +664,7 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   const std::string what = "bundle " + bundle.string();
   auto checked = check_bundle(bundle, what, max_expansion);
   if (!checked) return fail(checked.error());
-  auto index_json = parse_json(checked->index, what + ": index.json");
-  if (!index_json) return fail(index_json.error());
-  auto index = index_from_json(*index_json, what + ": index.json");
+  auto index = parse_document<Index>(checked->index, what + ": index.json");
   if (!index) return fail(index.error());
 
   std::vector<Record> records;

@@ -125,9 +125,7 @@ Result<Record> record_of(const Statement& row, const std::string& where) {
     r.manifest.media_type = row.text(4);
     if (!row.is_null(11)) r.manifest.platform = Platform{row.text(11), row.text(12), row.text(13)};
   } else {
-    auto json = parse_json(row.text(10), where);
-    if (!json) return fail(json.error());
-    auto d = descriptor_from_json(*json, where);
+    auto d = parse_document<Descriptor>(row.text(10), where);
     if (!d) return fail(d.error());
     r.manifest = std::move(*d);
   }
@@ -473,9 +471,7 @@ Result<std::vector<Descriptor>> HistoryDb::others_where(std::string_view where, 
   if (subject) q.bind(*subject);
   std::vector<Descriptor> out;
   while (q.step()) {
-    auto json = parse_json(q.text(0), m_path.string());
-    if (!json) return fail(json.error());
-    auto d = descriptor_from_json(*json, m_path.string());
+    auto d = parse_document<Descriptor>(q.text(0), m_path.string());
     if (!d) return fail(d.error());
     out.push_back(std::move(*d));
   }

@@ -85,9 +85,7 @@ Result<Index> Layout::read_index() const {
   const auto path = m_dir / "index.json";
   auto text = fs::read_file(path);
   if (!text) return fail(text.error());
-  auto json = parse_json(*text, path.string());
-  if (!json) return fail(json.error());
-  return index_from_json(*json, path.string());
+  return parse_document<Index>(*text, path.string());
 }
 
 Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
@@ -119,30 +117,26 @@ Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
 
 namespace {
 
-// A small document of the layout, parsed by `from_json` under the name of its blob file.
+// A small document of the layout, parsed under the name of its blob file.
 template <typename Document>
-Result<Document> read_document(const Layout& layout, const Descriptor& descriptor,
-                               Result<Document> (*from_json)(const nlohmann::json&, std::string_view)) {
+Result<Document> read_document(const Layout& layout, const Descriptor& descriptor) {
   auto bytes = layout.read_blob(descriptor);
   if (!bytes) return fail(bytes.error());
-  const std::string what = layout.blob_path(descriptor.digest).string();
-  auto json = parse_json(*bytes, what);
-  if (!json) return fail(json.error());
-  return from_json(*json, what);
+  return parse_document<Document>(*bytes, layout.blob_path(descriptor.digest).string());
 }
 
 }  // namespace
 
 Result<Manifest> Layout::read_manifest(const Descriptor& manifest) const {
-  return read_document(*this, manifest, manifest_from_json);
+  return read_document<Manifest>(*this, manifest);
 }
 
 Result<Index> Layout::read_image_index(const Descriptor& index) const {
-  return read_document(*this, index, index_from_json);
+  return read_document<Index>(*this, index);
 }
 
 Result<ImageConfig> Layout::read_config(const Manifest& manifest) const {
-  return read_document(*this, manifest.config, config_from_json);
+  return read_document<ImageConfig>(*this, manifest.config);
 }
 
 bool Layout::holds_image(const Descriptor& manifest) const {
@@ -312,9 +306,7 @@ Result<Descriptor> Store::copy_blob(const Layout& from, const Descriptor& descri
 std::optional<Descriptor> read_descriptor_file(const fs::Path& path) {
   auto text = fs::read_file(path);
   if (!text) return std::nullopt;
-  auto json = parse_json(*text, path.string());
-  if (!json) return std::nullopt;
-  auto d = descriptor_from_json(*json, path.string());
+  auto d = parse_document<Descriptor>(*text, path.string());
   if (!d) return std::nullopt;
   return *d;
 }

@@ -218,7 +218,7 @@ TEST(RuntimeClosureTest, AnAbsoluteSearchPathEntryTheImageDoesNotHoldIsWarnedAbo
                                   {LayerEntry::Type::directory, "opt/held/lib", {}, {}, 0755, 0, {}},
                                   {LayerEntry::Type::symlink, "opt/linked", {}, "held", 0777, 0, {}},
                                   {LayerEntry::Type::file, "usr/local/bin/p", dir / "p", {}, 0755, 0, {}}};
-  auto warnings = foreign_search_path_warnings(entries, {});
+  auto warnings = foreign_search_path_warnings(entries, entries, {});
   ASSERT_TRUE(warnings.has_value()) << warnings.error().message;
   ASSERT_EQ(warnings->size(), 1U);
   EXPECT_EQ(warnings->front().rfind("/usr/local/bin/p (" + (dir / "p").string() + ") has RUNPATH " + build_dir +
