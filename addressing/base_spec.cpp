@@ -16,10 +16,12 @@ Result<BaseSpec> parse_base(std::string_view spec) {
     base.kind = LayoutBase{dir, ref};
     return base;
   }
-  const std::string expected = what + ": expected oci:DIR[:REF], MODULE/NAME of a record, or a "
+  const std::string expected = what +
+                               ": expected oci:DIR[:REF], MODULE/NAME of a record, or a "
                                "registry reference [HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]";
-  static constexpr std::string_view k_transports[] = {"docker-archive:", "oci-archive:", "docker-daemon:", "containers-storage:",
-                                                      "dir:", "tarball:", "ostree:", "sif:"};
+  static constexpr std::string_view k_transports[] = {
+      "docker-archive:", "oci-archive:", "docker-daemon:", "containers-storage:", "dir:", "tarball:",
+      "ostree:",         "sif:"};
   for (const auto transport : k_transports) {
     if (spec.starts_with(transport)) return fail_input(expected);
   }

@@ -11,8 +11,8 @@
 
 #include "addressing/reference.hpp"
 #include "addressing/text_position.hpp"
-#include "util/ascii.hpp"
 #include "oci/digest.hpp"
+#include "util/ascii.hpp"
 
 namespace arec {
 
@@ -104,7 +104,8 @@ Request malformed(Request r, std::string_view text, std::string problem) {
 Request parse_image(Request r, std::string_view text, std::size_t at) {
   const std::string_view expected = "expected arec://image/MODULE/NAME[:TAG][@sha256:HEX][?config=CONFIG]";
   const auto module = path_component_at(text, at);
-  if (module == 0 || at + module >= text.size() || text[at + module] != '/') return malformed(r, text, std::string(expected));
+  if (module == 0 || at + module >= text.size() || text[at + module] != '/')
+    return malformed(r, text, std::string(expected));
   const auto name_at = at + module + 1;
   const auto name = path_component_at(text, name_at);
   if (name == 0) return malformed(r, text, std::string(expected));
@@ -118,7 +119,8 @@ Request parse_image(Request r, std::string_view text, std::size_t at) {
   if (pos + 1 < text.size() && text[pos] == ':' && is_word(text[pos + 1])) {
     const auto length = run(text, pos + 1, is_tag_char);
     const auto tag = text.substr(pos + 1, length);
-    if (!is_tag(tag)) return malformed(r, text, "tag \"" + std::string(tag) + "\" is longer than " + std::to_string(k_max_tag_length));
+    if (!is_tag(tag))
+      return malformed(r, text, "tag \"" + std::string(tag) + "\" is longer than " + std::to_string(k_max_tag_length));
     r.tag = tag;
     pos += 1 + length;
   }
@@ -154,7 +156,8 @@ Request parse_image(Request r, std::string_view text, std::size_t at) {
 // arec://<kind>/<service>, from `at` (just after "<kind>/").
 Request parse_service(Request r, Kind kind, std::string_view text, std::size_t at) {
   const auto service = text.substr(at, run(text, at, is_service_char));
-  if (!is_service_name(service)) return malformed(r, text, "expected a service name ([a-z0-9][a-z0-9-]*) after the kind");
+  if (!is_service_name(service))
+    return malformed(r, text, "expected a service name ([a-z0-9][a-z0-9-]*) after the kind");
   r.kind = kind;
   r.service = service;
   r.length = at + service.size() - r.offset;
@@ -241,16 +244,15 @@ class Filler {
           const auto near = nearest_kind(r.written);
           const std::string prefix = "arec://" + std::string(r.written);
           auto written = quoted(r, text);
-          const std::string guess = near.empty() || !written.starts_with(prefix)
-                                        ? std::string("is the template newer than this arec?")
-                                        : "did you mean arec://" + std::string(near) + written.substr(prefix.size()) + "?";
+          const std::string guess =
+              near.empty() || !written.starts_with(prefix)
+                  ? std::string("is the template newer than this arec?")
+                  : "did you mean arec://" + std::string(near) + written.substr(prefix.size()) + "?";
           m_warnings.push_back(at(line) + what + "; left as it is (" + guess + ")");
         }
         return std::nullopt;
       }
-      case Kind::malformed:
-        problem(line, quoted(r, text) + ": " + r.problem);
-        return std::nullopt;
+      case Kind::malformed: problem(line, quoted(r, text) + ": " + r.problem); return std::nullopt;
       case Kind::port: {
         const auto& port = given_port_of(r.service);
         if (!port) return problem(line, quoted(r, text) + ": " + port.error().message);
@@ -270,8 +272,7 @@ class Filler {
         ++m_filled;
         return Filled{std::move(*endpoint), std::nullopt};
       }
-      case Kind::image:
-        return fill_image(r, text, line);
+      case Kind::image: return fill_image(r, text, line);
     }
     return std::nullopt;
   }
@@ -311,8 +312,10 @@ class Filler {
     std::string message = std::to_string(m_problems.size()) + " requests cannot be filled:";
     // One problem a line: what a problem quotes from the template is escaped, so that only these
     // newlines start a line.
-    for (std::size_t i = 0; i < std::min(m_problems.size(), k_max_listed); ++i) message += "\n  " + printable(m_problems[i]);
-    if (m_problems.size() > k_max_listed) message += "\n  ... and " + std::to_string(m_problems.size() - k_max_listed) + " more";
+    for (std::size_t i = 0; i < std::min(m_problems.size(), k_max_listed); ++i)
+      message += "\n  " + printable(m_problems[i]);
+    if (m_problems.size() > k_max_listed)
+      message += "\n  ... and " + std::to_string(m_problems.size() - k_max_listed) + " more";
     return fail_input(message);
   }
 
@@ -349,8 +352,9 @@ class Filler {
       const auto& r = found[i];
       if (r.kind == Kind::unknown && i < left.size() && r.written == left[i]) continue;
       // Fills hold no newline, so in a text template a line of the output is the same line of the input.
-      problem(m_options.format == TemplateFormat::text ? r.line : 0, "filling the requests made a new request \"" + quoted(r, out) +
-                     "\" from the text around them; separate the requests from that text with a space or quote");
+      problem(m_options.format == TemplateFormat::text ? r.line : 0,
+              "filling the requests made a new request \"" + quoted(r, out) +
+                  "\" from the text around them; separate the requests from that text with a space or quote");
       return;
     }
   }
@@ -367,7 +371,8 @@ class Filler {
     if (digest.empty()) {
       if (history->empty()) {
         return problem(line, quoted(r, text) + ": no record of " + repository + " in " + in_store +
-                                 " (record it with arec record --module " + std::string(r.module) + " --name " + std::string(r.name) + ")");
+                                 " (record it with arec record --module " + std::string(r.module) + " --name " +
+                                 std::string(r.name) + ")");
       }
       auto chosen = choose_config(repository, configs_of(*history), choice);
       if (!chosen) return problem(line, quoted(r, text) + ": " + chosen.error().message);
@@ -377,7 +382,8 @@ class Filler {
                  return h.manifest.digest.str() == digest && (r.config.empty() || h.config == r.config);
                })) {
       return problem(line, quoted(r, text) + ": no record of " + repository + "@" + digest +
-                               (r.config.empty() ? "" : " in configuration " + std::string(r.config)) + " in " + in_store);
+                               (r.config.empty() ? "" : " in configuration " + std::string(r.config)) + " in " +
+                               in_store);
     }
     // The image's domain: the registry's stable name when the settings give one (each node's runtime
     // maps it to the registry's address, so a move changes no declaration), otherwise its address.
@@ -516,7 +522,8 @@ TemplateFormat format_of(std::string_view file_name) {
 Result<Composed> compose(std::string_view text, const ComposeOptions& options, const NodeSettings& settings,
                          const RecordReader& read_records) {
   std::optional<Result<std::vector<Record>>> all;
-  const HistoryReader read_history = [&](std::string_view module, std::string_view name) -> Result<std::vector<Record>> {
+  const HistoryReader read_history = [&](std::string_view module,
+                                         std::string_view name) -> Result<std::vector<Record>> {
     if (!all) all.emplace(read_records());
     if (!*all) return fail(all->error());
     std::vector<Record> out;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "addressing/nodes.hpp"
-#include "util/error.hpp"
 #include "oci/record.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 

@@ -75,7 +75,8 @@ std::vector<YAML::Node> load_all(const std::string& text) {
 std::string place(std::string_view file, std::size_t line) { return std::string(file) + ":" + std::to_string(line); }
 
 std::size_t line_at(std::string_view text, std::size_t offset) {
-  return static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n')) + 1;
+  return static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n')) +
+         1;
 }
 
 bool is_host_char(char c) { return ascii::is_alnum(c) || c == '.' || c == '-' || c == '_'; }
@@ -95,8 +96,7 @@ std::string image_request(const Reference& ref) {
 bool is_referrer_tag(std::string_view tag) {
   constexpr std::string_view prefix = "sha256-";
   return tag.size() == prefix.size() + 64 && tag.starts_with(prefix) &&
-         std::all_of(tag.begin() + static_cast<std::ptrdiff_t>(prefix.size()), tag.end(),
-                     ascii::is_lower_hex);
+         std::all_of(tag.begin() + static_cast<std::ptrdiff_t>(prefix.size()), tag.end(), ascii::is_lower_hex);
 }
 
 // A text with the defaults of shell and compose variables written in place: "${REGISTRY:-ADDR:PORT}/x"
@@ -153,7 +153,8 @@ std::string rebuild_action(const Reference& ref) {
   const std::string as = ref.segments() == 1   ? "<module>/" + ref.path
                          : ref.segments() == 2 ? ref.path
                                                : std::string("<module>/<name>");
-  return "rebuild it through arec (arec_record) as " + as + ", then use " + std::string(k_request_scheme) + "image/" + as;
+  return "rebuild it through arec (arec_record) as " + as + ", then use " + std::string(k_request_scheme) + "image/" +
+         as;
 }
 
 }  // namespace
@@ -163,7 +164,8 @@ std::string rebuild_action(const Reference& ref) {
 class RebuildQuery::LineIndex {
  public:
   explicit LineIndex(std::string_view text) {
-    for (std::size_t at = text.find('\n'); at != std::string_view::npos; at = text.find('\n', at + 1)) m_starts.push_back(at + 1);
+    for (std::size_t at = text.find('\n'); at != std::string_view::npos; at = text.find('\n', at + 1))
+      m_starts.push_back(at + 1);
   }
   std::size_t line(std::size_t offset) const {
     return static_cast<std::size_t>(std::upper_bound(m_starts.begin(), m_starts.end(), offset) - m_starts.begin());
@@ -231,12 +233,16 @@ bool RebuildQuery::may_hold_finding(std::string_view text) const {
   if (m_port_free_registry) return true;
   const char* const begin = text.data();
   const char* const end = begin + text.size();
-  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, ':', static_cast<std::size_t>(end - p)))) != nullptr; ++p) {
+  for (const char* p = begin;
+       (p = static_cast<const char*>(std::memchr(p, ':', static_cast<std::size_t>(end - p)))) != nullptr; ++p) {
     if (end - p >= 3 && p[1] == '/' && p[2] == '/' && p - begin >= 4 && std::memcmp(p - 4, "arec", 4) == 0) return true;
     std::size_t port = 0;
     const char* digit = p + 1;
-    while (digit < end && digit - p <= 5 && is_digit(*digit)) port = port * 10 + static_cast<std::size_t>(*digit++ - '0');
-    if (digit > p + 1 && (digit == end || !is_digit(*digit)) && port < m_candidate_ports.size() && m_candidate_ports[port]) return true;
+    while (digit < end && digit - p <= 5 && is_digit(*digit))
+      port = port * 10 + static_cast<std::size_t>(*digit++ - '0');
+    if (digit > p + 1 && (digit == end || !is_digit(*digit)) && port < m_candidate_ports.size() &&
+        m_candidate_ports[port])
+      return true;
   }
   return false;
 }
@@ -253,15 +259,19 @@ void RebuildQuery::add_image_index(std::string_view repository, std::string_view
   m_recorded[std::string(repository)].insert(std::string(digest));
 }
 
-bool RebuildQuery::has_record(std::string_view repository) const { return m_recorded.contains(std::string(repository)); }
+bool RebuildQuery::has_record(std::string_view repository) const {
+  return m_recorded.contains(std::string(repository));
+}
 
 bool RebuildQuery::has_digest(std::string_view repository, std::string_view digest) const {
   const auto found = m_recorded.find(std::string(repository));
   return found != m_recorded.end() && found->second.contains(std::string(digest));
 }
 
-void RebuildQuery::add(std::string reference, std::string_view file, std::size_t line, std::size_t column, Classified what) {
-  m_findings.push_back({std::move(reference), place(file, line), std::string(file), line, column, what.kind, std::move(what.action)});
+void RebuildQuery::add(std::string reference, std::string_view file, std::size_t line, std::size_t column,
+                       Classified what) {
+  m_findings.push_back(
+      {std::move(reference), place(file, line), std::string(file), line, column, what.kind, std::move(what.action)});
 }
 
 void RebuildQuery::add_elsewhere(std::string reference, std::string source, Classified what) {
@@ -274,14 +284,16 @@ bool RebuildQuery::names_registry(const Reference& ref) const {
 
 std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& ref, FoundIn found_in) const {
   // Each node's runtime maps the registry's name to wherever it is: such a reference follows a move.
-  if (names_registry(ref)) return Classified{FindingKind::external, "none: it names the registry by registry_name, which follows it"};
+  if (names_registry(ref))
+    return Classified{FindingKind::external, "none: it names the registry by registry_name, which follows it"};
   if (!is_registry_domain(ref)) return Classified{FindingKind::external, "none: it does not name the mesh's registry"};
   if (ref.segments() == 1) return Classified{FindingKind::genesis_pinned, rebuild_action(ref)};
   if (ref.segments() == 2 && has_record(ref.path)) {
     if (found_in == FoundIn::catalog) return std::nullopt;  // pushed by arec: fine
     // A request for a digest no record has is one compose refuses: the digest must be built first.
     if (!ref.digest.empty() && !has_digest(ref.path, ref.digest)) {
-      return Classified{FindingKind::no_build, "no record of " + ref.path + " has " + ref.digest + ": " + rebuild_action(ref)};
+      return Classified{FindingKind::no_build,
+                        "no record of " + ref.path + " has " + ref.digest + ": " + rebuild_action(ref)};
     }
     return Classified{FindingKind::hard_coded_address, "replace it with " + image_request(ref)};
   }
@@ -291,7 +303,8 @@ std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& 
 Status RebuildQuery::add_reference(std::string_view reference, std::string_view source) {
   auto ref = Reference::parse(reference);
   if (!ref) return fail(std::move(ref.error()).context(std::string(source)));
-  if (auto what = classify(*ref, FoundIn::declaration)) add_elsewhere(ref->str(), std::string(source), std::move(*what));
+  if (auto what = classify(*ref, FoundIn::declaration))
+    add_elsewhere(ref->str(), std::string(source), std::move(*what));
   return {};
 }
 
@@ -326,7 +339,8 @@ std::map<std::size_t, RebuildQuery::HelmImage> RebuildQuery::helm_images(std::st
         images.emplace(static_cast<std::size_t>(registry.Mark().pos),
                        HelmImage{repository.Scalar(), has_tag ? tag.Scalar() : std::string(), registry.Scalar()});
       } else if (repository && has_tag && repository.IsScalar() && repository.Mark().pos >= 0) {
-        images.emplace(static_cast<std::size_t>(repository.Mark().pos), HelmImage{repository.Scalar(), tag.Scalar(), ""});
+        images.emplace(static_cast<std::size_t>(repository.Mark().pos),
+                       HelmImage{repository.Scalar(), tag.Scalar(), ""});
       }
       for (const auto& entry : node) pending.push_back(entry.second);
     }
@@ -360,15 +374,18 @@ void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file
     const std::size_t column = lines.column(request.offset);
     if (request.kind == Request::Kind::image) {
       const std::string repository = std::string(request.module) + "/" + std::string(request.name);
-      if (request.digest.empty() ? has_record(repository) : has_digest(repository, request.digest)) continue;  // compose fills it
+      if (request.digest.empty() ? has_record(repository) : has_digest(repository, request.digest))
+        continue;  // compose fills it
       if (has_record(repository)) {
         add(std::string(request.text(text)), file, request.line, column,
-            {FindingKind::no_build, "no record of " + repository + " has " + std::string(request.digest) + ": rebuild it through arec (arec_record), then use " +
+            {FindingKind::no_build, "no record of " + repository + " has " + std::string(request.digest) +
+                                        ": rebuild it through arec (arec_record), then use " +
                                         std::string(k_request_scheme) + "image/" + repository});
         continue;
       }
       add(std::string(request.text(text)), file, request.line, column,
-          {FindingKind::no_build, "record " + repository + " with arec (arec_record); compose cannot fill it until then"});
+          {FindingKind::no_build,
+           "record " + repository + " with arec (arec_record); compose cannot fill it until then"});
       continue;
     }
     // The registry's API in a URL ("https://arec://endpoint/registry/v2/") is not an image.
@@ -423,8 +440,9 @@ void RebuildQuery::scan_literal_endpoints(std::string_view text, std::string_vie
       // Only the registry moves: another service's address stays right, and is said for information.
       if (service->second != k_registry) {
         add(std::string(text.substr(at, end - at)), file, lines.line(at), lines.column(at),
-            {FindingKind::other_service, "none: " + service->second + " does not move with the registry (arec://endpoint/" +
-                                             service->second + " would follow it if it did)"});
+            {FindingKind::other_service, "none: " + service->second +
+                                             " does not move with the registry (arec://endpoint/" + service->second +
+                                             " would follow it if it did)"});
         continue;
       }
       add(std::string(text.substr(at, end - at)), file, lines.line(at), lines.column(at),
@@ -458,12 +476,13 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
     // A quoted value starts one byte after its mark.
     auto image = helm.find(offset);
     if (image == helm.end() && offset > 0) image = helm.find(offset - 1);
-    if (image != helm.end() && image->second.registry.empty() && image->second.repository == ref.str() && ref.tag.empty() &&
-        ref.digest.empty()) {
+    if (image != helm.end() && image->second.registry.empty() && image->second.repository == ref.str() &&
+        ref.tag.empty() && ref.digest.empty()) {
       ref.tag = image->second.tag;
     }
     if (is_registry_domain(ref) || names_registry(ref)) reference_domains.insert(offset);
-    if (auto what = classify(ref, FoundIn::declaration)) add(ref.str(), file, lines.line(offset), lines.column(offset), std::move(*what));
+    if (auto what = classify(ref, FoundIn::declaration))
+      add(ref.str(), file, lines.line(offset), lines.column(offset), std::move(*what));
   }
   for (const auto& [mark, image] : helm) {
     if (image.registry.empty()) continue;
@@ -471,7 +490,8 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
     if (!ref) continue;
     const std::size_t offset = mark < text.size() && (text[mark] == '"' || text[mark] == '\'') ? mark + 1 : mark;
     if (is_registry_domain(*ref) || names_registry(*ref)) reference_domains.insert(offset);
-    if (auto what = classify(*ref, FoundIn::declaration)) add(ref->str(), file, lines.line(offset), lines.column(offset), std::move(*what));
+    if (auto what = classify(*ref, FoundIn::declaration))
+      add(ref->str(), file, lines.line(offset), lines.column(offset), std::move(*what));
   }
   scan_requests_in(text, file, lines);
   scan_literal_endpoints(text, file, lines, reference_domains);
@@ -523,8 +543,8 @@ Status RebuildQuery::scan_path(const std::filesystem::path& path) {
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   if (std::filesystem::is_directory(path, ec)) {
-    for (auto it = std::filesystem::recursive_directory_iterator(path, ec); !ec && it != std::filesystem::recursive_directory_iterator();
-         it.increment(ec)) {
+    for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
       if (it->is_directory() && it->path().filename().string().starts_with(".")) {
         it.disable_recursion_pending();  // .git and the like hold no declarations
       } else if (it->is_regular_file()) {

@@ -25,8 +25,8 @@
 
 #include "addressing/nodes.hpp"
 #include "addressing/reference.hpp"
-#include "util/error.hpp"
 #include "oci/record.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 
@@ -120,17 +120,17 @@ class RebuildQuery {
   void scan_literal_endpoints(std::string_view text, std::string_view file, const LineIndex& lines,
                               const std::set<std::size_t>& reference_domains);
 
-  std::string m_registry_name;                              // lower-case registry_name, empty when none
-  std::set<std::string> m_registry_domains;                 // lower-case host:port of every registry node
-  std::set<std::string> m_registry_ports;                   // every registry port, for loopback hosts
+  std::string m_registry_name;               // lower-case registry_name, empty when none
+  std::set<std::string> m_registry_domains;  // lower-case host:port of every registry node
+  std::set<std::string> m_registry_ports;    // every registry port, for loopback hosts
   std::map<std::string, std::map<std::uint16_t, std::string>> m_endpoints;  // address -> port -> service
-  std::map<std::string, std::set<std::string>> m_recorded;   // module/name -> the digests recorded
-  std::vector<bool> m_candidate_ports = std::vector<bool>(65536);  // ports of any node, for may_hold_finding
+  std::map<std::string, std::set<std::string>> m_recorded;                  // module/name -> the digests recorded
+  std::vector<bool> m_candidate_ports = std::vector<bool>(65536);           // ports of any node, for may_hold_finding
   External m_scan = External::include;
-  bool m_port_free_registry = false;                         // a registry at 443: references need no port
+  bool m_port_free_registry = false;  // a registry at 443: references need no port
   std::size_t m_files_read = 0;
   std::vector<std::filesystem::path> m_skipped_for_size;
-  std::vector<Finding> m_findings;                          // in the order found
+  std::vector<Finding> m_findings;  // in the order found
 };
 
 }  // namespace arec

@@ -26,7 +26,8 @@ bool is_dns_name(std::string_view name) {
     const auto end = std::min(name.find('.', pos), name.size());
     const auto label = name.substr(pos, end - pos);
     if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
-    if (!std::all_of(label.begin(), label.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; })) {
+    if (!std::all_of(label.begin(), label.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; })) {
       return false;
     }
     pos = end + 1;
@@ -53,20 +54,25 @@ Status parse_node(const std::string& name, const json& value, std::string_view s
     const std::string field_path = path + "." + key;
     if (key == "address") {
       if (field.is_null()) continue;
-      if (!field.is_string()) return fail(settings_error(source, field_path, "must be a string, got " + type_name(field)));
+      if (!field.is_string())
+        return fail(settings_error(source, field_path, "must be a string, got " + type_name(field)));
       const auto address = field.get<std::string>();
-      if (address.empty()) return fail(settings_error(source, field_path, "is empty; leave it out while the node has no address"));
-      if (address.front() == '[') return fail(settings_error(source, field_path, "\"" + address + "\": write IPv6 addresses without brackets"));
+      if (address.empty())
+        return fail(settings_error(source, field_path, "is empty; leave it out while the node has no address"));
+      if (address.front() == '[')
+        return fail(settings_error(source, field_path, "\"" + address + "\": write IPv6 addresses without brackets"));
       if (!is_ipv4(address) && !is_ipv6(address) && !is_dns_name(address)) {
         return fail(settings_error(source, field_path, "\"" + address + "\" is not an IPv4, IPv6 address or DNS name"));
       }
       node.address = address;
     } else if (key == "ports") {
-      if (!field.is_object()) return fail(settings_error(source, field_path, "must be an object, got " + type_name(field)));
+      if (!field.is_object())
+        return fail(settings_error(source, field_path, "must be an object, got " + type_name(field)));
       for (const auto& [service, port] : field.items()) {
         const std::string port_path = field_path + "." + service;
         if (!is_service_name(service)) {
-          return fail(settings_error(source, port_path, "\"" + service + "\" is not a service name ([a-z0-9][a-z0-9-]*)"));
+          return fail(
+              settings_error(source, port_path, "\"" + service + "\" is not a service name ([a-z0-9][a-z0-9-]*)"));
         }
         if (!port.is_number_integer()) {
           return fail(settings_error(source, port_path, port.dump() + " is not a port (an integer 1-65535)"));
@@ -78,7 +84,8 @@ Status parse_node(const std::string& name, const json& value, std::string_view s
         node.ports[service] = static_cast<std::uint16_t>(number);
       }
     } else if (key == "insecure_registry") {
-      if (!field.is_boolean()) return fail(settings_error(source, field_path, "must be true or false, got " + type_name(field)));
+      if (!field.is_boolean())
+        return fail(settings_error(source, field_path, "must be true or false, got " + type_name(field)));
       node.insecure_registry = field.get<bool>();
     } else {
       return fail(settings_error(source, field_path, "unknown key (expected address, ports, insecure_registry)"));
@@ -90,7 +97,8 @@ Status parse_node(const std::string& name, const json& value, std::string_view s
 }  // namespace
 
 bool is_service_name(std::string_view name) {
-  if (name.empty() || !(std::islower(static_cast<unsigned char>(name[0])) || std::isdigit(static_cast<unsigned char>(name[0])))) {
+  if (name.empty() ||
+      !(std::islower(static_cast<unsigned char>(name[0])) || std::isdigit(static_cast<unsigned char>(name[0])))) {
     return false;
   }
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -126,16 +134,19 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
       if (!value.is_string()) return fail(settings_error(source, ".self", "must be a string, got " + type_name(value)));
       settings.self = value.get<std::string>();
     } else if (key == "registry_name") {
-      if (!value.is_string()) return fail(settings_error(source, ".registry_name", "must be a string, got " + type_name(value)));
+      if (!value.is_string())
+        return fail(settings_error(source, ".registry_name", "must be a string, got " + type_name(value)));
       settings.registry_name = value.get<std::string>();
       if (!is_reference_domain(settings.registry_name)) {
-        return fail(settings_error(source, ".registry_name",
-                                   "\"" + settings.registry_name +
-                                       "\" is not a registry name that references read as their domain (a DNS name with a '.', "
-                                       "optionally :PORT, e.g. \"registry.mesh\", or localhost)"));
+        return fail(
+            settings_error(source, ".registry_name",
+                           "\"" + settings.registry_name +
+                               "\" is not a registry name that references read as their domain (a DNS name with a '.', "
+                               "optionally :PORT, e.g. \"registry.mesh\", or localhost)"));
       }
     } else if (key == "nodes") {
-      if (!value.is_object()) return fail(settings_error(source, ".nodes", "must be an object, got " + type_name(value)));
+      if (!value.is_object())
+        return fail(settings_error(source, ".nodes", "must be an object, got " + type_name(value)));
       for (const auto& [name, node_value] : value.items()) {
         if (name.empty()) return fail(settings_error(source, ".nodes", "a node name is empty"));
         Node node;
@@ -143,13 +154,15 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
         settings.nodes.emplace(name, std::move(node));
       }
     } else if (key == "services") {
-      if (!value.is_object()) return fail(settings_error(source, ".services", "must be an object, got " + type_name(value)));
+      if (!value.is_object())
+        return fail(settings_error(source, ".services", "must be an object, got " + type_name(value)));
       for (const auto& [service, holder] : value.items()) {
         const std::string path = ".services." + service;
         if (!is_service_name(service)) {
           return fail(settings_error(source, path, "\"" + service + "\" is not a service name ([a-z0-9][a-z0-9-]*)"));
         }
-        if (!holder.is_string()) return fail(settings_error(source, path, "must name a node, got " + type_name(holder)));
+        if (!holder.is_string())
+          return fail(settings_error(source, path, "must name a node, got " + type_name(holder)));
         settings.services[service] = holder.get<std::string>();
       }
     } else {
@@ -158,7 +171,8 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
   }
   for (const auto& [service, holder] : settings.services) {
     if (!settings.nodes.contains(holder)) {
-      return fail(settings_error(source, ".services." + service, "names node \"" + holder + "\", which is not in .nodes"));
+      return fail(
+          settings_error(source, ".services." + service, "names node \"" + holder + "\", which is not in .nodes"));
     }
   }
   if (!settings.self.empty() && !settings.nodes.contains(settings.self)) {
@@ -262,9 +276,10 @@ Result<Resolution> resolve(const NodeSettings& settings, std::string_view servic
     r.address = "127.0.0.1";
     r.address_from = Resolution::AddressFrom::loopback;
   } else {
-    return fail_input("service " + r.service + " is held by node " + r.node + ", which has no address yet, and this is " +
-                      (settings.self.empty() ? std::string("not that node (self is not set)") : "node " + settings.self) +
-                      "; give " + r.node + " an address in " + settings.source + ", or compose on " + r.node);
+    return fail_input(
+        "service " + r.service + " is held by node " + r.node + ", which has no address yet, and this is " +
+        (settings.self.empty() ? std::string("not that node (self is not set)") : "node " + settings.self) + "; give " +
+        r.node + " an address in " + settings.source + ", or compose on " + r.node);
   }
   return r;
 }

@@ -18,13 +18,13 @@ namespace arec {
 inline constexpr std::size_t k_max_settings_size = std::size_t{16} << 20;
 
 struct Node {
-  std::string address;                          // IPv4, IPv6 (no brackets) or DNS name; empty when none yet
-  std::map<std::string, std::uint16_t> ports;   // service -> port the node was given
-  bool insecure_registry = false;               // plain HTTP allowed to this node's registry
+  std::string address;                         // IPv4, IPv6 (no brackets) or DNS name; empty when none yet
+  std::map<std::string, std::uint16_t> ports;  // service -> port the node was given
+  bool insecure_registry = false;              // plain HTTP allowed to this node's registry
 };
 
 struct NodeSettings {
-  std::string self;                             // the node this machine is; may be empty
+  std::string self;  // the node this machine is; may be empty
   // The registry's stable name, a reference domain ("registry.mesh"); empty when not given. With it,
   // image requests compose to this name and each node's container runtime maps it to the registry's
   // address (arec registry-config); without it, to the address.
@@ -57,8 +57,8 @@ struct Resolution {
 
   std::string service;
   std::string node;
-  std::string address;                 // the node's address, or 127.0.0.1 by the loopback rule
-  std::optional<std::uint16_t> port;   // empty: the node was given no port for this service (rule 5)
+  std::string address;                // the node's address, or 127.0.0.1 by the loopback rule
+  std::optional<std::uint16_t> port;  // empty: the node was given no port for this service (rule 5)
   AddressFrom address_from = AddressFrom::node;
   bool insecure_registry = false;
 

@@ -33,7 +33,7 @@ class JsonText {
   // out as the members before it are: on a line of its own with their indentation, or inline.
   std::string with_member(std::size_t object, std::string_view key, std::string_view value) const {
     const std::size_t end = skip_value(object) - 1;  // the closing brace
-    std::size_t last = end;                           // just past the last member's value
+    std::size_t last = end;                          // just past the last member's value
     while (last > object + 1 && is_space(m_text[last - 1])) --last;
     const std::string member = "\"" + std::string(key) + "\": " + std::string(value);
     std::string out(m_text.substr(0, last));
@@ -84,7 +84,9 @@ class JsonText {
       } else if (c == ',' || c == ':') {
         ++at;
       } else {
-        while (at < m_text.size() && !is_space(m_text[at]) && m_text[at] != ',' && m_text[at] != '}' && m_text[at] != ']') ++at;
+        while (at < m_text.size() && !is_space(m_text[at]) && m_text[at] != ',' && m_text[at] != '}' &&
+               m_text[at] != ']')
+          ++at;
       }
     } while (depth > 0);
     return at;

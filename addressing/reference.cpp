@@ -5,9 +5,9 @@
 #include <optional>
 #include <utility>
 
-#include "util/ascii.hpp"
 #include "oci/digest.hpp"
 #include "oci/record.hpp"
+#include "util/ascii.hpp"
 
 namespace arec {
 
@@ -34,7 +34,8 @@ Status check_domain(std::string_view text, std::string_view domain) {
   std::string_view port;
   if (domain.front() == '[') {
     const auto close = domain.find(']');
-    if (close == std::string_view::npos) return fail(invalid(text, "domain \"" + std::string(domain) + "\": unclosed '['"));
+    if (close == std::string_view::npos)
+      return fail(invalid(text, "domain \"" + std::string(domain) + "\": unclosed '['"));
     const auto inside = domain.substr(1, close - 1);
     if (inside.empty() || !std::all_of(inside.begin(), inside.end(), [](char c) { return is_hex(c) || c == ':'; })) {
       return fail(invalid(text, "domain \"" + std::string(domain) + "\": not an IPv6 address"));
@@ -65,7 +66,8 @@ Status check_domain(std::string_view text, std::string_view domain) {
     }
   }
   if (!port.empty() && !std::all_of(port.begin(), port.end(), is_digit)) {
-    return fail(invalid(text, "domain \"" + std::string(domain) + "\": port \"" + std::string(port) + "\" is not a number"));
+    return fail(
+        invalid(text, "domain \"" + std::string(domain) + "\": port \"" + std::string(port) + "\" is not a number"));
   }
   return {};
 }
@@ -76,7 +78,8 @@ Status check_path(std::string_view text, std::string_view path) {
   while (pos <= path.size()) {
     const auto end = std::min(path.find('/', pos), path.size());
     const auto component = path.substr(pos, end - pos);
-    if (component.empty()) return fail(invalid(text, "repository path \"" + std::string(path) + "\" has an empty component"));
+    if (component.empty())
+      return fail(invalid(text, "repository path \"" + std::string(path) + "\" has an empty component"));
     if (!is_path_component(component)) {
       if (is_path_component(lower(component))) {
         return fail(invalid(text, "repository path component \"" + std::string(component) + "\" must be lowercase"));
@@ -123,7 +126,8 @@ Result<Reference> Reference::parse(std::string_view text) {
     rest = rest.substr(0, at);
     if (auto s = check_digest(text, ref.digest); !s) return fail(s.error());
   }
-  if (const auto colon = rest.rfind(':'); colon != std::string_view::npos && rest.find('/', colon) == std::string_view::npos &&
+  if (const auto colon = rest.rfind(':'); colon != std::string_view::npos &&
+                                          rest.find('/', colon) == std::string_view::npos &&
                                           rest.find(']', colon) == std::string_view::npos) {
     ref.tag = std::string(rest.substr(colon + 1));
     rest = rest.substr(0, colon);
@@ -168,10 +172,12 @@ std::optional<std::pair<std::size_t, std::size_t>> reference_in_word(std::string
     begin = k_docker_transport.size();
   }
   // A sentence's end and a YAML key's colon are no part of a reference.
-  while (end > begin && (word[end - 1] == '.' || word[end - 1] == ':' || word[end - 1] == '/' || word[end - 1] == '@')) --end;
+  while (end > begin && (word[end - 1] == '.' || word[end - 1] == ':' || word[end - 1] == '/' || word[end - 1] == '@'))
+    --end;
   // Brackets of a list around the reference ("[--image=REF]" or "[REF]"), not of an IPv6 address.
   while (end > begin && word[end - 1] == ']' &&
-         std::count(word.begin() + begin, word.begin() + end, ']') > std::count(word.begin() + begin, word.begin() + end, '[')) {
+         std::count(word.begin() + begin, word.begin() + end, ']') >
+             std::count(word.begin() + begin, word.begin() + end, '[')) {
     --end;
   }
   while (begin < end && word[begin] == '[') {

@@ -17,8 +17,8 @@ std::string url(const RuntimeRegistry& registry) {
 std::string header(const RuntimeRegistry& registry, std::string_view format, std::string_view host) {
   const bool bridge = host != registry.name;
   return "# Written by arec registry-config " + std::string(format) + " from node settings " + registry.settings +
-         ": references to " + std::string(host) + (bridge ? " (an old address of the registry)" : "") + " pull from the registry at " +
-         registry.location + " (node " + registry.node + ").\n";
+         ": references to " + std::string(host) + (bridge ? " (an old address of the registry)" : "") +
+         " pull from the registry at " + registry.location + " (node " + registry.node + ").\n";
 }
 
 std::string hosts_toml(const RuntimeRegistry& registry, std::string_view host) {
@@ -27,7 +27,8 @@ std::string hosts_toml(const RuntimeRegistry& registry, std::string_view host) {
   out += "server = " + toml_string(server) + "\n\n";
   out += "[host." + toml_string(server) + "]\n";
   out += "  capabilities = [\"pull\", \"resolve\"]\n";
-  if (registry.scheme == RuntimeScheme::https && !registry.ca_file.empty()) out += "  ca = " + toml_string(registry.ca_file) + "\n";
+  if (registry.scheme == RuntimeScheme::https && !registry.ca_file.empty())
+    out += "  ca = " + toml_string(registry.ca_file) + "\n";
   return out;
 }
 
@@ -60,11 +61,13 @@ std::string toml_string(std::string_view text) {
   return out + "\"";
 }
 
-Result<RuntimeRegistry> runtime_registry(const NodeSettings& settings, std::string ca_file, const std::vector<std::string>& bridges) {
+Result<RuntimeRegistry> runtime_registry(const NodeSettings& settings, std::string ca_file,
+                                         const std::vector<std::string>& bridges) {
   if (settings.registry_name.empty()) {
-    return fail_input("node settings " + settings.source +
-                      " give no registry_name: add \"registry_name\": \"registry.mesh\" (a name of your choosing with a '.'), "
-                      "then compose again so that declarations name it");
+    return fail_input(
+        "node settings " + settings.source +
+        " give no registry_name: add \"registry_name\": \"registry.mesh\" (a name of your choosing with a '.'), "
+        "then compose again so that declarations name it");
   }
   auto resolution = resolve(settings, "registry");
   if (!resolution) return fail(resolution.error());
@@ -79,9 +82,11 @@ Result<RuntimeRegistry> runtime_registry(const NodeSettings& settings, std::stri
   out.settings = settings.source;
   for (const auto& bridge : bridges) {
     if (!is_host_port(bridge)) {
-      return fail_input("--bridge \"" + bridge + "\": not HOST:PORT (an old address of the registry, e.g. 10.20.0.11:5000)");
+      return fail_input("--bridge \"" + bridge +
+                        "\": not HOST:PORT (an old address of the registry, e.g. 10.20.0.11:5000)");
     }
-    if (bridge == out.name) return fail_input("--bridge \"" + bridge + "\": that is the registry_name, which is mapped already");
+    if (bridge == out.name)
+      return fail_input("--bridge \"" + bridge + "\": that is the registry_name, which is mapped already");
     if (std::ranges::find(out.bridges, bridge) == out.bridges.end()) out.bridges.push_back(bridge);
   }
   return out;

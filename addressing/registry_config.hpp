@@ -23,9 +23,9 @@ namespace arec {
 enum class RuntimeScheme { https, http };
 
 struct RuntimeRegistry {
-  std::string name;                  // the registry_name: the domain references name
-  std::string location;              // host:port the settings resolve for this node
-  std::string node;                  // the node holding the registry
+  std::string name;      // the registry_name: the domain references name
+  std::string location;  // host:port the settings resolve for this node
+  std::string node;      // the node holding the registry
   RuntimeScheme scheme = RuntimeScheme::https;
   std::string ca_file;               // a CA to trust for it (absolute), written for HTTPS only; may be empty
   std::vector<std::string> bridges;  // old host:port addresses mapped to `location` too, in order
@@ -35,7 +35,8 @@ struct RuntimeRegistry {
 // What the settings give for `self`: an error (bad input) naming the settings when they give no
 // registry_name, saying what to add; a bridge that is not HOST:PORT, or that is the registry's name, is
 // refused naming it. Bridges given twice are written once.
-Result<RuntimeRegistry> runtime_registry(const NodeSettings& settings, std::string ca_file, const std::vector<std::string>& bridges);
+Result<RuntimeRegistry> runtime_registry(const NodeSettings& settings, std::string ca_file,
+                                         const std::vector<std::string>& bridges);
 
 // True for HOST:PORT as a reference's domain spells it: a DNS name, IPv4 or [IPv6], and a port 1-65535.
 bool is_host_port(std::string_view text);

@@ -1,8 +1,8 @@
 // Shared pieces of the `arec` command line: global options, the command table's shape, output helpers.
 #pragma once
 
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -15,10 +15,10 @@
 
 #include "addressing/nodes.hpp"
 #include "cli/settings.hpp"
-#include "util/error.hpp"
-#include "store/store.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/transfer.hpp"
+#include "store/store.hpp"
+#include "util/error.hpp"
 
 namespace arec::cli {
 
@@ -26,7 +26,7 @@ namespace arec::cli {
 // line is parsed and before any command runs, and the verbosity.
 struct Globals {
   Settings settings;
-  int verbose = 0;    // -v, repeatable
+  int verbose = 0;  // -v, repeatable
   bool quiet = false;
 };
 
@@ -52,7 +52,8 @@ inline constexpr std::string_view k_exit_registry = "0 done, 2 bad input or usag
 
 // Sets what a command's page says after its options: notes, one to three examples, the exit codes.
 // Each add_* function calls it, so a command's page lives beside the command.
-void describe(CLI::App& cmd, std::string_view notes, std::initializer_list<Example> examples, std::string_view exit_codes);
+void describe(CLI::App& cmd, std::string_view notes, std::initializer_list<Example> examples,
+              std::string_view exit_codes);
 
 // The page `arec help COMMAND` and `arec COMMAND --help` print.
 std::string command_page(const CLI::App& cmd);

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "cli/cli.hpp"
-#include "store/bundle.hpp"
 #include "recorder/layer.hpp"
+#include "store/bundle.hpp"
 
 namespace arec::cli {
 
@@ -29,8 +29,8 @@ struct ExportOptions {
 // With a platform, of each module/name only the records of that platform: its image's record of it
 // alone, a plain manifest, which OCI tools that read no index (umoci) take; a module/name whose image
 // has no record of it is refused, naming those it has.
-Result<std::vector<Record>> select_for_export(const Store& store, const std::vector<std::string>& selectors, History history,
-                                              const std::optional<Platform>& platform) {
+Result<std::vector<Record>> select_for_export(const Store& store, const std::vector<std::string>& selectors,
+                                              History history, const std::optional<Platform>& platform) {
   auto all = store.records(History::all);
   if (!all) return fail(all.error());
   auto latest = store.records(History::latest);
@@ -42,16 +42,21 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
     const std::string& repository = parsed->repository;
     const std::optional<Digest>& digest = parsed->digest;
     if (digest && platform) {
-      return fail_input("\"" + selector + "\": --platform chooses among the platforms of the latest image; a digest names one record already");
+      return fail_input(
+          "\"" + selector +
+          "\": --platform chooses among the platforms of the latest image; a digest names one record already");
     }
-    const auto names = [&](const Record& r) { return repository.empty() || r.repository() == repository || r.module == repository; };
+    const auto names = [&](const Record& r) {
+      return repository.empty() || r.repository() == repository || r.module == repository;
+    };
     bool matched = false;
     for (const auto& r : digest || history == History::all ? *all : *latest) {
       if (!names(r) || (digest && (r.repository() != repository || r.manifest.digest != *digest))) continue;
       matched = true;
       chosen.insert(r.identity() + " " + r.recorded);
     }
-    if (!matched && !selector.empty()) return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string());
+    if (!matched && !selector.empty())
+      return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string());
   }
   // A latest that is an image index goes with every platform's record of it.
   std::vector<Record> picked;
@@ -61,7 +66,9 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
   auto with_platforms = store.with_platforms(std::move(picked));
   if (!with_platforms) return fail(with_platforms.error());
   for (const auto& r : *with_platforms) chosen.insert(r.identity() + " " + r.recorded);
-  const auto of_platform = [&](const Record& r) { return !platform || (r.manifest.platform && serves(*r.manifest.platform, *platform)); };
+  const auto of_platform = [&](const Record& r) {
+    return !platform || (r.manifest.platform && serves(*r.manifest.platform, *platform));
+  };
   if (platform) {
     // module/name -> each record of its image by platform, as its index lists them
     std::map<std::string, std::map<std::string, std::string>> images;
@@ -75,7 +82,8 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
       if (served.contains(repository)) continue;
       std::string each;
       for (const auto& [text, record] : records) each += (each.empty() ? "" : ", ") + record;
-      return fail_input("\"" + repository + "\": no record for --platform " + platform_text(*platform) + " in its image: " + each);
+      return fail_input("\"" + repository + "\": no record for --platform " + platform_text(*platform) +
+                        " in its image: " + each);
     }
   }
   std::vector<Record> out;
@@ -88,7 +96,9 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
 Result<int> run_export(const Globals& globals, const ExportOptions& o) {
   const BundleFormat format = o.format == "docker" ? BundleFormat::docker : BundleFormat::oci;
   // "-" would otherwise become a file of that name in the working directory.
-  if (o.output == "-") return fail_input("--output -: export writes the bundle to a file, not to standard output; name a file, e.g. -o bundle.tar");
+  if (o.output == "-")
+    return fail_input(
+        "--output -: export writes the bundle to a file, not to standard output; name a file, e.g. -o bundle.tar");
   std::optional<Platform> platform;
   if (!o.platform.empty()) {
     auto parsed = parse_platform(o.platform);
@@ -108,8 +118,8 @@ Result<int> run_export(const Globals& globals, const ExportOptions& o) {
     json["format"] = o.format;
     print_json(json);
   } else {
-    std::cout << "exported " << counted(summary->records, "record") << ", " << counted(summary->referrers, "referrer") << ", "
-              << counted(summary->blobs, "blob") << " (" << summary->bytes << " bytes) to " << o.output << '\n';
+    std::cout << "exported " << counted(summary->records, "record") << ", " << counted(summary->referrers, "referrer")
+              << ", " << counted(summary->blobs, "blob") << " (" << summary->bytes << " bytes) to " << o.output << '\n';
   }
   return 0;
 }
@@ -128,9 +138,10 @@ Result<int> run_import(const Globals& globals, const ImportOptions& o) {
   if (o.json) {
     print_json(to_json(*summary));
   } else {
-    std::cout << "imported " << counted(summary->records_added, "record") << " (" << summary->records_present << " already held), "
-              << counted(summary->referrers, "referrer") << ", " << counted(summary->blobs_written, "blob") << " written ("
-              << summary->bytes << " bytes), " << summary->blobs_present << " already held\n";
+    std::cout << "imported " << counted(summary->records_added, "record") << " (" << summary->records_present
+              << " already held), " << counted(summary->referrers, "referrer") << ", "
+              << counted(summary->blobs_written, "blob") << " written (" << summary->bytes << " bytes), "
+              << summary->blobs_present << " already held\n";
   }
   return 0;
 }
@@ -139,34 +150,42 @@ Result<int> run_import(const Globals& globals, const ImportOptions& o) {
 
 void add_export(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<ExportOptions>();
-  auto* cmd = app.add_subcommand("export", "Write records and their referrers to one tarball (an OCI layout or a docker archive)");
+  auto* cmd = app.add_subcommand(
+      "export", "Write records and their referrers to one tarball (an OCI layout or a docker archive)");
   cmd->add_option("records", o->selectors, "MODULE, MODULE/NAME or MODULE/NAME@DIGEST (default: every module/name)")
       ->type_name("M[/N[@DIGEST]]");
-  cmd->add_option("-o,--output", o->output, "The tarball to write (replaced atomically)")->required()->type_name("FILE");
+  cmd->add_option("-o,--output", o->output, "The tarball to write (replaced atomically)")
+      ->required()
+      ->type_name("FILE");
   cmd->add_flag("--history", o->history, "Every record of each module/name, not only the latest");
   cmd->add_option("--format", o->format, "oci: an OCI image layout with referrers; docker: what `docker load` reads")
       ->check(CLI::IsMember({"oci", "docker"}))
       ->capture_default_str();
-  cmd->add_option("--platform", o->platform,
-                  "Of a module/name of several platforms, only this one's record (a manifest, not the index: what umoci reads)")
+  cmd->add_option(
+         "--platform", o->platform,
+         "Of a module/name of several platforms, only this one's record (a manifest, not the index: what umoci reads)")
       ->type_name("OS/ARCH[/VARIANT]");
   cmd->add_flag("--json", o->json, "Print a JSON summary");
-  describe(*cmd,
-           "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).\n"
-           "Carried where no network reaches, `arec import` adds them to another store, and `arec push` sends them on.\n"
-           "A module/name recorded for several platforms is exported as its image index, with each platform's\n"
-           "record; --platform writes that platform's record alone, tagged module/name, for tools that read no index.",
-           {{"arec export mesh -o mesh.tar --history", "Every record of module mesh, with its SBOMs, as an OCI layout tarball."},
-            {"arec export mesh/app --format docker -o app.tar", "The latest mesh/app as an archive `docker load -i app.tar` reads."},
-            {"arec export mesh/app --platform linux/amd64 -o app-amd64.tar",
-             "The amd64 record of mesh/app alone; unpacked (tar -xf), `umoci unpack --image DIR:mesh/app` reads it."}},
-           "0 written, 2 bad input (a record not in the store, an unwritable output)");
+  describe(
+      *cmd,
+      "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).\n"
+      "Carried where no network reaches, `arec import` adds them to another store, and `arec push` sends them on.\n"
+      "A module/name recorded for several platforms is exported as its image index, with each platform's\n"
+      "record; --platform writes that platform's record alone, tagged module/name, for tools that read no index.",
+      {{"arec export mesh -o mesh.tar --history",
+        "Every record of module mesh, with its SBOMs, as an OCI layout tarball."},
+       {"arec export mesh/app --format docker -o app.tar",
+        "The latest mesh/app as an archive `docker load -i app.tar` reads."},
+       {"arec export mesh/app --platform linux/amd64 -o app-amd64.tar",
+        "The amd64 record of mesh/app alone; unpacked (tar -xf), `umoci unpack --image DIR:mesh/app` reads it."}},
+      "0 written, 2 bad input (a record not in the store, an unwritable output)");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_export(globals, *o); }; });
 }
 
 void add_import(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<ImportOptions>();
-  auto* cmd = app.add_subcommand("import", "Add the records of a bundle (from arec export) to the store, with their history");
+  auto* cmd =
+      app.add_subcommand("import", "Add the records of a bundle (from arec export) to the store, with their history");
   cmd->add_option("bundle", o->bundle, "The tarball")->required()->type_name("FILE");
   cmd->add_flag("--json", o->json, "Print a JSON summary");
   cmd->add_option("--max-expansion", o->max_expansion,
@@ -179,7 +198,8 @@ void add_import(CLI::App& app, Globals& globals, Action& action) {
            "its digest, a blob other than sha256, a record field that is not valid (created not RFC 3339, base\n"
            "not a digest), or entries holding more than --max-expansion times the bundle's size, is refused\n"
            "before the store is touched. Records already in the store are skipped.",
-           {{"arec import mesh.tar", "Adds the records of mesh.tar, with their history and SBOMs; then `arec push mesh` sends them."}},
+           {{"arec import mesh.tar",
+             "Adds the records of mesh.tar, with their history and SBOMs; then `arec push mesh` sends them."}},
            "0 imported, 2 a bundle refused or bad input");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_import(globals, *o); }; });
 }

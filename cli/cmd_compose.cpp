@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -25,11 +25,11 @@ namespace {
 
 using nlohmann::ordered_json;
 
-
 // --- resolve ---
 
 Result<int> run_resolve(const Globals& globals, const std::string& service, Output output) {
-  if (!is_service_name(service)) return fail_input("service \"" + service + "\" is not a service name ([a-z0-9][a-z0-9-]*)");
+  if (!is_service_name(service))
+    return fail_input("service \"" + service + "\" is not a service name ([a-z0-9][a-z0-9-]*)");
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
   auto r = resolve(*settings, service);
@@ -48,8 +48,8 @@ Result<int> run_resolve(const Globals& globals, const std::string& service, Outp
                             {"settings", settings->source}});
     return 0;
   }
-  const std::string address_why = loopback ? "loopback: node " + r->node + " has no address and is self"
-                                           : "the address of node " + r->node;
+  const std::string address_why =
+      loopback ? "loopback: node " + r->node + " has no address and is self" : "the address of node " + r->node;
   const std::string port_why = r->port ? "given to node " + r->node + " for " + r->service
                                        : "port not given: node " + r->node + " has no port for " + r->service;
   std::cout << "service   " << r->service << '\n'
@@ -94,7 +94,8 @@ Result<std::string> read_template(const ComposeArgs& args) {
 }
 
 Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
-  if (!args.depfile.empty() && args.out.empty()) return fail_input("--depfile needs -o OUT: it says what OUT was composed from");
+  if (!args.depfile.empty() && args.out.empty())
+    return fail_input("--depfile needs -o OUT: it says what OUT was composed from");
   // Writing over the template would lose the requests it holds for good.
   if (!from_stdin(args)) {
     for (const auto& [option, path] : {std::pair{"-o", &args.out}, {"--depfile", &args.depfile}}) {
@@ -120,7 +121,8 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   options.store = store.string();
   // Each module/name a request names, read through the store's history.
   std::optional<Result<Store>> opened;
-  const HistoryReader read_history = [&](std::string_view module, std::string_view name) -> Result<std::vector<Record>> {
+  const HistoryReader read_history = [&](std::string_view module,
+                                         std::string_view name) -> Result<std::vector<Record>> {
     if (never_recorded(store)) return std::vector<Record>();
     if (!opened) opened.emplace(Store::open_existing(store));
     if (!*opened) return fail(opened->error());
@@ -148,7 +150,8 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   // At most k_max_warnings, then how many more: a template of nothing but unknown requests would
   // otherwise print a line for each of them.
   constexpr std::size_t k_max_warnings = 20;
-  for (std::size_t i = 0; i < std::min(composed->warnings.size(), k_max_warnings); ++i) spdlog::warn("{}", composed->warnings[i]);
+  for (std::size_t i = 0; i < std::min(composed->warnings.size(), k_max_warnings); ++i)
+    spdlog::warn("{}", composed->warnings[i]);
   if (composed->warnings.size() > k_max_warnings) {
     spdlog::warn("... and {} more warnings like these", composed->warnings.size() - k_max_warnings);
   }
@@ -178,18 +181,19 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
 Result<int> run_read_port(const std::string& value, std::optional<std::uint16_t> sealed, Output output) {
   auto reading = read_port(value, sealed);
   if (!reading) return fail(reading.error());
-  const std::string stands = sealed ? "the sealed port " + std::to_string(*sealed) + " stands" : "no --sealed port was given";
+  const std::string stands =
+      sealed ? "the sealed port " + std::to_string(*sealed) + " stands" : "no --sealed port was given";
   std::string_view said = "port";
   switch (reading->said) {
-    case PortReading::Said::port:
-      break;
+    case PortReading::Said::port: break;
     case PortReading::Said::empty:
       said = "empty";
       spdlog::debug("empty value: nothing said; {}", stands);
       break;
     case PortReading::Said::unfilled_request:
       said = "unfilled request";
-      spdlog::warn("unfilled request {}: nothing said (was it composed by an older arec?); {}", reading->request, stands);
+      spdlog::warn("unfilled request {}: nothing said (was it composed by an older arec?); {}", reading->request,
+                   stands);
       break;
   }
   if (output == Output::json) {
@@ -214,7 +218,8 @@ void add_resolve(CLI::App& app, Globals& globals, Action& action) {
            "A holder with no address resolves to 127.0.0.1 only when it is this node (--self); a port the\n"
            "holder was not given resolves to none, and no other value is guessed.",
            {{"arec resolve registry", "Where the registry is, by the node settings (built in: 127.0.0.1:5000)."},
-            {"arec --nodes nodes.json --self n2 resolve registry --json", "The same as node n2 of nodes.json sees it, as JSON."}},
+            {"arec --nodes nodes.json --self n2 resolve registry --json",
+             "The same as node n2 of nodes.json sees it, as JSON."}},
            k_exit_local);
   cmd->callback([&action, &globals, service, json] {
     action = [&globals, service, json] { return run_resolve(globals, *service, *json ? Output::json : Output::text); };
@@ -223,8 +228,10 @@ void add_resolve(CLI::App& app, Globals& globals, Action& action) {
 
 void add_compose(CLI::App& app, Globals& globals, Action& action) {
   auto args = std::make_shared<ComposeArgs>();
-  auto* cmd = app.add_subcommand("compose", "Fill every arec:// request of a declaration from the store and the node settings");
-  cmd->add_option("template", args->template_path, "The declaration to fill (YAML, JSON, .env, any text); - reads stdin")
+  auto* cmd =
+      app.add_subcommand("compose", "Fill every arec:// request of a declaration from the store and the node settings");
+  cmd->add_option("template", args->template_path,
+                  "The declaration to fill (YAML, JSON, .env, any text); - reads stdin")
       ->required();
   cmd->add_option("-o,--output", args->out, "Write here, atomically (default: stdout); never the template itself")
       ->type_name("OUT");
@@ -253,16 +260,18 @@ void add_read_port(CLI::App& app, Globals&, Action& action) {
   auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("read-port", "Read a port value as a consumer does: a port, or nothing said");
   cmd->add_option("value", *value, "The value a declaration handed over (may be empty)")->required();
-  auto* sealed_option = cmd->add_option("--sealed", *sealed, "The port sealed at genesis, which stands when nothing is said")
-                            ->check(number_check(k_port))
-                            ->type_name("PORT");
+  auto* sealed_option =
+      cmd->add_option("--sealed", *sealed, "The port sealed at genesis, which stands when nothing is said")
+          ->check(number_check(k_port))
+          ->type_name("PORT");
   cmd->add_flag("--json", *json, "Print port, said (port, empty, unfilled request) and the request as JSON");
   describe(*cmd,
            "Prints the port: the value's, or the sealed one when the value is empty or an unfilled arec://\n"
            "request (with a warning naming it). Anything else is an error, \"not a port\" (exit 2).",
            {{"arec read-port 5432", "Prints 5432."},
             {"arec read-port '' --sealed 5432", "Nothing said: the sealed 5432 stands."},
-            {"arec read-port arec://port/db --sealed 5432 --json", "An unfilled request: a warning, and the sealed port as JSON."}},
+            {"arec read-port arec://port/db --sealed 5432 --json",
+             "An unfilled request: a warning, and the sealed port as JSON."}},
            k_exit_local);
   cmd->callback([&action, value, sealed, sealed_option, json] {
     std::optional<std::uint16_t> given;

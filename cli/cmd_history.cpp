@@ -25,8 +25,10 @@ Result<Spec> parse_spec(const std::string& text, const char* grammar) {
   const auto slash = repository.find('/');
   if (slash == std::string::npos) return fail_input("\"" + text + "\": expected " + grammar);
   Spec spec{repository.substr(0, slash), repository.substr(slash + 1), std::nullopt};
-  if (auto s = validate_record_part(spec.module, "module"); !s) return fail(std::move(s.error()).context("\"" + text + "\""));
-  if (auto s = validate_record_part(spec.name, "name"); !s) return fail(std::move(s.error()).context("\"" + text + "\""));
+  if (auto s = validate_record_part(spec.module, "module"); !s)
+    return fail(std::move(s.error()).context("\"" + text + "\""));
+  if (auto s = validate_record_part(spec.name, "name"); !s)
+    return fail(std::move(s.error()).context("\"" + text + "\""));
   auto selector = parse_selector(text);  // the digest after '@', if any
   if (!selector) return fail(selector.error());
   spec.digest = selector->digest;
@@ -36,10 +38,12 @@ Result<Spec> parse_spec(const std::string& text, const char* grammar) {
 Result<int> run_tag(const Globals& globals, const std::string& text, Output output) {
   auto spec = parse_spec(text, "MODULE/NAME@sha256:...");
   if (!spec) return fail(spec.error());
-  if (!spec->digest) return fail_input("\"" + text + "\": name the record to make latest by its digest (MODULE/NAME@sha256:...)");
+  if (!spec->digest)
+    return fail_input("\"" + text + "\": name the record to make latest by its digest (MODULE/NAME@sha256:...)");
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  auto tagged = store->with_writer([&](StoreWriter& writer) { return writer.tag(spec->module, spec->name, *spec->digest); });
+  auto tagged =
+      store->with_writer([&](StoreWriter& writer) { return writer.tag(spec->module, spec->name, *spec->digest); });
   if (!tagged) return fail(tagged.error());
   if (output == Output::json) {
     auto json = record_json(tagged->record, ImageSizes(*store).of(tagged->record.manifest));
@@ -57,13 +61,15 @@ Result<int> run_rm(const Globals& globals, const std::string& text, Output outpu
   if (!spec) return fail(spec.error());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  auto removed = store->with_writer([&](StoreWriter& writer) { return writer.remove(spec->module, spec->name, spec->digest); });
+  auto removed =
+      store->with_writer([&](StoreWriter& writer) { return writer.remove(spec->module, spec->name, spec->digest); });
   if (!removed) return fail(removed.error());
   if (*removed == 0) return fail_input("\"" + text + "\": no such record in " + store->dir().string());
   auto latest = store->latest(spec->module, spec->name);
   if (!latest) return fail(latest.error());
   if (output == Output::json) {
-    const auto latest_json = *latest ? record_json(**latest, ImageSizes(*store).of((*latest)->manifest)) : nlohmann::json(nullptr);
+    const auto latest_json =
+        *latest ? record_json(**latest, ImageSizes(*store).of((*latest)->manifest)) : nlohmann::json(nullptr);
     print_json({{"removed", *removed}, {"latest", latest_json}});
   } else {
     std::cout << "removed " << *removed << " record" << (*removed == 1 ? "" : "s") << " of " << spec->module << "/"
@@ -81,7 +87,9 @@ void print_image(const std::string& repository, const Store::LatestImage& image,
       platforms.push_back({{"platform", r.manifest.platform ? platform_text(*r.manifest.platform) : ""},
                            {"digest", r.manifest.digest.str()}});
     }
-    print_json({{"repository", repository}, {"digest", image.descriptor.digest.str()}, {"media_type", image.descriptor.media_type},
+    print_json({{"repository", repository},
+                {"digest", image.descriptor.digest.str()},
+                {"media_type", image.descriptor.media_type},
                 {"platforms", platforms}});
     return;
   }
@@ -102,7 +110,9 @@ struct IndexOptions {
 Result<int> run_index(const Globals& globals, const IndexOptions& o) {
   auto spec = parse_spec(o.repository, "MODULE/NAME");
   if (!spec) return fail(spec.error());
-  if (spec->digest) return fail_input("\"" + o.repository + "\": expected MODULE/NAME (the image is made of each platform's newest record)");
+  if (spec->digest)
+    return fail_input("\"" + o.repository +
+                      "\": expected MODULE/NAME (the image is made of each platform's newest record)");
   std::vector<std::string> platforms;
   for (const auto& text : o.platforms) {
     auto platform = parse_platform(text);
@@ -111,7 +121,8 @@ Result<int> run_index(const Globals& globals, const IndexOptions& o) {
   }
   const auto output = o.json ? Output::json : Output::text;
   if (platforms.empty() && !o.all) {
-    if (never_recorded(store_dir(globals))) return fail_input(o.repository + ": no record in " + store_dir(globals).string());
+    if (never_recorded(store_dir(globals)))
+      return fail_input(o.repository + ": no record in " + store_dir(globals).string());
     auto store = Store::open_existing(store_dir(globals));
     if (!store) return fail(store.error());
     auto image = store->latest_image(spec->module, spec->name);
@@ -122,7 +133,8 @@ Result<int> run_index(const Globals& globals, const IndexOptions& o) {
   }
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
-  auto image = store->with_writer([&](StoreWriter& writer) { return writer.set_platforms(spec->module, spec->name, platforms); });
+  auto image = store->with_writer(
+      [&](StoreWriter& writer) { return writer.set_platforms(spec->module, spec->name, platforms); });
   if (!image) return fail(image.error());
   print_image(o.repository, *image, output);
   return 0;
@@ -134,9 +146,11 @@ void add_index(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<IndexOptions>();
   auto* cmd = app.add_subcommand("index", "Show or choose the platforms MODULE/NAME's image is made of");
   cmd->add_option("repository", o->repository, "The module/name")->type_name("MODULE/NAME")->required();
-  auto* platform = cmd->add_option("--platform", o->platforms, "Make the image of these platforms' newest records only (repeat it)")
-                       ->type_name("OS/ARCH[/VARIANT]");
-  cmd->add_flag("--all", o->all, "Make the image of every platform recorded, each its newest record")->excludes(platform);
+  auto* platform =
+      cmd->add_option("--platform", o->platforms, "Make the image of these platforms' newest records only (repeat it)")
+          ->type_name("OS/ARCH[/VARIANT]");
+  cmd->add_flag("--all", o->all, "Make the image of every platform recorded, each its newest record")
+      ->excludes(platform);
   cmd->add_flag("--json", o->json, "Print the image as JSON");
   describe(*cmd,
            "Recording MODULE/NAME for a platform replaces that platform's record in its image; with records for\n"
@@ -144,11 +158,10 @@ void add_index(CLI::App& app, Globals& globals, Action& action) {
            "tags `latest`. Without options, shows the image; --platform keeps only the platforms named (one\n"
            "platform makes its newest record the latest again); --all brings back every platform recorded.",
            {{"arec index mesh/app", "The image of mesh/app: its digest and each platform's record."},
-            {"arec index mesh/app --all", "Every platform recorded for mesh/app back in its image, each its newest record."}},
+            {"arec index mesh/app --all",
+             "Every platform recorded for mesh/app back in its image, each its newest record."}},
            k_exit_local);
-  cmd->callback([&action, &globals, o] {
-    action = [&globals, o] { return run_index(globals, *o); };
-  });
+  cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_index(globals, *o); }; });
 }
 
 void add_tag(CLI::App& app, Globals& globals, Action& action) {
@@ -157,7 +170,8 @@ void add_tag(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("tag", "Make an older record of MODULE/NAME its latest again");
   cmd->add_option("record", *spec, "The record, by digest")->type_name("MODULE/NAME@sha256:...")->required();
   cmd->add_flag("--json", *json, "Print the new latest record as JSON");
-  describe(*cmd, "Adds a history entry recorded now; nothing earlier is rewritten. Compose and push then use that digest.",
+  describe(*cmd,
+           "Adds a history entry recorded now; nothing earlier is rewritten. Compose and push then use that digest.",
            {{"arec tag \"mesh/app@$(arec records mesh/app --history --json | jq -r '.[0].digest')\"",
              "Makes the first record of mesh/app its latest again."}},
            k_exit_local);
@@ -173,8 +187,7 @@ void add_rm(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("record", *spec, "The records")->type_name("MODULE/NAME[@sha256:...]")->required();
   cmd->add_flag("--json", *json, "Print what was removed as JSON");
   describe(*cmd, "The latest becomes the newest record left. Blobs stay until `arec gc` removes them.",
-           {{"arec rm mesh/web", "Drops every record of mesh/web; with @DIGEST, only that one."}},
-           k_exit_local);
+           {{"arec rm mesh/web", "Drops every record of mesh/web; with @DIGEST, only that one."}}, k_exit_local);
   cmd->callback([&action, &globals, spec, json] {
     action = [&globals, spec, json] { return run_rm(globals, *spec, *json ? Output::json : Output::text); };
   });

@@ -9,8 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cli.hpp"
-#include "store/bundle.hpp"
 #include "registry-client/pull.hpp"
+#include "store/bundle.hpp"
 
 namespace arec::cli {
 
@@ -33,7 +33,8 @@ class TemporaryDirectory {
     std::error_code ec;  // temp_directory_path follows TMPDIR
     const auto tmp = std::filesystem::temp_directory_path(ec);
     std::string pattern = (ec ? std::string("/tmp") : tmp.string()) + "/arec-inspect.XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) return fail_input("creating a directory in " + pattern + ": " + fs::errno_text(errno));
+    if (::mkdtemp(pattern.data()) == nullptr)
+      return fail_input("creating a directory in " + pattern + ": " + fs::errno_text(errno));
     return TemporaryDirectory(pattern);
   }
   TemporaryDirectory(TemporaryDirectory&& other) noexcept : m_path(std::exchange(other.m_path, {})) {}
@@ -58,7 +59,8 @@ void print_text(const ImageDescription& d) {
     if (value.is_null()) return std::string();
     if (value.is_string()) return value.get<std::string>();
     std::string out;
-    for (const auto& item : value) out += (out.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
+    for (const auto& item : value)
+      out += (out.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
     return out;
   };
   row("reference", d.reference);
@@ -90,7 +92,8 @@ void print_text(const ImageDescription& d) {
     for (const auto& f : d.files[i]) {
       // A device shows "major,minor" where a file shows its size, as `tar tv` does.
       const bool device = f.other_kind == 'c' || f.other_kind == 'b';
-      const std::string size = device ? std::to_string(f.major) + "," + std::to_string(f.minor) : std::to_string(f.size);
+      const std::string size =
+          device ? std::to_string(f.major) + "," + std::to_string(f.minor) : std::to_string(f.size);
       std::cout << "  " << mode_string(f) << ' ' << std::right << std::setw(10) << size << ' ' << printable(f.path);
       if (f.type == LayerFile::Type::symlink) std::cout << " -> " << printable(f.link_target);
       if (f.type == LayerFile::Type::hardlink) std::cout << " link to " << printable(f.link_target);
@@ -105,8 +108,8 @@ void print_text(const ImageDescription& d) {
 }
 
 // A record of the store: the latest of MODULE/NAME, or the one of its history with that digest.
-Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing, const std::string& config,
-                                        const std::optional<Platform>& platform) {
+Result<ImageDescription> inspect_record(const Globals& globals, const std::string& text, LayerListing listing,
+                                        const std::string& config, const std::optional<Platform>& platform) {
   const auto at = text.find('@');
   const std::string repository = text.substr(0, at);
   const auto slash = repository.find('/');
@@ -130,11 +133,14 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
     if (*image && (platform || (*image)->is_index())) {
       std::string each;
       for (const auto& r : (*image)->platforms) {
-        each += (each.empty() ? "" : ", ") + r.identity() + (r.manifest.platform ? " (" + platform_text(*r.manifest.platform) + ")" : "");
-        if (platform && !digest && r.manifest.platform && serves(*r.manifest.platform, *platform)) digest = r.manifest.digest;
+        each += (each.empty() ? "" : ", ") + r.identity() +
+                (r.manifest.platform ? " (" + platform_text(*r.manifest.platform) + ")" : "");
+        if (platform && !digest && r.manifest.platform && serves(*r.manifest.platform, *platform))
+          digest = r.manifest.digest;
       }
       if (platform && !digest) {
-        return fail_input("\"" + text + "\": no record for --platform " + platform_text(*platform) + " in its image: " + each);
+        return fail_input("\"" + text + "\": no record for --platform " + platform_text(*platform) +
+                          " in its image: " + each);
       }
       if (!digest) {
         return fail_input("\"" + text + "\" is an image of " + std::to_string((*image)->platforms.size()) +
@@ -142,7 +148,9 @@ Result<ImageDescription> inspect_record(const Globals& globals, const std::strin
       }
     }
   } else if (platform) {
-    return fail_input("\"" + text + "\": --platform chooses among the platforms of the latest image; a digest names one record already");
+    return fail_input(
+        "\"" + text +
+        "\": --platform chooses among the platforms of the latest image; a digest names one record already");
   }
   // Without a digest, the newest of the configuration meant (choose_config).
   std::optional<ChosenConfig> chosen;
@@ -200,7 +208,8 @@ Result<int> run_inspect(const Globals& globals, const InspectOptions& o) {
   }
   auto reference = Reference::parse(o.reference);
   const bool remote = reference && !reference->domain.empty();
-  if (remote && platform) return fail_input("--platform: for a record of the store; a registry image is inspected as pull picks it");
+  if (remote && platform)
+    return fail_input("--platform: for a record of the store; a registry image is inspected as pull picks it");
   Result<ImageDescription> description = remote ? inspect_remote(globals, *reference, listing)
                                                 : inspect_record(globals, o.reference, listing, o.config, platform);
   if (!description) return fail(description.error());

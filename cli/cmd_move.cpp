@@ -8,9 +8,9 @@
 #include "addressing/compose.hpp"
 #include "addressing/needs_rebuild.hpp"
 #include "cli/cli.hpp"
-#include "util/fs.hpp"
 #include "registry-client/catalog.hpp"
 #include "registry-client/move.hpp"
+#include "util/fs.hpp"
 
 namespace arec::cli {
 
@@ -31,10 +31,10 @@ enum class Unreachable {
 
 struct Rebuilds {
   std::vector<Finding> findings;
-  std::size_t files_read = 0;       // declarations read
+  std::size_t files_read = 0;        // declarations read
   std::size_t skipped_for_size = 0;  // files left unread, larger than k_max_declaration_size
-  bool read_declarations = false;   // paths were given (or the current directory stood for them)
-  std::string catalog_not_checked;  // why the catalog was not read, when the registry did not answer
+  bool read_declarations = false;    // paths were given (or the current directory stood for them)
+  std::string catalog_not_checked;   // why the catalog was not read, when the registry did not answer
 };
 
 // "16 MiB": the size past which a file is not read as a declaration.
@@ -106,7 +106,8 @@ std::string files_read(const Rebuilds& rebuilds) {
 void print_findings(const std::vector<Finding>& findings, std::string_view read = "") {
   // References and sources come from files and from the registry's catalog: escaped before printing.
   std::vector<std::array<std::string, 4>> rows;
-  for (const auto& f : findings) rows.push_back({printable(f.reference), printable(f.source), std::string(kind_name(f.kind)), printable(f.action)});
+  for (const auto& f : findings)
+    rows.push_back({printable(f.reference), printable(f.source), std::string(kind_name(f.kind)), printable(f.action)});
   std::size_t widths[3] = {9, 6, 4};
   for (const auto& r : rows) {
     for (std::size_t i = 0; i < 3; ++i) widths[i] = std::max(widths[i], r[i].size());
@@ -125,7 +126,8 @@ void print_findings(const std::vector<Finding>& findings, std::string_view read 
 nlohmann::json findings_json(const std::vector<Finding>& findings) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : findings) {
-    nlohmann::json row = {{"reference", f.reference}, {"source", f.source}, {"kind", kind_name(f.kind)}, {"action", f.action}};
+    nlohmann::json row = {
+        {"reference", f.reference}, {"source", f.source}, {"kind", kind_name(f.kind)}, {"action", f.action}};
     if (!f.file.empty()) {
       row["file"] = f.file;
       row["line"] = f.line;
@@ -151,7 +153,8 @@ Result<int> run_needs_rebuild(const Globals& globals, QueryOptions o) {
   if (rebuilds->read_declarations && rebuilds->files_read == 0) {
     std::string named;
     for (const auto& path : o.paths) named += (named.empty() ? "" : ", ") + path;
-    return fail_input("needs-rebuild read no file: " + named + " holds no text file (of at most " + declaration_limit() + ")");
+    return fail_input("needs-rebuild read no file: " + named + " holds no text file (of at most " +
+                      declaration_limit() + ")");
   }
   const auto& findings = rebuilds->findings;
   if (o.json) {
@@ -203,7 +206,8 @@ std::vector<std::string> registry_config_commands(const MovePlan& plan, const st
   std::vector<std::string> out;
   if (plan.moved.registry_name.empty()) return out;
   for (const auto& [node, unused] : plan.moved.nodes) {
-    out.push_back("arec --nodes " + nodes_file + " --self " + node + " registry-config containerd --bridge " + plan.from.host);
+    out.push_back("arec --nodes " + nodes_file + " --self " + node + " registry-config containerd --bridge " +
+                  plan.from.host);
   }
   return out;
 }
@@ -232,13 +236,16 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   // Ordered: the settings after the move keep the file's key order here too.
   nlohmann::ordered_json json = {{"from", node_json(plan->from_node, plan->from)},
                                  {"to", node_json(plan->to_node, plan->to)}};
-  const auto print = [&json] { std::cout << json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n'; };
+  const auto print = [&json] {
+    std::cout << json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+  };
   if (plan->already_there) {
     if (o.json) {
       json["nothing_to_move"] = true;
       print();
     } else {
-      std::cout << "nothing to move: node " << plan->to_node << " holds the registry at " << plan->to.host << " already\n";
+      std::cout << "nothing to move: node " << plan->to_node << " holds the registry at " << plan->to.host
+                << " already\n";
     }
     return 0;
   }
@@ -263,7 +270,8 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     json["settings"] = {{"file", globals.settings.nodes},
                         {"diff", diff},
                         {"after", read_json<nlohmann::ordered_json>(plan->settings_after).value_or(nullptr)}};
-    if (const auto commands = registry_config_commands(*plan, globals.settings.nodes); !commands.empty()) json["registry_config"] = commands;
+    if (const auto commands = registry_config_commands(*plan, globals.settings.nodes); !commands.empty())
+      json["registry_config"] = commands;
     json["refused"] = refused;
     json["applied"] = false;
   } else {
@@ -291,9 +299,10 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (refused) {
     if (o.json) print();
     const auto count = count_breaking(findings).references;
-    spdlog::error("move refused: {} would break (listed with the plan); rebuild {} through arec first, or move anyway "
-                  "with --force",
-                  count == 1 ? "1 reference" : std::to_string(count) + " references", count == 1 ? "it" : "them");
+    spdlog::error(
+        "move refused: {} would break (listed with the plan); rebuild {} through arec first, or move anyway "
+        "with --force",
+        count == 1 ? "1 reference" : std::to_string(count) + " references", count == 1 ? "it" : "them");
     return 1;
   }
   if (!o.apply) {
@@ -325,13 +334,16 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     print();
     return 0;
   }
-  std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, " << outcome->pushed.mounted
-            << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->tags
-            << (outcome->tags == 1 ? " other tag" : " other tags") << " copied; " << counted(outcome->verified, "manifest") << " verified\n";
-  std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in " << globals.settings.nodes << ".bak\n";
+  std::cout << "\ncopied to " << plan->to.host << ": " << outcome->pushed.uploaded << " blobs uploaded, "
+            << outcome->pushed.mounted << " mounted, " << outcome->pushed.skipped << " already there; " << outcome->tags
+            << (outcome->tags == 1 ? " other tag" : " other tags") << " copied; "
+            << counted(outcome->verified, "manifest") << " verified\n";
+  std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in "
+            << globals.settings.nodes << ".bak\n";
   std::cout << "\ncompose again what was composed from them:\n";
   if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";
-  for (const auto& t : templates) std::cout << "  arec --nodes " << globals.settings.nodes << " compose " << t << " -o OUTPUT\n";
+  for (const auto& t : templates)
+    std::cout << "  arec --nodes " << globals.settings.nodes << " compose " << t << " -o OUTPUT\n";
   print_registry_config(registry_config_commands(*plan, globals.settings.nodes));
   return 0;
 }
@@ -340,8 +352,10 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
 
 void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<QueryOptions>();
-  auto* cmd = app.add_subcommand("needs-rebuild", "List the references that must be rebuilt through arec before the registry moves");
-  cmd->add_option("paths", o->paths, "Declarations: files, or directories searched recursively (default: the current directory)")
+  auto* cmd = app.add_subcommand("needs-rebuild",
+                                 "List the references that must be rebuilt through arec before the registry moves");
+  cmd->add_option("paths", o->paths,
+                  "Declarations: files, or directories searched recursively (default: the current directory)")
       ->type_name("PATH");
   cmd->add_option("--ref", o->refs, "A reference to classify too (repeatable)")->type_name("REF");
   cmd->add_flag("--catalog", o->catalog, "Also every repository and tag the registry itself lists");
@@ -356,10 +370,12 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
            "move with the registry, for information; it breaks nothing. References to other registries are external,\n"
            "listed with -v. One row per occurrence. References in ${VAR:-REF} and ${VAR-REF} defaults count.\n"
            "Without PATH or --ref, the current directory is read; reading no text file at all is an error (exit 2).",
-           {{"arec needs-rebuild deploy/", "The references in the declarations under deploy/ that a registry move would break."},
+           {{"arec needs-rebuild deploy/",
+             "The references in the declarations under deploy/ that a registry move would break."},
             {"arec needs-rebuild --ref 127.0.0.1:5000/builder:1 --json", "How one reference is classified, as JSON."},
             {"arec needs-rebuild deploy/ --catalog", "Also every repository and tag the registry lists."}},
-           "0 nothing would break, 1 something would, 2 bad input (or no file read) or usage, 3 registry or network failure");
+           "0 nothing would break, 1 something would, 2 bad input (or no file read) or usage, 3 registry or network "
+           "failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_needs_rebuild(globals, *o); }; });
 }
 
@@ -374,22 +390,27 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--apply", o->apply, "Copy, verify, then rewrite the node settings");
   cmd->add_flag("--force", o->force, "Move even though needs-rebuild finds references that will break");
   cmd->add_flag("--history", o->history, "Copy every recorded digest, not only the latest of each module/name");
-  cmd->add_option("--jobs", o->jobs, "Blobs copied at once")->capture_default_str()->check(number_check(k_jobs))->type_name("N");
+  cmd->add_option("--jobs", o->jobs, "Blobs copied at once")
+      ->capture_default_str()
+      ->check(number_check(k_jobs))
+      ->type_name("N");
   cmd->add_flag("--json", o->json,
                 "Print the plan (and with --apply what was copied) as JSON: from, to, findings, catalog, records, "
                 "settings {file, diff, after}, refused, applied");
-  describe(*cmd,
-           "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
-           "while anything is found, unless --force), the records to copy, and the change of the node settings as\n"
-           "a diff, in the file's order. It needs no registry: one that does not answer leaves the catalog not\n"
-           "checked, which --apply then requires (exit 3). --to the node that holds the registry at that port\n"
-           "already: nothing to move, exit 0.\n"
-           "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
-           "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
-           "interruption, it resumes. Nothing is deleted from the old registry.",
-           {{"arec --nodes nodes.json move --to n2 deploy/", "The plan of moving the registry to node n2, checking deploy/."},
-            {"arec --nodes nodes.json move --to n2 --port 5001 --apply deploy/", "Carries it out, on port 5001 of n2."}},
-           "0 planned or moved, 1 refused (references would break), 2 bad input or usage, 3 registry or network failure");
+  describe(
+      *cmd,
+      "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
+      "while anything is found, unless --force), the records to copy, and the change of the node settings as\n"
+      "a diff, in the file's order. It needs no registry: one that does not answer leaves the catalog not\n"
+      "checked, which --apply then requires (exit 3). --to the node that holds the registry at that port\n"
+      "already: nothing to move, exit 0.\n"
+      "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
+      "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
+      "interruption, it resumes. Nothing is deleted from the old registry.",
+      {{"arec --nodes nodes.json move --to n2 deploy/",
+        "The plan of moving the registry to node n2, checking deploy/."},
+       {"arec --nodes nodes.json move --to n2 --port 5001 --apply deploy/", "Carries it out, on port 5001 of n2."}},
+      "0 planned or moved, 1 refused (references would break), 2 bad input or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_move(globals, *o); }; });
 }
 

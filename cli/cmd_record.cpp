@@ -79,14 +79,16 @@ struct RecordOptions {
 
 // The request of `arec record`, and in `store_base` its base when that is in the store (a record) or
 // goes there (an image of a registry): opened once the store is (open_store_base).
-Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o, std::optional<BaseSpec>& store_base) {
+Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o,
+                                   std::optional<BaseSpec>& store_base) {
   RecordRequest request;
   if (auto s = validate_record_part(o.module, "module"); !s) return fail(s.error());
   if (auto s = validate_record_part(o.name, "name"); !s) return fail(s.error());
   request.module = o.module;
   request.name = o.name;
   std::vector<LayerInput> inputs;
-  for (const auto& [specs, kind] : {std::pair{&o.files, LayerInput::Kind::file}, {&o.dirs, LayerInput::Kind::directory}}) {
+  for (const auto& [specs, kind] :
+       {std::pair{&o.files, LayerInput::Kind::file}, {&o.dirs, LayerInput::Kind::directory}}) {
     for (const auto& spec : *specs) {
       auto input = parse_layer_input(kind, spec);
       if (!input) return fail(input.error());
@@ -152,7 +154,8 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
 
 // Run by a build (--stamp): warns about inputs the build changes while they are recorded, then
 // leaves the stamp and the depfile naming every input, DIRECTORIES trees by each of their directories.
-Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome, std::filesystem::file_time_type started) {
+Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome,
+                         std::filesystem::file_time_type started) {
   RecordInputs inputs{outcome.inputs, {}};
   std::vector<fs::Path> roots;
   for (const auto& spec : o.dirs) {
@@ -160,12 +163,14 @@ Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome, s
     if (input) roots.push_back(input->source);
   }
   inputs.directories = directories_under(roots);
-  for (const auto& warning : moving_input_warnings(inputs, started, outcome.record.repository())) spdlog::warn("{}", warning);
+  for (const auto& warning : moving_input_warnings(inputs, started, outcome.record.repository()))
+    spdlog::warn("{}", warning);
   return write_record_stamp(fs::Path(o.stamp), inputs);
 }
 
 // The manifest of `platform` (else this machine's) behind an image in the store, when the store holds all its blobs.
-std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest, const std::optional<Platform>& platform) {
+std::optional<Descriptor> complete_local_image(const Store& store, const Digest& digest,
+                                               const std::optional<Platform>& platform) {
   auto index = store.read_index();
   if (!index) return std::nullopt;
   const auto listed = std::ranges::find(index->manifests, digest, &Descriptor::digest);
@@ -178,7 +183,8 @@ std::optional<Descriptor> complete_local_image(const Store& store, const Digest&
 // A base the recorder reads from the store: the latest record of MODULE/NAME, no network; or an image of
 // a registry, pulled into the store once: with a digest the store's copy is used when it is complete,
 // without network.
-Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, Store& store, const TransferOptions& options) {
+Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, Store& store,
+                                  const TransferOptions& options) {
   if (const auto* record = std::get_if<RecordBase>(&base.kind)) {
     return open_record_base(store, record->module, record->name, options.platform);
   }
@@ -256,7 +262,8 @@ Result<RecordsFilter> parse_records_filter(const std::string& text) {
   if (slash != std::string::npos) filter.name = text.substr(slash + 1);
   const bool name_ok = slash == std::string::npos || filter.name.empty() || is_path_component(filter.name);
   if (!is_path_component(filter.module) || !name_ok) {
-    return fail_input("records \"" + text + "\": expected MODULE, MODULE/ or MODULE/NAME, each of lowercase letters and "
+    return fail_input("records \"" + text +
+                      "\": expected MODULE, MODULE/ or MODULE/NAME, each of lowercase letters and "
                       "digits separated by '.', '_', '__' or '-'");
   }
   return filter;
@@ -284,7 +291,8 @@ Result<std::vector<Record>> read_filtered_records(const Store& store, const Reco
   for (const auto& note : notes) spdlog::info("{}", note);
   // The history of one configuration, when one is asked for.
   std::erase_if(*records, [&](const Record& r) {
-    return (!filter.module.empty() && r.module != filter.module) || (history == History::all && choice.asked && r.config != *choice.asked);
+    return (!filter.module.empty() && r.module != filter.module) ||
+           (history == History::all && choice.asked && r.config != *choice.asked);
   });
   return records;
 }
@@ -327,7 +335,8 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
     if (auto s = print_history_json(*store, sizes); !s) return fail(s.error());
     return 0;
   }
-  auto all = read_filtered_records(*store, *filter, o.history ? History::all : History::latest, config_choice(globals, o.config));
+  auto all = read_filtered_records(*store, *filter, o.history ? History::all : History::latest,
+                                   config_choice(globals, o.config));
   if (!all) return fail(all.error());
   std::vector<Record> records = std::move(*all);
   // The latest of a module/name recorded for several platforms is an index over the newest record of
@@ -353,7 +362,8 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
       records = std::move(expanded);
     }
   }
-  if (records.empty()) return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
+  if (records.empty())
+    return nothing("no records" + (o.filter.empty() ? "" : " for " + o.filter) + " in " + dir.string());
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : records) {
@@ -448,17 +458,22 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec, const std:
 void add_sbom(CLI::App& app, Globals& globals, Action& action) {
   auto spec = std::make_shared<std::string>();
   auto config = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("sbom", "Print the SBOM (SPDX 2.3 JSON) kept for a record: the latest, or the one of DIGEST");
+  auto* cmd =
+      app.add_subcommand("sbom", "Print the SBOM (SPDX 2.3 JSON) kept for a record: the latest, or the one of DIGEST");
   cmd->add_option("record", *spec, "The record")->type_name("MODULE/NAME[@sha256:...]")->required();
   add_config_option(*cmd, *config);
   describe(*cmd, "Prints the stored document byte for byte: its SHA-256 is the digest of the SBOM's blob.",
-           {{"arec sbom mesh/app > app.spdx.json", "The SBOM of the latest record of mesh/app, into a file."}}, k_exit_local);
-  cmd->callback([&action, &globals, spec, config] { action = [&globals, spec, config] { return run_sbom(globals, *spec, *config); }; });
+           {{"arec sbom mesh/app > app.spdx.json", "The SBOM of the latest record of mesh/app, into a file."}},
+           k_exit_local);
+  cmd->callback([&action, &globals, spec, config] {
+    action = [&globals, spec, config] { return run_sbom(globals, *spec, *config); };
+  });
 }
 
 void add_record(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<RecordOptions>();
-  auto* cmd = app.add_subcommand("record", "Pack outputs into a reproducible OCI image and record it as MODULE/NAME@DIGEST");
+  auto* cmd =
+      app.add_subcommand("record", "Pack outputs into a reproducible OCI image and record it as MODULE/NAME@DIGEST");
   cmd->add_option("--module", o->module, "Module the artifact belongs to (a repository path component)")->required();
   cmd->add_option("--name", o->name, "Name of the artifact within its module")->required();
   cmd->add_option("--file", o->files, "A file to pack; DEST defaults to /usr/local/bin/<basename>")
@@ -492,16 +507,19 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
                   "An installed Debian package to add as a layer of its own: its files (documentation, man pages and "
                   "locales left out) and their runtime closure; NAME:ARCH for another architecture's (repeatable)")
       ->type_name("NAME[:ARCH]");
-  cmd->add_flag("--no-ca-certificates", o->no_ca_certificates,
-                "Leave out the CA certificates --runtime auto adds to an image holding a TLS library (libssl, libcrypto, "
-                "libgnutls, libcurl)");
+  cmd->add_flag(
+      "--no-ca-certificates", o->no_ca_certificates,
+      "Leave out the CA certificates --runtime auto adds to an image holding a TLS library (libssl, libcrypto, "
+      "libgnutls, libcurl)");
   cmd->add_option("--target", o->target, "Build target that produced the outputs (recorded)");
   cmd->add_option("--config", o->config, "Build configuration, e.g. Release (recorded)");
   cmd->add_option("--revision", o->revision, "Source revision to record (default: git HEAD of the working directory)");
   cmd->add_option("--stamp", o->stamp,
-                  "Run by a build: once recorded, write STAMP and STAMP.d, a depfile naming every input (the CMake module uses it)")
+                  "Run by a build: once recorded, write STAMP and STAMP.d, a depfile naming every input (the CMake "
+                  "module uses it)")
       ->type_name("STAMP");
-  cmd->add_option("--sbom", o->sbom, "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
+  cmd->add_option("--sbom", o->sbom,
+                  "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)")
       ->check(number_check(k_threads))
@@ -514,21 +532,23 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("N")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the whole record as JSON");
-  describe(*cmd,
-           "Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"
-           "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.\n"
-           "A program with its runtime closure is several layers, each annotated dev.arec.layer.origin: one per Debian\n"
-           "package (all of its libraries, so images on the same packages share them), then files of no package, the\n"
-           "build's own shared libraries and the other files; a rebuild changes only the last ones.\n"
-           "An image of a program without a base (--runtime auto) has /etc/passwd and /etc/group (root 0, nonroot 65532)\n"
-           "and /tmp (1777); one holding a TLS library has the CA certificates of ca-certificates, said on one line.",
-           {{"arec record --module mesh --name app --file build/app",
-             "Records build/app as /usr/local/bin/app in an image of mesh/app; prints mesh/app@sha256:..."},
-            {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint /usr/local/bin/server",
-             "A program and a directory tree in one image, started as /usr/local/bin/server."},
-            {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --json",
-             "Every mtime at that second; the whole record printed as JSON."}},
-           k_exit_registry);
+  describe(
+      *cmd,
+      "Prints MODULE/NAME@sha256:... on success. Recording identical content again changes nothing.\n"
+      "The mtime of every entry is SOURCE_DATE_EPOCH (default 0), so the same inputs give the same digest.\n"
+      "A program with its runtime closure is several layers, each annotated dev.arec.layer.origin: one per Debian\n"
+      "package (all of its libraries, so images on the same packages share them), then files of no package, the\n"
+      "build's own shared libraries and the other files; a rebuild changes only the last ones.\n"
+      "An image of a program without a base (--runtime auto) has /etc/passwd and /etc/group (root 0, nonroot 65532)\n"
+      "and /tmp (1777); one holding a TLS library has the CA certificates of ca-certificates, said on one line.",
+      {{"arec record --module mesh --name app --file build/app",
+        "Records build/app as /usr/local/bin/app in an image of mesh/app; prints mesh/app@sha256:..."},
+       {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint "
+        "/usr/local/bin/server",
+        "A program and a directory tree in one image, started as /usr/local/bin/server."},
+       {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --json",
+        "Every mtime at that second; the whole record printed as JSON."}},
+      k_exit_registry);
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_record(globals, *o); }; });
 }
 
@@ -539,7 +559,8 @@ void add_records(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--history", o->history, "Every record ever made, oldest first");
   add_config_option(*cmd, o->config);
   auto* json = cmd->add_flag("--json", o->json, "Print a JSON array of records, every field");
-  cmd->add_flag("--wide", o->wide, "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
+  cmd->add_flag("--wide", o->wide,
+                "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
       ->excludes(json);
   describe(*cmd,
            "Columns: REPOSITORY, DIGEST, RECORDED, CONFIG, TARGET, REVISION (- when not recorded).\n"

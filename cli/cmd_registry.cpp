@@ -54,7 +54,8 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
 // every module/name when there are none. Each record once, in the order named. "The latest" is that of
 // each configuration recorded (so a push tags `latest` and `latest-debug` each from its own), or of
 // the one --config names.
-Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config) {
+Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors,
+                                           const std::string& config) {
   const auto choice = config_choice(globals, config);
   Result<std::vector<Record>> latest = std::vector<Record>();
   if (!never_recorded(store_dir(globals))) {
@@ -94,8 +95,8 @@ Result<std::vector<Record>> select_records(const Globals& globals, const std::ve
   return out;
 }
 
-Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors, const std::vector<std::string>& tags,
-                     LatestTag latest, const TransferFlags& flags) {
+Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors,
+                     const std::vector<std::string>& tags, LatestTag latest, const TransferFlags& flags) {
   for (const auto& tag : tags) {
     if (!is_tag(tag)) {
       return fail_input("--tag \"" + tag + "\": not a tag ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})");
@@ -114,7 +115,8 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   if (!store) return fail(store.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
-  auto summary = push_records(*store, *records, PushTags{latest, tags, globals.settings.default_config}, *registry, *options);
+  auto summary =
+      push_records(*store, *records, PushTags{latest, tags, globals.settings.default_config}, *registry, *options);
   if (!summary) return fail(summary.error());
   if (flags.json) {
     print_json(to_json(*summary));
@@ -123,12 +125,12 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   for (const auto& image : summary->images) {
     std::cout << summary->registry << '/' << image.repository << '@' << image.digest.str() << '\n';
   }
-  spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there", summary->images.size(),
-               summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded, summary->uploaded == 1 ? "" : "s",
-               summary->bytes, summary->mounted, summary->skipped);
+  spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there",
+               summary->images.size(), summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded,
+               summary->uploaded == 1 ? "" : "s", summary->bytes, summary->mounted, summary->skipped);
   if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
-    spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->referrers.pushed,
-                 summary->referrers.bytes, summary->referrers.listed);
+    spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags",
+                 summary->referrers.pushed, summary->referrers.bytes, summary->referrers.listed);
   }
   if (summary->records.pushed > 0 || summary->records.listed > 0) {
     spdlog::info("records: {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->records.pushed,
@@ -147,15 +149,18 @@ struct PullFlags {
 
 void print_pulled(const PullOutcome& outcome) {
   std::cout << outcome.image.digest.str() << '\n';
-  spdlog::debug("{} blobs downloaded ({} bytes), {} already in the store", outcome.downloaded, outcome.bytes, outcome.present);
+  spdlog::debug("{} blobs downloaded ({} bytes), {} already in the store", outcome.downloaded, outcome.bytes,
+                outcome.present);
   for (const auto& r : outcome.records) spdlog::info("added the record {} (recorded {})", r.identity(), r.recorded);
 }
 
 // A reference with no domain names the registry of the node settings, whose records come along (the
 // records of a machine that built, pushed there); one naming a registry is an image pulled by address,
 // which the store keeps as an image, never as a record (rule 1).
-Result<int> run_pull(const Globals& globals, const std::string& text, const TransferFlags& flags, const PullFlags& pull) {
-  if (pull.all != text.empty()) return fail_input(pull.all ? "pull --all takes no reference" : "pull: name a reference, or --all");
+Result<int> run_pull(const Globals& globals, const std::string& text, const TransferFlags& flags,
+                     const PullFlags& pull) {
+  if (pull.all != text.empty())
+    return fail_input(pull.all ? "pull --all takes no reference" : "pull: name a reference, or --all");
   auto options = transfer_options(globals, flags);
   if (!options) return fail(options.error());
   const PullLayers layers = pull.records_only ? PullLayers::no : PullLayers::yes;
@@ -165,7 +170,8 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
     auto tags = record_tags(*registry, *options);
     if (!tags) return fail(tags.error());
     for (const auto& orphan : tags->orphaned) {
-      spdlog::warn("{} at {}: referrers (records, SBOMs) of an image the registry does not hold; ignored", orphan, registry->host);
+      spdlog::warn("{} at {}: referrers (records, SBOMs) of an image the registry does not hold; ignored", orphan,
+                   registry->host);
     }
     auto store = Store::open(store_dir(globals));
     if (!store) return fail(store.error());
@@ -192,7 +198,8 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   auto reference = Reference::parse(text);
   if (!reference) return fail(reference.error());
   if (pull.records_only && !reference->domain.empty()) {
-    return fail_input("pull --records-only " + text + ": records come from the registry of the node settings; name MODULE/NAME[:TAG]");
+    return fail_input("pull --records-only " + text +
+                      ": records come from the registry of the node settings; name MODULE/NAME[:TAG]");
   }
   auto registry = registry_for(globals, reference->domain);
   if (!registry) return fail(registry.error());
@@ -203,7 +210,8 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
     auto records = pull_records(*store, *reference, *registry, *options, layers);
     if (!records) return fail(records.error());
     outcome = std::move(*records);
-    if (!outcome && pull.records_only) return fail_input("pull --records-only " + text + ": the registry " + registry->host + " lists no record of it");
+    if (!outcome && pull.records_only)
+      return fail_input("pull --records-only " + text + ": the registry " + registry->host + " lists no record of it");
   }
   if (!outcome) {
     auto image = pull_image(*store, *reference, *registry, *options);
@@ -218,7 +226,8 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   return 0;
 }
 
-Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config, Output output) {
+Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config,
+                       Output output) {
   auto records = select_records(globals, selectors, config);
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
@@ -244,14 +253,17 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
     } else {
       std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
                 << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")")
-                << (item.missing_referrers.empty() ? "" : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
+                << (item.missing_referrers.empty()
+                        ? ""
+                        : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
                 << (item.missing_record.empty() ? "" : "  (its record " + item.missing_record + " is not listed)")
                 << '\n';
     }
   }
   if (output == Output::json) print_json(out);
   if (bad > 0) {
-    spdlog::error("{} of {} record{} missing or different at {}", bad, items->size(), items->size() == 1 ? "" : "s", registry->host);
+    spdlog::error("{} of {} record{} missing or different at {}", bad, items->size(), items->size() == 1 ? "" : "s",
+                  registry->host);
     return 1;
   }
   return 0;
@@ -273,29 +285,33 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("push", "Push records to the registry the node settings give, as MODULE/NAME@DIGEST");
   cmd->add_option("records", *selectors, "Records to push (default: the latest of every module/name)")
       ->type_name("M[/N[@DIGEST]]");
-  cmd->add_option("--tag", *tags, "Also tag the newest pushed record of each module/name (repeatable)")->type_name("TAG");
+  cmd->add_option("--tag", *tags, "Also tag the newest pushed record of each module/name (repeatable)")
+      ->type_name("TAG");
   cmd->add_flag("--no-latest", *no_latest, "Do not tag the latest record of each module/name `latest`");
-  cmd->add_option("--chunk-size", flags->chunk_size, "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE or 64M)")
+  cmd->add_option("--chunk-size", flags->chunk_size,
+                  "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE or 64M)")
       ->check(number_check(k_chunk_size))
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
   add_config_option(*cmd, flags->config);
-  describe(*cmd,
-           "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
-           "registry clean-up of untagged manifests keeps it. Where a module/name has records of several\n"
-           "configurations, each configuration's latest goes: the default one's (Release, or --default-config)\n"
-           "tagged `latest`, the others' `latest-<config in lower case>` (`latest-debug`); --config NAME pushes\n"
-           "that one's only. Blobs the repository holds are skipped; blobs another repository of the registry\n"
-           "holds are mounted: one the store noted holding them (where a push sent or found them, or a pull\n"
-           "fetched them, even under a name whose record was removed), else one of the store's records; a blob\n"
-           "no such repository holds is uploaded.\n"
-           "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
-           "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
-           "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",
-           {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
-            {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
-            {"arec --nodes nodes.json push mesh --json", "Every module/name of module mesh, to the registry nodes.json names; a JSON summary."}},
-           k_exit_registry);
+  describe(
+      *cmd,
+      "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
+      "registry clean-up of untagged manifests keeps it. Where a module/name has records of several\n"
+      "configurations, each configuration's latest goes: the default one's (Release, or --default-config)\n"
+      "tagged `latest`, the others' `latest-<config in lower case>` (`latest-debug`); --config NAME pushes\n"
+      "that one's only. Blobs the repository holds are skipped; blobs another repository of the registry\n"
+      "holds are mounted: one the store noted holding them (where a push sent or found them, or a pull\n"
+      "fetched them, even under a name whose record was removed), else one of the store's records; a blob\n"
+      "no such repository holds is uploaded.\n"
+      "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
+      "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+      "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",
+      {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
+       {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
+       {"arec --nodes nodes.json push mesh --json",
+        "Every module/name of module mesh, to the registry nodes.json names; a JSON summary."}},
+      k_exit_registry);
   cmd->callback([&action, &globals, selectors, tags, no_latest, flags] {
     action = [&globals, selectors, tags, no_latest, flags] {
       return run_push(globals, *selectors, *tags, *no_latest ? LatestTag::no : LatestTag::yes, *flags);
@@ -307,10 +323,13 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
   auto reference = std::make_shared<std::string>();
   auto flags = std::make_shared<TransferFlags>();
   auto pull = std::make_shared<PullFlags>();
-  auto* cmd = app.add_subcommand("pull", "Fetch an image into the store, digest-verified, with its records; prints its digest");
-  cmd->add_option("reference", *reference, "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]; without HOST, the node settings' registry");
+  auto* cmd =
+      app.add_subcommand("pull", "Fetch an image into the store, digest-verified, with its records; prints its digest");
+  cmd->add_option("reference", *reference,
+                  "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]; without HOST, the node settings' registry");
   add_transfer_flags(*cmd, *flags);
-  cmd->add_option("--platform", flags->platform, "From an image index, the image of OS/ARCH[/VARIANT] (default: this machine's)");
+  cmd->add_option("--platform", flags->platform,
+                  "From an image index, the image of OS/ARCH[/VARIANT] (default: this machine's)");
   cmd->add_flag("--all", pull->all, "Every module/name of the registry that has records (its latest tags)");
   cmd->add_flag("--records-only", pull->records_only, "The records, manifests and configs, without the layers");
   describe(*cmd,
@@ -322,8 +341,10 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
            "only: no name, no address; an index is then resolved to this machine's platform, or the one\n"
            "--platform names. Use it with `arec record --base REFERENCE`.",
            {{"arec pull 127.0.0.1:5000/mesh/app:latest", "Fetches the image into the store; prints its digest."},
-            {"arec pull mesh/app --json", "From the registry of the node settings (tag latest), with its records; a JSON summary."},
-            {"arec pull --all --records-only", "The records of every module/name there, without layers: enough to compose."}},
+            {"arec pull mesh/app --json",
+             "From the registry of the node settings (tag latest), with its records; a JSON summary."},
+            {"arec pull --all --records-only",
+             "The records of every module/name there, without layers: enough to compose."}},
            k_exit_registry);
   cmd->callback([&action, &globals, reference, flags, pull] {
     action = [&globals, reference, flags, pull] { return run_pull(globals, *reference, *flags, *pull); };
@@ -339,11 +360,11 @@ void add_verify(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("M[/N[@DIGEST]]");
   cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, state}");
   add_config_option(*cmd, *config);
-  describe(*cmd,
-           "The latest record of each configuration a module/name has records of; --config NAME: of that one only.",
-           {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
-            {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
-           "0 every record is there, 1 one is missing or different, 2 bad input or usage, 3 registry or network failure");
+  describe(
+      *cmd, "The latest record of each configuration a module/name has records of; --config NAME: of that one only.",
+      {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
+       {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
+      "0 every record is there, 1 one is missing or different, 2 bad input or usage, 3 registry or network failure");
   cmd->callback([&action, &globals, selectors, json, config] {
     action = [&globals, selectors, json, config] {
       return run_verify(globals, *selectors, *config, *json ? Output::json : Output::text);

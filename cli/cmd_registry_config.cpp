@@ -25,7 +25,8 @@ struct RegistryConfigOptions {
 Status write_config(const fs::Path& file, std::string_view text) {
   const fs::Path dir = fs::directory_of(file);
   if (auto s = fs::make_directories(dir); !s) return fail(std::move(s.error()).context("writing " + file.string()));
-  if (auto s = fs::write_file_atomic(dir, file, text); !s) return fail(std::move(s.error()).context("writing " + file.string()));
+  if (auto s = fs::write_file_atomic(dir, file, text); !s)
+    return fail(std::move(s.error()).context("writing " + file.string()));
   return {};
 }
 
@@ -71,16 +72,17 @@ Result<int> run_registry_config(const Globals& globals, const RegistryConfigOpti
 
 void add_registry_config(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<RegistryConfigOptions>();
-  auto* cmd = app.add_subcommand("registry-config",
-                                 "Write this node's container runtime configuration: the registry's name to its address now");
+  auto* cmd = app.add_subcommand(
+      "registry-config", "Write this node's container runtime configuration: the registry's name to its address now");
   cmd->add_option("format", o->format, "containerd (certs.d/<host>/hosts.toml) or podman (a registries.conf drop-in)")
       ->required()
       ->check(CLI::IsMember({"containerd", "podman"}));
   cmd->add_option("--out", o->out,
-                  "containerd: the hosts directory (default " + std::string(k_containerd_dir) + "); podman: the drop-in (default " +
-                      std::string(k_podman_file) + ")")
+                  "containerd: the hosts directory (default " + std::string(k_containerd_dir) +
+                      "); podman: the drop-in (default " + std::string(k_podman_file) + ")")
       ->type_name("PATH");
-  cmd->add_option("--bridge", o->bridges, "Also map this old address of the registry to it (repeatable)")->type_name("HOST:PORT");
+  cmd->add_option("--bridge", o->bridges, "Also map this old address of the registry to it (repeatable)")
+      ->type_name("HOST:PORT");
   describe(*cmd,
            "Needs registry_name in the node settings: image requests then compose to that name, and this maps it\n"
            "to the registry's address as this node (--self) reaches it, in plain HTTP on loopback or to a node\n"

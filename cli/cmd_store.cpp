@@ -33,16 +33,18 @@ void print_check(const fs::Path& dir, const CheckReport& report, const RepairRep
   // Problems name files and fields of the store, whatever a planted file is called.
   for (const auto& problem : report.problems) std::cout << "problem: " << printable(problem) << '\n';
   for (const auto& p : report.stray_temporaries) {
-    std::cout << "stray temporary: " << printable(p.string()) << " (left by a killed writer, harmless; --repair removes it)\n";
+    std::cout << "stray temporary: " << printable(p.string())
+              << " (left by a killed writer, harmless; --repair removes it)\n";
   }
   if (report.index_behind) {
     std::cout << "index.json is behind the history (a writer was stopped before rewriting it); the next record or "
                  "--repair brings it up to date\n";
   }
-  if (repaired.temporaries_removed > 0) std::cout << "removed " << repaired.temporaries_removed << " stray temporaries\n";
+  if (repaired.temporaries_removed > 0)
+    std::cout << "removed " << repaired.temporaries_removed << " stray temporaries\n";
   if (repaired.index_rewritten) std::cout << "rewrote index.json from the history\n";
-  std::cout << "store " << dir.string() << ": " << counted(static_cast<std::size_t>(report.records), "record") << ", " << report.blobs_checked
-            << " blobs verified, " << (report.ok() ? "ok" : "NOT ok") << '\n';
+  std::cout << "store " << dir.string() << ": " << counted(static_cast<std::size_t>(report.records), "record") << ", "
+            << report.blobs_checked << " blobs verified, " << (report.ok() ? "ok" : "NOT ok") << '\n';
 }
 
 // The report on the store at `dir`, repaired first with --repair.
@@ -90,7 +92,8 @@ Result<int> run_gc(const Globals& globals, const GcOptions& o) {
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
   const auto dry_run = o.dry_run ? DryRun::yes : DryRun::no;
-  auto report = store->with_writer([&](StoreWriter& writer) { return collect_garbage(writer, o.keep, dry_run); }, BlobWriters::excluded);
+  auto report = store->with_writer([&](StoreWriter& writer) { return collect_garbage(writer, o.keep, dry_run); },
+                                   BlobWriters::excluded);
   if (!report) return fail(report.error());
   if (o.json) {
     print_json({{"records_dropped", report->records_dropped},
@@ -111,7 +114,9 @@ Result<int> run_gc(const Globals& globals, const GcOptions& o) {
 void add_check(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "Verify the store: layout, index, every reachable blob's digest, records");
-  cmd->add_flag("--repair", o->repair, "Remove temporaries left by killed writers and rewrite index.json from the history when it is missing or behind");
+  cmd->add_flag(
+      "--repair", o->repair,
+      "Remove temporaries left by killed writers and rewrite index.json from the history when it is missing or behind");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   describe(*cmd,
            "A store that does not exist yet has nothing to check: it is sound. Problems (an unreadable or\n"
@@ -125,7 +130,9 @@ void add_check(CLI::App& app, Globals& globals, Action& action) {
 void add_gc(CLI::App& app, Globals& globals, Action& action) {
   auto o = std::make_shared<GcOptions>();
   auto* cmd = app.add_subcommand("gc", "Remove blobs no record needs");
-  cmd->add_option("--keep", o->keep, "Keep only the newest N records of each module/name, and each platform's record of its image (default: all)")
+  cmd->add_option(
+         "--keep", o->keep,
+         "Keep only the newest N records of each module/name, and each platform's record of its image (default: all)")
       ->check(number_check(k_keep))
       ->type_name("N");
   cmd->add_flag("--dry-run", o->dry_run, "Say what would be removed, remove nothing");

@@ -257,8 +257,8 @@ std::string fish_script(const CLI::App& app) {
       << "\nend\n\n"
          "complete -c arec -f\n";
   for (const auto* c : visible_commands(app)) {
-    out << "complete -c arec -n " << sh_quoted("not __fish_seen_subcommand_from " + join(commands)) << " -a " << c->get_name()
-        << " -d " << sh_quoted(first_line(c->get_description())) << "\n";
+    out << "complete -c arec -n " << sh_quoted("not __fish_seen_subcommand_from " + join(commands)) << " -a "
+        << c->get_name() << " -d " << sh_quoted(first_line(c->get_description())) << "\n";
   }
   for (const auto* o : named_options(app)) out << fish_option(*o, "");
   for (const auto* c : visible_commands(app)) {
@@ -266,7 +266,8 @@ std::string fish_script(const CLI::App& app) {
     for (const auto* o : named_options(*c)) out << fish_option(*o, condition);
     if (takes_records(*c)) out << "complete -c arec -n " << sh_quoted(condition) << " -a '(__arec_records)'\n";
     if (c->get_name() == "completion") out << "complete -c arec -n " << sh_quoted(condition) << " -a 'bash zsh fish'\n";
-    if (c->get_name() == "help") out << "complete -c arec -n " << sh_quoted(condition) << " -a " << sh_quoted(join(commands)) << "\n";
+    if (c->get_name() == "help")
+      out << "complete -c arec -n " << sh_quoted(condition) << " -a " << sh_quoted(join(commands)) << "\n";
   }
   return out.str();
 }
@@ -318,7 +319,8 @@ std::string completion_script(const CLI::App& app, std::string_view shell) {
 std::string manual_page(const CLI::App& app) {
   std::ostringstream out;
   // No date: the page is made at build time and must not change from one build to the next.
-  out << ".TH AREC 1 \"\" \"arec " AREC_VERSION "\" \"User Commands\"\n"
+  out << ".TH AREC 1 \"\" \"arec " AREC_VERSION
+         "\" \"User Commands\"\n"
          ".SH NAME\n"
          "arec \\- records CMake build outputs as reproducible OCI images, and composes addresses late\n"
          ".SH SYNOPSIS\n"
@@ -343,10 +345,12 @@ std::string manual_page(const CLI::App& app) {
   }
   out << ".SH FILES\n"
          "The store is \\fB\\-\\-store\\fR, else \\fBAREC_STORE\\fR, else \\fI$XDG_DATA_HOME/arec/store\\fR, else\n"
-         "\\fI~/.local/share/arec/store\\fR. The node settings are \\fB\\-\\-nodes\\fR, else \\fBAREC_NODES\\fR, else built in:\n"
+         "\\fI~/.local/share/arec/store\\fR. The node settings are \\fB\\-\\-nodes\\fR, else \\fBAREC_NODES\\fR, else "
+         "built in:\n"
          "one node \"local\" (this machine) holding the registry on port 5000.\n"
          ".SH EXIT STATUS\n"
-         "0 success; 1 a query found something (\\fBcheck\\fR, \\fBverify\\fR, \\fBneeds\\-rebuild\\fR, \\fBmove\\fR);\n"
+         "0 success; 1 a query found something (\\fBcheck\\fR, \\fBverify\\fR, \\fBneeds\\-rebuild\\fR, "
+         "\\fBmove\\fR);\n"
          "2 bad input or usage; 3 a registry or network failure.\n";
   return out.str();
 }

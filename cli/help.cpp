@@ -19,7 +19,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -82,13 +83,15 @@ std::vector<std::string> option_names(const CLI::App& cmd) {
   return names;
 }
 
-void describe(CLI::App& cmd, std::string_view notes, std::initializer_list<Example> examples, std::string_view exit_codes) {
+void describe(CLI::App& cmd, std::string_view notes, std::initializer_list<Example> examples,
+              std::string_view exit_codes) {
   std::string footer(notes);
   if (!footer.empty()) footer += "\n\n";
   footer += "Examples:\n";
   for (const auto& e : examples) footer.append("  ").append(e.line).append("\n      ").append(e.does).append("\n");
   footer.append("\nExit codes: ").append(exit_codes).append(".\n");
-  footer += "Global options (--store, --nodes, --self, --ca-file, -v, -q) go before or after the command; see arec --help.";
+  footer +=
+      "Global options (--store, --nodes, --self, --ca-file, -v, -q) go before or after the command; see arec --help.";
   cmd.footer(footer);
 }
 
@@ -141,7 +144,8 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
     if (const auto at = what.find(": At Most "); at != std::string::npos) {
       const auto received = what.substr(what.rfind(' ') + 1);
       what = what.substr(0, at) + " was given " + received + " times; give it once";
-    } else if (const auto colon = what.find(": 1 required "); colon != std::string::npos && what.ends_with(" missing")) {
+    } else if (const auto colon = what.find(": 1 required ");
+               colon != std::string::npos && what.ends_with(" missing")) {
       // "--store: 1 required DIR missing"
       const auto value_type = what.substr(colon + 13, what.size() - colon - 13 - 8);
       what = what.substr(0, colon) + " needs a value (" + value_type + ")";
@@ -167,7 +171,8 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
     if (what.starts_with("Could not convert: ")) {
       const auto rest = what.substr(19);
       const auto eq = rest.find(" = ");
-      if (eq != std::string::npos) what = rest.substr(0, eq) + ": \"" + rest.substr(eq + 3) + "\" is not a valid number";
+      if (eq != std::string::npos)
+        what = rest.substr(0, eq) + ": \"" + rest.substr(eq + 3) + "\" is not a valid number";
     }
   }
   if (command.empty()) return what + " (see arec --help)";
@@ -186,7 +191,8 @@ std::optional<std::string> unknown_word(const CLI::App& app) {
              " (see arec --help)";
     }
     const auto suggestion = nearest(word, command_names(app));
-    return "unknown command \"" + word + "\"" + (suggestion.empty() ? " (see arec --help)" : "; did you mean \"" + suggestion + "\"?");
+    return "unknown command \"" + word + "\"" +
+           (suggestion.empty() ? " (see arec --help)" : "; did you mean \"" + suggestion + "\"?");
   }
   const CLI::App& cmd = *selected.front();
   auto extra = cmd.remaining();

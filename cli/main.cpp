@@ -17,11 +17,10 @@ namespace {
 
 // Every command, in the order `arec --help` lists them. A command's page (description, examples, exit
 // codes) is set in its add_* function.
-constexpr std::array<AddCommand, 21> k_commands = {add_record,  add_records, add_sbom, add_ref,  add_check, add_gc,
-                                                   add_resolve, add_compose, add_push, add_pull,  add_verify,
-                                                   add_read_port, add_needs_rebuild, add_move, add_registry_config,
-                                                   add_inspect, add_export, add_import, add_tag, add_rm,
-                                                   add_index};
+constexpr std::array<AddCommand, 21> k_commands = {
+    add_record, add_records, add_sbom,   add_ref,       add_check,         add_gc,   add_resolve,         add_compose,
+    add_push,   add_pull,    add_verify, add_read_port, add_needs_rebuild, add_move, add_registry_config, add_inspect,
+    add_export, add_import,  add_tag,    add_rm,        add_index};
 
 // %* in a pattern: the message with its control characters escaped (printable). Messages carry what
 // registries, bundles and files said, and none of it may drive the terminal or forge a line.
@@ -94,11 +93,13 @@ void add_help(CLI::App& app, Action& action) {
 // `arec completion SHELL` and the hidden `arec __man`, which the build runs to make arec.1.
 void add_generators(CLI::App& app, Action& action) {
   auto shell = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("completion", "Print a shell completion script: commands, options, and module/names from the store");
+  auto* cmd = app.add_subcommand("completion",
+                                 "Print a shell completion script: commands, options, and module/names from the store");
   cmd->add_option("shell", *shell, "bash, zsh or fish")->required()->type_name("bash|zsh|fish");
   describe(*cmd, "Names of records are completed from `arec records`, read when you press Tab.",
-           {{"source <(arec completion bash)", "Completion in this bash session (or put the output in\n"
-                                                "      /etc/bash_completion.d/arec or ~/.local/share/bash-completion/completions/arec)."},
+           {{"source <(arec completion bash)",
+             "Completion in this bash session (or put the output in\n"
+             "      /etc/bash_completion.d/arec or ~/.local/share/bash-completion/completions/arec)."},
             {"arec completion zsh > \"${fpath[1]}/_arec\"", "Completion for zsh, loaded by compinit."},
             {"arec completion fish > ~/.config/fish/completions/arec.fish", "Completion for fish."}},
            k_exit_local);
@@ -192,12 +193,15 @@ Result<NodeSettings> load_settings(const Globals& globals) {
   return NodeSettings::load(globals.settings.nodes, globals.settings.self);
 }
 
-void print_json(const nlohmann::json& json) { std::cout << json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'; }
+void print_json(const nlohmann::json& json) {
+  std::cout << json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
 
 int run(int argc, char** argv) {
-  CLI::App app{"arec records CMake build outputs as reproducible OCI images, by module, name and digest,\n"
-               "and composes registry addresses where they are used, never where they are built.",
-               "arec"};
+  CLI::App app{
+      "arec records CMake build outputs as reproducible OCI images, by module, name and digest,\n"
+      "and composes registry addresses where they are used, never where they are built.",
+      "arec"};
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the version, the commit and the versions of the libraries");
   // At most one command; a missing or unknown one is reported by unknown_word, naming it.
@@ -211,8 +215,9 @@ int run(int argc, char** argv) {
   app.add_option("--nodes", flags.nodes, "Node settings file (JSON)")->type_name("FILE");
   app.add_option("--self", flags.self, "The node this machine is")->type_name("NODE");
   app.add_option("--ca-file", flags.ca_file, "CA bundle to trust for registries over HTTPS")->type_name("FILE");
-  app.add_option("--default-config", flags.default_config,
-                 "Configuration meant where a module/name has records of several and no --config names one (default Release)")
+  app.add_option(
+         "--default-config", flags.default_config,
+         "Configuration meant where a module/name has records of several and no --config names one (default Release)")
       ->type_name("NAME");
   auto* verbose = app.add_flag("-v,--verbose", globals.verbose, "More output (repeat for more)");
   app.add_flag("-q,--quiet", globals.quiet, "Only errors")->excludes(verbose);

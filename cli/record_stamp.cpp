@@ -22,8 +22,8 @@ std::vector<fs::Path> directories_under(const std::vector<fs::Path>& roots) {
     std::error_code ec;
     if (!std::filesystem::is_directory(std::filesystem::symlink_status(root, ec))) continue;
     out.push_back(root);
-    for (std::filesystem::recursive_directory_iterator it(root, std::filesystem::directory_options::none, ec), end; !ec && it != end;
-         it.increment(ec)) {
+    for (std::filesystem::recursive_directory_iterator it(root, std::filesystem::directory_options::none, ec), end;
+         !ec && it != end; it.increment(ec)) {
       if (it->is_directory(ec) && !it->is_symlink(ec)) out.push_back(it->path());
     }
   }

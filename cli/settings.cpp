@@ -13,24 +13,43 @@ namespace arec::cli {
 namespace {
 
 constexpr std::array k_variables = {
-    Variable{"AREC_STORE", "", "a directory", "The store (an OCI image layout), as --store. Default: $XDG_DATA_HOME/arec/store, else ~/.local/share/arec/store."},
-    Variable{"AREC_NODES", "", "a file", "The node settings (JSON), as --nodes. Default: built in, one node \"local\" (this machine) holding the registry on port 5000."},
-    Variable{"AREC_SELF", "", "a node name", "The node this machine is, as --self. Default: the settings' own \"self\"."},
-    Variable{"AREC_CA_FILE", "", "a file", "A CA bundle to trust for registries over HTTPS, as --ca-file, besides the system's."},
-    Variable{"AREC_DEFAULT_CONFIG", "configuration", "1 to 64 of A-Z, a-z, 0-9 and _", "The build configuration meant where a module/name has records of several and none is named with --config, as --default-config. Default: Release."},
-    Variable{"AREC_THREADS", k_threads.kind, k_threads.accepts, "Compression threads of record, unless --threads. Default: all cores."},
-    Variable{"AREC_SYNC", "switch", "on or off", "on: every file is synced to the disk before it is renamed into the store. Default: off."},
-    Variable{"AREC_LOCK_TIMEOUT", "duration", "seconds, more than 0 and at most 86400, e.g. 2.5", "How long a writer waits for the store's lock. Default: 120."},
-    Variable{"AREC_CHUNK_SIZE", k_chunk_size.kind, k_chunk_size.accepts, "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: 64M."},
-    Variable{"AREC_RETRY_BUDGET", "duration", "seconds from 0 to 86400, e.g. 2.5", "How long a registry step is retried before it gives up. Default: 60."},
-    Variable{"AREC_STALL_TIMEOUT", k_stall_timeout.kind, k_stall_timeout.accepts, "A registry transfer slower than AREC_MIN_RATE this long is abandoned (and retried). Default: 60."},
-    Variable{"AREC_MIN_RATE", k_min_rate.kind, k_min_rate.accepts, "The slowest a registry transfer may be for AREC_STALL_TIMEOUT. Default: 1k."},
-    Variable{"SOURCE_DATE_EPOCH", k_epoch.kind, k_epoch.accepts, "The mtime of every entry of a recorded layer, for reproducible digests. Default: 0."},
+    Variable{"AREC_STORE", "", "a directory",
+             "The store (an OCI image layout), as --store. Default: $XDG_DATA_HOME/arec/store, else "
+             "~/.local/share/arec/store."},
+    Variable{"AREC_NODES", "", "a file",
+             "The node settings (JSON), as --nodes. Default: built in, one node \"local\" (this machine) holding the "
+             "registry on port 5000."},
+    Variable{"AREC_SELF", "", "a node name",
+             "The node this machine is, as --self. Default: the settings' own \"self\"."},
+    Variable{"AREC_CA_FILE", "", "a file",
+             "A CA bundle to trust for registries over HTTPS, as --ca-file, besides the system's."},
+    Variable{"AREC_DEFAULT_CONFIG", "configuration", "1 to 64 of A-Z, a-z, 0-9 and _",
+             "The build configuration meant where a module/name has records of several and none is named with "
+             "--config, as --default-config. Default: Release."},
+    Variable{"AREC_THREADS", k_threads.kind, k_threads.accepts,
+             "Compression threads of record, unless --threads. Default: all cores."},
+    Variable{"AREC_SYNC", "switch", "on or off",
+             "on: every file is synced to the disk before it is renamed into the store. Default: off."},
+    Variable{"AREC_LOCK_TIMEOUT", "duration", "seconds, more than 0 and at most 86400, e.g. 2.5",
+             "How long a writer waits for the store's lock. Default: 120."},
+    Variable{"AREC_CHUNK_SIZE", k_chunk_size.kind, k_chunk_size.accepts,
+             "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: 64M."},
+    Variable{"AREC_RETRY_BUDGET", "duration", "seconds from 0 to 86400, e.g. 2.5",
+             "How long a registry step is retried before it gives up. Default: 60."},
+    Variable{"AREC_STALL_TIMEOUT", k_stall_timeout.kind, k_stall_timeout.accepts,
+             "A registry transfer slower than AREC_MIN_RATE this long is abandoned (and retried). Default: 60."},
+    Variable{"AREC_MIN_RATE", k_min_rate.kind, k_min_rate.accepts,
+             "The slowest a registry transfer may be for AREC_STALL_TIMEOUT. Default: 1k."},
+    Variable{"SOURCE_DATE_EPOCH", k_epoch.kind, k_epoch.accepts,
+             "The mtime of every entry of a recorded layer, for reproducible digests. Default: 0."},
     Variable{"XDG_DATA_HOME", "", "a directory", "Where the default store is: $XDG_DATA_HOME/arec/store."},
     Variable{"HOME", "", "a directory", "Where the default store is without XDG_DATA_HOME, and ~/.docker/config.json."},
-    Variable{"DOCKER_CONFIG", "", "a directory", "Registry credentials: $DOCKER_CONFIG/config.json instead of ~/.docker/config.json."},
-    Variable{"REGISTRY_AUTH_FILE", "", "a file", "Registry credentials in containers' auth.json format, looked in after docker's."},
-    Variable{"XDG_RUNTIME_DIR", "", "a directory", "Registry credentials in $XDG_RUNTIME_DIR/containers/auth.json, looked in last."},
+    Variable{"DOCKER_CONFIG", "", "a directory",
+             "Registry credentials: $DOCKER_CONFIG/config.json instead of ~/.docker/config.json."},
+    Variable{"REGISTRY_AUTH_FILE", "", "a file",
+             "Registry credentials in containers' auth.json format, looked in after docker's."},
+    Variable{"XDG_RUNTIME_DIR", "", "a directory",
+             "Registry credentials in $XDG_RUNTIME_DIR/containers/auth.json, looked in last."},
 };
 
 const Variable& variable(std::string_view name) {
@@ -152,7 +171,8 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
   }
   if (!flags.default_config.empty()) {
     if (!is_config_name(flags.default_config)) {
-      return fail_input("--default-config " + flags.default_config + ": not a configuration (1 to 64 of A-Z, a-z, 0-9 and _)");
+      return fail_input("--default-config " + flags.default_config +
+                        ": not a configuration (1 to 64 of A-Z, a-z, 0-9 and _)");
     }
     s.default_config = flags.default_config;
   }

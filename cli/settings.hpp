@@ -13,12 +13,12 @@
 #include <string>
 #include <string_view>
 
-#include "util/error.hpp"
-#include "util/fs.hpp"
-#include "store/store.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/retry.hpp"
 #include "registry-client/transfer.hpp"
+#include "store/store.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace arec::cli {
 
@@ -37,8 +37,8 @@ std::span<const Variable> variables();
 // A flag and its variable are read by the same NumberKind, so both accept and refuse the same values.
 struct NumberKind {
   enum class Unit { none, bytes };  // bytes: a size, which may end in k, M or G (binary)
-  std::string_view kind;     // "count", "size", "port", "time", "duration"
-  std::string_view accepts;  // said in errors and in the help: "a whole number from 1 to 256"
+  std::string_view kind;            // "count", "size", "port", "time", "duration"
+  std::string_view accepts;         // said in errors and in the help: "a whole number from 1 to 256"
   std::int64_t low;
   std::int64_t high;
   Unit unit = Unit::none;
@@ -56,8 +56,8 @@ inline constexpr NumberKind k_port{"port", "a whole number from 1 to 65535", 1, 
 inline constexpr NumberKind k_keep{"count", "a whole number from 1 to 1000000000", 1, 1'000'000'000};
 inline constexpr NumberKind k_stall_timeout{"duration", "whole seconds from 1 to 86400", 1, 86400};
 // Slower than this for AREC_STALL_TIMEOUT, a transfer is stalled: a trickle of a byte now and then is.
-inline constexpr NumberKind k_min_rate{"rate", "bytes a second from 1 to 1G, or a whole number with k, M or G, e.g. 4k", 1,
-                                       std::int64_t{1} << 30, NumberKind::Unit::bytes};
+inline constexpr NumberKind k_min_rate{"rate", "bytes a second from 1 to 1G, or a whole number with k, M or G, e.g. 4k",
+                                       1, std::int64_t{1} << 30, NumberKind::Unit::bytes};
 inline constexpr NumberKind k_epoch{"time", "whole seconds since 1970-01-01 UTC, 0 or more", 0,
                                     std::numeric_limits<std::int64_t>::max()};
 
@@ -82,17 +82,17 @@ struct Flags {
 };
 
 struct Settings {
-  fs::Path store;           // --store, AREC_STORE, $XDG_DATA_HOME/arec/store, ~/.local/share/arec/store
-  std::string nodes;        // --nodes, AREC_NODES; empty: the built-in node settings
-  std::string self;         // --self, AREC_SELF; empty: the file's own
+  fs::Path store;     // --store, AREC_STORE, $XDG_DATA_HOME/arec/store, ~/.local/share/arec/store
+  std::string nodes;  // --nodes, AREC_NODES; empty: the built-in node settings
+  std::string self;   // --self, AREC_SELF; empty: the file's own
   std::string default_config{k_default_config};  // --default-config, AREC_DEFAULT_CONFIG, Release
-  std::optional<unsigned> threads;  // AREC_THREADS; nothing: all cores (record --threads overrides)
-  fs::Sync sync = fs::Sync::off;    // AREC_SYNC
+  std::optional<unsigned> threads;               // AREC_THREADS; nothing: all cores (record --threads overrides)
+  fs::Sync sync = fs::Sync::off;                 // AREC_SYNC
   std::chrono::milliseconds lock_timeout = k_default_lock_timeout;  // AREC_LOCK_TIMEOUT
-  std::int64_t chunk_size = k_default_chunk_size;  // AREC_CHUNK_SIZE (push --chunk-size overrides)
-  std::int64_t source_date_epoch = 0;                 // SOURCE_DATE_EPOCH: every mtime in a layer
-  RetryPolicy retry;        // its budget from AREC_RETRY_BUDGET
-  ClientSettings client;    // --ca-file / AREC_CA_FILE, AREC_STALL_TIMEOUT, AREC_MIN_RATE, the credential files
+  std::int64_t chunk_size = k_default_chunk_size;                   // AREC_CHUNK_SIZE (push --chunk-size overrides)
+  std::int64_t source_date_epoch = 0;                               // SOURCE_DATE_EPOCH: every mtime in a layer
+  RetryPolicy retry;                                                // its budget from AREC_RETRY_BUDGET
+  ClientSettings client;  // --ca-file / AREC_CA_FILE, AREC_STALL_TIMEOUT, AREC_MIN_RATE, the credential files
 };
 
 // Reads every variable of variables() from `env`, each flag taking the place of its variable. A set

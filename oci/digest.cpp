@@ -37,8 +37,7 @@ Result<Digest> Digest::parse(std::string_view text) {
   }
   for (char c : hex) {
     if (!is_lower_hex(c)) {
-      return fail_input("digest \"" + std::string(text) + "\": '" + std::string(1, c) +
-                        "' is not lowercase hex");
+      return fail_input("digest \"" + std::string(text) + "\": '" + std::string(1, c) + "' is not lowercase hex");
     }
   }
   return Digest(algorithm, std::string(hex));

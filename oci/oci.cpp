@@ -334,13 +334,15 @@ Result<json> parse_json(std::string_view bytes, std::string_view what) {
   auto parsed = read_json<json>(bytes);
   if (parsed) return std::move(*parsed);
   const auto& problem = parsed.error();
-  return fail_input(std::string(what) + ": " + problem.message + (problem.byte ? " at byte " + std::to_string(*problem.byte) : ""));
+  return fail_input(std::string(what) + ": " + problem.message +
+                    (problem.byte ? " at byte " + std::to_string(*problem.byte) : ""));
 }
 
 Status check_oci_layout(std::string_view text, const std::string& what) {
   auto document = parse_json(text, what);
   if (!document) return fail(document.error());
-  if (!document->is_object() || !document->contains("imageLayoutVersion")) return fail_input(what + ": imageLayoutVersion is missing");
+  if (!document->is_object() || !document->contains("imageLayoutVersion"))
+    return fail_input(what + ": imageLayoutVersion is missing");
   return {};
 }
 
@@ -372,10 +374,13 @@ Result<Platform> parse_platform(std::string_view text) {
     pos = slash + 1;
   }
   const bool valid_words = std::all_of(parts.begin(), parts.end(), [](const std::string& part) {
-    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
   });
   if (parts.size() < 2 || parts.size() > 3 || !valid_words) {
-    return fail_input("--platform \"" + std::string(text) + "\": expected OS/ARCHITECTURE[/VARIANT], e.g. linux/arm64 or linux/arm/v7");
+    return fail_input("--platform \"" + std::string(text) +
+                      "\": expected OS/ARCHITECTURE[/VARIANT], e.g. linux/arm64 or linux/arm/v7");
   }
   return Platform{parts[1], parts[0], parts.size() == 3 ? parts[2] : std::string()};
 }

@@ -23,7 +23,9 @@ bool is_config_name(std::string_view text) {
 
 namespace {
 
-std::string shown_config(std::string_view config) { return config.empty() ? std::string("(none)") : std::string(config); }
+std::string shown_config(std::string_view config) {
+  return config.empty() ? std::string("(none)") : std::string(config);
+}
 
 std::string list_of(const std::vector<std::string>& configs) {
   std::string out;
@@ -33,14 +35,15 @@ std::string list_of(const std::vector<std::string>& configs) {
 
 }  // namespace
 
-Result<ChosenConfig> choose_config(std::string_view repository, const std::vector<std::string>& recorded, const ConfigChoice& choice) {
+Result<ChosenConfig> choose_config(std::string_view repository, const std::vector<std::string>& recorded,
+                                   const ConfigChoice& choice) {
   if (choice.asked) {
     if (std::ranges::find(recorded, *choice.asked) != recorded.end()) return ChosenConfig{*choice.asked, {}};
     // A record naming no configuration (recorded outside a build) serves every configuration.
     if (std::ranges::find(recorded, std::string()) != recorded.end()) return ChosenConfig{std::string(), {}};
     if (recorded.empty()) return fail_input(std::string(repository) + ": no record of configuration " + *choice.asked);
-    return fail_input(std::string(repository) + ": no record of configuration " + *choice.asked + " (its records are of " +
-                      list_of(recorded) + ")");
+    return fail_input(std::string(repository) + ": no record of configuration " + *choice.asked +
+                      " (its records are of " + list_of(recorded) + ")");
   }
   if (recorded.size() <= 1) return ChosenConfig{};
   if (std::ranges::find(recorded, choice.default_config) != recorded.end()) {
@@ -48,8 +51,9 @@ Result<ChosenConfig> choose_config(std::string_view repository, const std::vecto
                                                    ": using the default configuration, " + choice.default_config +
                                                    " (choose another with --config)"};
   }
-  return fail_input(std::string(repository) + " has records of " + list_of(recorded) + " and none of the default configuration " +
-                    choice.default_config + ": choose one with --config NAME (or set AREC_DEFAULT_CONFIG)");
+  return fail_input(std::string(repository) + " has records of " + list_of(recorded) +
+                    " and none of the default configuration " + choice.default_config +
+                    ": choose one with --config NAME (or set AREC_DEFAULT_CONFIG)");
 }
 
 const Record* newest_of(const std::vector<Record>& history, const ChosenConfig& chosen) {
@@ -67,7 +71,8 @@ std::vector<std::string> configs_of(const std::vector<Record>& history) {
   return out;
 }
 
-std::string latest_tag(std::string_view config, const std::vector<std::string>& recorded, std::string_view default_config) {
+std::string latest_tag(std::string_view config, const std::vector<std::string>& recorded,
+                       std::string_view default_config) {
   if (recorded.size() <= 1 || config == default_config) return "latest";
   std::string tag = "latest-";
   for (char c : config.empty() ? std::string_view("none") : config) {
@@ -117,9 +122,9 @@ bool is_rfc3339(std::string_view t) {
     return true;
   };
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!digits(0, 4, year) || t.size() < 20 || t[4] != '-' || !digits(5, 2, month) || t[7] != '-' || !digits(8, 2, day) ||
-      (t[10] != 'T' && t[10] != 't') || !digits(11, 2, hour) || t[13] != ':' || !digits(14, 2, minute) || t[16] != ':' ||
-      !digits(17, 2, second)) {
+  if (!digits(0, 4, year) || t.size() < 20 || t[4] != '-' || !digits(5, 2, month) || t[7] != '-' ||
+      !digits(8, 2, day) || (t[10] != 'T' && t[10] != 't') || !digits(11, 2, hour) || t[13] != ':' ||
+      !digits(14, 2, minute) || t[16] != ':' || !digits(17, 2, second)) {
     return false;
   }
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
@@ -134,24 +139,28 @@ bool is_rfc3339(std::string_view t) {
   }
   if (pos < t.size() && (t[pos] == 'Z' || t[pos] == 'z')) return pos + 1 == t.size();
   int offset_hour = 0, offset_minute = 0;
-  return pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && digits(pos + 1, 2, offset_hour) && t[pos + 3] == ':' &&
-         digits(pos + 4, 2, offset_minute) && offset_hour <= 23 && offset_minute <= 59;
+  return pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && digits(pos + 1, 2, offset_hour) &&
+         t[pos + 3] == ':' && digits(pos + 4, 2, offset_minute) && offset_hour <= 23 && offset_minute <= 59;
 }
 
 Status validate_record_fields(const Record& record, std::string_view what) {
-  const std::string of = std::string(what) + ": record " + printable(record.repository()) + "@" + record.manifest.digest.str();
+  const std::string of =
+      std::string(what) + ": record " + printable(record.repository()) + "@" + record.manifest.digest.str();
   if (auto s = validate_record_part(record.module, "module"); !s) return fail(std::move(s.error()).context(of));
   if (auto s = validate_record_part(record.name, "name"); !s) return fail(std::move(s.error()).context(of));
   if (!is_rfc3339(record.recorded)) {
-    return fail_input(of + ": recorded \"" + printable(record.recorded) + "\" is not an RFC 3339 time (e.g. 2026-12-02T11:39:53Z)");
+    return fail_input(of + ": recorded \"" + printable(record.recorded) +
+                      "\" is not an RFC 3339 time (e.g. 2026-12-02T11:39:53Z)");
   }
   if (!record.base_digest.empty()) {
     if (auto d = Digest::parse(record.base_digest); !d) {
       return fail_input(of + ": base \"" + printable(record.base_digest) + "\" is not a digest (ALGORITHM:HEX)");
     }
   }
-  for (auto [key, value] : {std::pair{"target", &record.target}, {"config", &record.config}, {"revision", &record.revision}}) {
-    if (has_control_characters(*value)) return fail_input(of + ": " + key + " \"" + printable(*value) + "\" holds control characters");
+  for (auto [key, value] :
+       {std::pair{"target", &record.target}, {"config", &record.config}, {"revision", &record.revision}}) {
+    if (has_control_characters(*value))
+      return fail_input(of + ": " + key + " \"" + printable(*value) + "\" holds control characters");
   }
   return {};
 }
@@ -197,8 +206,8 @@ nlohmann::json to_json(const Record& r) {
     out["platform"] = r.manifest.platform->os + "/" + r.manifest.platform->architecture +
                       (r.manifest.platform->variant.empty() ? "" : "/" + r.manifest.platform->variant);
   }
-  for (auto [key, value] : {std::pair{"target", &r.target}, {"config", &r.config}, {"revision", &r.revision},
-                            {"base", &r.base_digest}}) {
+  for (auto [key, value] :
+       {std::pair{"target", &r.target}, {"config", &r.config}, {"revision", &r.revision}, {"base", &r.base_digest}}) {
     if (!value->empty()) out[key] = *value;
   }
   return out;
@@ -220,7 +229,8 @@ Result<Record> parse_record_document(std::string_view bytes, std::string_view wh
   for (const auto& [key, value] : json->items()) {
     const bool known = std::ranges::find(k_required, key) != std::end(k_required) ||
                        std::ranges::find(k_optional, key) != std::end(k_optional);
-    if (!known) return fail_input(of + ": unknown field \"" + printable(key) + "\" (a record document holds only the record)");
+    if (!known)
+      return fail_input(of + ": unknown field \"" + printable(key) + "\" (a record document holds only the record)");
   }
   const auto text = [&](std::string_view key, bool required) -> Result<std::string> {
     const auto it = json->find(key);
@@ -233,23 +243,31 @@ Result<Record> parse_record_document(std::string_view bytes, std::string_view wh
   };
   Record r;
   std::string digest, platform;
-  for (auto [key, out, required] : {std::tuple{"module", &r.module, true}, {"name", &r.name, true}, {"digest", &digest, true},
-                                    {"mediaType", &r.manifest.media_type, true}, {"recorded", &r.recorded, true},
-                                    {"platform", &platform, false}, {"target", &r.target, false}, {"config", &r.config, false},
-                                    {"revision", &r.revision, false}, {"base", &r.base_digest, false}}) {
+  for (auto [key, out, required] : {std::tuple{"module", &r.module, true},
+                                    {"name", &r.name, true},
+                                    {"digest", &digest, true},
+                                    {"mediaType", &r.manifest.media_type, true},
+                                    {"recorded", &r.recorded, true},
+                                    {"platform", &platform, false},
+                                    {"target", &r.target, false},
+                                    {"config", &r.config, false},
+                                    {"revision", &r.revision, false},
+                                    {"base", &r.base_digest, false}}) {
     auto value = text(key, required);
     if (!value) return fail(value.error());
     *out = std::move(*value);
   }
   const auto size = json->find("size");
   if (size == json->end()) return fail_input(of + ": no field \"size\"");
-  if (!size->is_number_integer() || size->get<std::int64_t>() < 0) return fail_input(of + ": \"size\" is not a size in bytes");
+  if (!size->is_number_integer() || size->get<std::int64_t>() < 0)
+    return fail_input(of + ": \"size\" is not a size in bytes");
   r.manifest.size = size->get<std::int64_t>();
   auto parsed = Digest::parse(digest);
   if (!parsed) return fail_input(of + ": \"digest\" " + printable(digest) + " is not a digest (ALGORITHM:HEX)");
   r.manifest.digest = *parsed;
   if (r.manifest.media_type != media_type::k_manifest) {
-    return fail_input(of + ": \"mediaType\" \"" + printable(r.manifest.media_type) + "\" is not " + std::string(media_type::k_manifest));
+    return fail_input(of + ": \"mediaType\" \"" + printable(r.manifest.media_type) + "\" is not " +
+                      std::string(media_type::k_manifest));
   }
   if (json->contains("platform")) {
     auto p = parse_platform(platform);
@@ -257,7 +275,8 @@ Result<Record> parse_record_document(std::string_view bytes, std::string_view wh
     r.manifest.platform = std::move(*p);
   }
   // An empty optional field is one record_document leaves out: present and empty, it was not written so.
-  for (auto [key, value] : {std::pair{"target", &r.target}, {"config", &r.config}, {"revision", &r.revision}, {"base", &r.base_digest}}) {
+  for (auto [key, value] :
+       {std::pair{"target", &r.target}, {"config", &r.config}, {"revision", &r.revision}, {"base", &r.base_digest}}) {
     if (json->contains(key) && value->empty()) return fail_input(of + ": \"" + std::string(key) + "\" is empty");
   }
   if (auto s = validate_record_fields(r, what); !s) return fail(s.error());
@@ -269,19 +288,30 @@ Result<RecordArtifact> record_artifact(const Record& record) {
   auto document = record_document(record);
   if (!document) return fail(std::move(document.error()).context("the record document of " + record.identity()));
   out.document = std::move(*document);
-  out.layer = Descriptor{std::string(media_type::k_arec_record), digest_of(out.document), static_cast<std::int64_t>(out.document.size()),
-                         {}, {}, {}, {}};
+  out.layer = Descriptor{std::string(media_type::k_arec_record),
+                         digest_of(out.document),
+                         static_cast<std::int64_t>(out.document.size()),
+                         {},
+                         {},
+                         {},
+                         {}};
   Manifest manifest;
   manifest.artifact_type = std::string(media_type::k_arec_record);
   manifest.config = Descriptor{std::string(media_type::k_empty), digest_of("{}"), 2, {}, {}, {}, {}};
   manifest.layers.push_back(out.layer);
-  manifest.subject = Descriptor{record.manifest.media_type, record.manifest.digest, record.manifest.size, {}, {}, {}, {}};
+  manifest.subject =
+      Descriptor{record.manifest.media_type, record.manifest.digest, record.manifest.size, {}, {}, {}, {}};
   manifest.annotations.emplace(annotation::k_created, record.recorded);
   auto text = canonical_json(to_json(manifest));
   if (!text) return fail(std::move(text.error()).context("the record artifact of " + record.identity()));
   out.manifest = std::move(*text);
-  out.descriptor = Descriptor{std::string(media_type::k_manifest), digest_of(out.manifest), static_cast<std::int64_t>(out.manifest.size()),
-                              std::string(media_type::k_arec_record), {}, manifest.annotations, {}};
+  out.descriptor = Descriptor{std::string(media_type::k_manifest),
+                              digest_of(out.manifest),
+                              static_cast<std::int64_t>(out.manifest.size()),
+                              std::string(media_type::k_arec_record),
+                              {},
+                              manifest.annotations,
+                              {}};
   return out;
 }
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/error.hpp"
 #include "oci/oci.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 
@@ -107,8 +107,8 @@ bool is_config_name(std::string_view text);
 
 // What the command line or a request asks for.
 struct ConfigChoice {
-  std::optional<std::string> asked;                   // --config, or a request's ?config=
-  std::string default_config{k_default_config};       // used when several are recorded and none was asked
+  std::optional<std::string> asked;              // --config, or a request's ?config=
+  std::string default_config{k_default_config};  // used when several are recorded and none was asked
 };
 
 struct ChosenConfig {
@@ -123,7 +123,8 @@ struct ChosenConfig {
 // configuration), else an error naming those recorded. Not asked
 // for: any, where one is recorded; the default, where several are (with a note); an error where
 // several are and the default is not among them. Never "whichever was built last".
-Result<ChosenConfig> choose_config(std::string_view repository, const std::vector<std::string>& recorded, const ConfigChoice& choice);
+Result<ChosenConfig> choose_config(std::string_view repository, const std::vector<std::string>& recorded,
+                                   const ConfigChoice& choice);
 
 // The newest of `history` (oldest first) in the chosen configuration, or null.
 const Record* newest_of(const std::vector<Record>& history, const ChosenConfig& chosen);
@@ -133,7 +134,8 @@ std::vector<std::string> configs_of(const std::vector<Record>& history);
 
 // The registry tag that names the latest record of `config` in a push: `latest` for the default
 // configuration (or the only one recorded), `latest-<config in lower case>` for the others.
-std::string latest_tag(std::string_view config, const std::vector<std::string>& recorded, std::string_view default_config);
+std::string latest_tag(std::string_view config, const std::vector<std::string>& recorded,
+                       std::string_view default_config);
 
 // The current time as RFC 3339 UTC ("2026-12-02T11:39:53Z").
 std::string now_rfc3339();

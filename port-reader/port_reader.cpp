@@ -44,7 +44,8 @@ Result<PortReading> read_port(std::string_view value, std::optional<std::uint16_
   }
   const auto port = parse_port(text);
   if (!port) {
-    return fail_input("\"" + std::string(value) + "\" is not a port (an integer 1-65535, empty, or an unfilled arec:// request)");
+    return fail_input("\"" + std::string(value) +
+                      "\" is not a port (an integer 1-65535, empty, or an unfilled arec:// request)");
   }
   reading.said = PortReading::Said::port;
   reading.port = port;

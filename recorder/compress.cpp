@@ -67,7 +67,8 @@ class ParallelGzip final : public ByteSink {
   static constexpr int k_default_level = 1;
 
   ParallelGzip(const CompressOptions& options, ByteSink& next)
-      : m_next(next), m_level(options.level < 0 ? k_default_level : options.level),
+      : m_next(next),
+        m_level(options.level < 0 ? k_default_level : options.level),
         m_depth(4 * static_cast<std::size_t>(std::max(1U, options.threads))) {
     m_current = take_chunk();
     if (options.threads > 1) {

@@ -6,9 +6,9 @@
 #include <span>
 #include <string_view>
 
-#include "util/byte_sink.hpp"
 #include "oci/digest.hpp"
 #include "oci/oci.hpp"
+#include "util/byte_sink.hpp"
 #include "util/error.hpp"
 
 namespace arec {

@@ -40,7 +40,8 @@ Status read_dynamic(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfFile& out,
   const std::size_t count = shdr.sh_entsize == 0 ? 0 : shdr.sh_size / shdr.sh_entsize;
   for (std::size_t i = 0; i < count; ++i) {
     GElf_Dyn dyn;
-    if (gelf_getdyn(data, static_cast<int>(i), &dyn) == nullptr) return elf_failure(what, "reading the dynamic section");
+    if (gelf_getdyn(data, static_cast<int>(i), &dyn) == nullptr)
+      return elf_failure(what, "reading the dynamic section");
     switch (dyn.d_tag) {
       case DT_NEEDED: out.needed.push_back(string_at(elf, shdr.sh_link, dyn.d_un.d_val)); break;
       case DT_SONAME: out.soname = string_at(elf, shdr.sh_link, dyn.d_un.d_val); break;
@@ -59,7 +60,8 @@ Status read_verneed(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfFile& out,
   std::size_t offset = 0;
   for (std::size_t n = 0; n < shdr.sh_info; ++n) {
     GElf_Verneed need;
-    if (gelf_getverneed(data, static_cast<int>(offset), &need) == nullptr) return elf_failure(what, "reading the version needs");
+    if (gelf_getverneed(data, static_cast<int>(offset), &need) == nullptr)
+      return elf_failure(what, "reading the version needs");
     auto& versions = out.version_needs[string_at(elf, shdr.sh_link, need.vn_file)];
     std::size_t aux_offset = offset + need.vn_aux;
     for (std::size_t a = 0; a < need.vn_cnt; ++a) {
@@ -129,7 +131,8 @@ int arm_cpu_arch(std::span<const unsigned char> data, int encoding) {
     if (length < 4 || length > data.size() - at) return -1;
     const std::size_t end = at + length;
     std::size_t pos = at + 4;
-    const auto name_end = std::find(data.begin() + static_cast<std::ptrdiff_t>(pos), data.begin() + static_cast<std::ptrdiff_t>(end), 0);
+    const auto name_end =
+        std::find(data.begin() + static_cast<std::ptrdiff_t>(pos), data.begin() + static_cast<std::ptrdiff_t>(end), 0);
     const std::string vendor(data.begin() + static_cast<std::ptrdiff_t>(pos), name_end);
     pos = static_cast<std::size_t>(name_end - data.begin()) + 1;
     while (vendor == "aeabi" && pos + 5 <= end) {
@@ -217,7 +220,11 @@ std::optional<Platform> elf_platform(const ElfFile& file) {
   if (file.machine == EM_ARM) {
     // Tag_CPU_arch values of the ARM ABI: 3-5 v5, 6-9 v6 (v6, v6KZ, v6T2, v6K), 10 v7, 14 and above v8.
     const int arch = file.arm_cpu_arch;
-    variant = arch >= 14 ? "v8" : arch == 10 ? "v7" : arch >= 6 && arch <= 9 ? "v6" : arch >= 3 && arch <= 5 ? "v5" : "";
+    variant = arch >= 14               ? "v8"
+              : arch == 10             ? "v7"
+              : arch >= 6 && arch <= 9 ? "v6"
+              : arch >= 3 && arch <= 5 ? "v5"
+                                       : "";
   }
   return Platform{std::string(m->architecture), "linux", std::move(variant)};
 }
@@ -244,7 +251,8 @@ Result<std::optional<ElfFile>> read_elf(std::span<const std::byte> bytes, std::s
   return read_handle(elf.get(), what);
 }
 
-Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries, const std::optional<Platform>& requested) {
+Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries,
+                                                const std::optional<Platform>& requested) {
   std::optional<std::pair<Platform, std::string>> found;  // the platform, and the first file of it
   for (const auto& e : entries) {
     if (e.type != LayerEntry::Type::file) continue;
@@ -268,8 +276,9 @@ Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& e
   if (!found) return requested;
   Platform platform = found->first;
   if (requested) {
-    const bool same = requested->os == platform.os && requested->architecture == platform.architecture &&
-                      (requested->variant.empty() || platform.variant.empty() || requested->variant == platform.variant);
+    const bool same =
+        requested->os == platform.os && requested->architecture == platform.architecture &&
+        (requested->variant.empty() || platform.variant.empty() || requested->variant == platform.variant);
     if (!same) {
       return fail_input("--platform " + platform_text(*requested) + " contradicts " + found->second + ", which is " +
                         platform_text(platform));

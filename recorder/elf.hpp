@@ -9,24 +9,24 @@
 #include <string_view>
 #include <vector>
 
+#include "oci/oci.hpp"
+#include "recorder/layer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "recorder/layer.hpp"
-#include "oci/oci.hpp"
 
 namespace arec {
 
 struct ElfFile {
-  int elf_class = 0;     // ELFCLASS32 or ELFCLASS64
-  int machine = 0;       // e_machine (EM_X86_64, ...)
-  int data = 0;          // ELFDATA2LSB or ELFDATA2MSB
-  int type = 0;          // e_type (ET_EXEC, ET_DYN, ET_REL, ...)
+  int elf_class = 0;  // ELFCLASS32 or ELFCLASS64
+  int machine = 0;    // e_machine (EM_X86_64, ...)
+  int data = 0;       // ELFDATA2LSB or ELFDATA2MSB
+  int type = 0;       // e_type (ET_EXEC, ET_DYN, ET_REL, ...)
   // Tag_CPU_arch of the ARM attributes section (6 = v6, 10 = v7, ...); -1 when the file has none.
   int arm_cpu_arch = -1;
-  bool executable = false;  // ET_EXEC, or a position-independent executable (ET_DYN with PT_INTERP)
-  std::string interpreter;  // PT_INTERP: the dynamic loader, empty for static programs and libraries
-  std::string soname;       // DT_SONAME
-  std::vector<std::string> needed;  // DT_NEEDED, in order
+  bool executable = false;             // ET_EXEC, or a position-independent executable (ET_DYN with PT_INTERP)
+  std::string interpreter;             // PT_INTERP: the dynamic loader, empty for static programs and libraries
+  std::string soname;                  // DT_SONAME
+  std::vector<std::string> needed;     // DT_NEEDED, in order
   std::optional<std::string> rpath;    // DT_RPATH as written (':'-separated)
   std::optional<std::string> runpath;  // DT_RUNPATH
   // DT_VERNEED: for each library file name (as in DT_NEEDED), the symbol versions needed from it.
@@ -46,7 +46,8 @@ std::optional<Platform> elf_platform(const ElfFile& file);
 // adds; with no ELF file, `requested` (nothing when neither says: the base's or this machine's). Refused,
 // naming the files: ELF files of two platforms, a program or library of a machine arec has no platform
 // for (an object file of one, such as eBPF, is data), a `requested` platform the files contradict.
-Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries, const std::optional<Platform>& requested);
+Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries,
+                                                const std::optional<Platform>& requested);
 
 // Reads `path`; nothing when it is not an ELF file (a script, a data file). A file that starts like ELF
 // but cannot be read as one is an error naming it.

@@ -19,7 +19,8 @@ using EvpContext = std::unique_ptr<EVP_MD_CTX, EvpDeleter>;
 EvpContext new_context(const EVP_MD* md) {
   EvpContext ctx(EVP_MD_CTX_new());
   // As Hasher: OpenSSL refusing SHA-1 or SHA-256 is a broken installation, not an input arec can name.
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1) throw std::runtime_error("initialising OpenSSL digest failed");
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1)
+    throw std::runtime_error("initialising OpenSSL digest failed");
   return ctx;
 }
 
@@ -51,7 +52,8 @@ struct BlockPool::State {
   std::size_t limit = 0;
 };
 
-BlockPool::BlockPool(std::size_t blocks, std::size_t block_size) : m_block_size(block_size), m_state(std::make_shared<State>()) {
+BlockPool::BlockPool(std::size_t blocks, std::size_t block_size)
+    : m_block_size(block_size), m_state(std::make_shared<State>()) {
   m_state->limit = std::max<std::size_t>(blocks, 1);
 }
 
@@ -95,7 +97,9 @@ void Checksummer::update(std::span<const std::byte> data) {
   EVP_DigestUpdate(m_impl->sha256.get(), data.data(), data.size());
 }
 
-FileChecksums Checksummer::finish() { return {finish_hex(m_impl->sha1.get(), EVP_sha1()), finish_hex(m_impl->sha256.get(), EVP_sha256())}; }
+FileChecksums Checksummer::finish() {
+  return {finish_hex(m_impl->sha1.get(), EVP_sha1()), finish_hex(m_impl->sha256.get(), EVP_sha256())};
+}
 
 FileChecksums checksums_of(std::string_view bytes) {
   Checksummer sums;

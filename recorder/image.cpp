@@ -1,18 +1,18 @@
 #include "recorder/image.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <functional>
 #include <future>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "recorder/layering.hpp"
-#include "util/process.hpp"
 #include "recorder/sbom.hpp"
+#include "util/process.hpp"
 
 namespace arec {
 
@@ -46,13 +46,17 @@ class SbomHashes {
  public:
   SbomHashes(const RecordRequest& request, std::vector<LayerEntry> entries, std::map<std::string, DebianPackage> known,
              OwnersOf owners_of)
-      : m_request(request), m_entries(std::move(entries)), m_known(std::move(known)), m_owners_of(std::move(owners_of)) {}
+      : m_request(request),
+        m_entries(std::move(entries)),
+        m_known(std::move(known)),
+        m_owners_of(std::move(owners_of)) {}
   // Called by each layer being packed, several at once: the first starts the thread.
   void start() {
     if (m_request.sbom == SbomFormat::none) return;
     std::call_once(m_started, [this] {
-      m_files = std::async(std::launch::async,
-                           [this] { return sbom_packages(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of); });
+      m_files = std::async(std::launch::async, [this] {
+        return sbom_packages(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of);
+      });
     });
   }
   // What a layer's packing fills in, for the files the SBOM may list; nothing when there is no SBOM.
@@ -136,19 +140,22 @@ Result<Layer> pack_layer(const RecordRequest& request, const std::vector<LayerEn
 // A layer of the same files is the same layer: found by this key, it is reused without its files being
 // read again, where the DiffID would need all of them read and hashed (23 MB for a program on OpenSSL).
 // Nothing for a file that cannot be seen, or uncompressed layers (their blob is the tar itself).
-std::optional<fs::Path> files_identity(const RecordRequest& request, const std::vector<LayerEntry>& entries, const Store& store) {
+std::optional<fs::Path> files_identity(const RecordRequest& request, const std::vector<LayerEntry>& entries,
+                                       const Store& store) {
   if (request.compression == Compression::none) return std::nullopt;
   std::string text = std::string(compression_name(request.compression)) + " " + std::to_string(request.mtime) + "\n";
   for (const auto& e : entries) {
-    text += std::to_string(static_cast<int>(e.type)) + " " + std::to_string(e.mode) + " " + e.path + "\0" + e.link_target + "\0";
+    text += std::to_string(static_cast<int>(e.type)) + " " + std::to_string(e.mode) + " " + e.path + "\0" +
+            e.link_target + "\0";
     if (e.type == LayerEntry::Type::file && e.source.empty()) {
       text += "generated " + digest_of(e.content).hex();
     } else if (e.type == LayerEntry::Type::file) {
       struct stat st {};
       if (::lstat(e.source.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != e.size) return std::nullopt;
       text += e.source.string() + "\0" + std::to_string(st.st_size) + " " + std::to_string(st.st_dev) + " " +
-              std::to_string(st.st_ino) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
-              " " + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+              std::to_string(st.st_ino) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+              std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." +
+              std::to_string(st.st_ctim.tv_nsec);
     }
     text += "\n";
   }
@@ -230,7 +237,8 @@ std::string git_revision() {
 
 // The SBOM of the layer as a referrer of `image`, unless the store has one for that image already (an
 // unchanged relink costs no second read of its files) or none is wanted.
-Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, SbomHashes& hashes, Store& store, const Descriptor& image,
+Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, SbomHashes& hashes, Store& store,
+                                               const Descriptor& image,
                                                const std::function<const std::string&()>& revision) {
   if (request.sbom == SbomFormat::none) return std::vector<Descriptor>{};
   auto listed = store.referrers(image.digest);
@@ -250,7 +258,8 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Sbo
   facts.created = request.mtime;
   auto text = canonical_json(spdx_document(facts));
   if (!text) return fail(std::move(text.error()).context("writing the SBOM"));
-  auto referrer = put_referrer(store, image, media_type::k_spdx_json, *text, {{std::string(annotation::k_created), rfc3339(request.mtime)}});
+  auto referrer = put_referrer(store, image, media_type::k_spdx_json, *text,
+                               {{std::string(annotation::k_created), rfc3339(request.mtime)}});
   if (!referrer) return fail(referrer.error());
   return std::vector<Descriptor>{*referrer};
 }
@@ -330,7 +339,8 @@ Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const 
   options.sysroot = request.sysroot;
   if (request.base) {
     options.base = [&request, base_manifest, &out]() -> Result<const ImageFiles*> {
-      auto files = ImageFiles::read(request.base->layout, base_manifest->layers, "base image " + request.base->manifest.digest.str());
+      auto files = ImageFiles::read(request.base->layout, base_manifest->layers,
+                                    "base image " + request.base->manifest.digest.str());
       if (!files) return fail(files.error());
       out->base_files = std::move(*files);
       return &*out->base_files;
@@ -345,10 +355,10 @@ Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const 
 // What a record adds that was not named as a file: the service files of an image without a base (its
 // users, /tmp), the packages asked for and the CA certificates, and the config's User.
 struct Additions {
-  std::vector<LayerEntry> recorded;     // the inputs and the service files, which go with them
-  std::vector<PackageFiles> packages;   // --package, then ca-certificates: a layer each
+  std::vector<LayerEntry> recorded;    // the inputs and the service files, which go with them
+  std::vector<PackageFiles> packages;  // --package, then ca-certificates: a layer each
   std::vector<std::string> notes;
-  std::string user;                     // the config's User; empty: the base's, or root
+  std::string user;  // the config's User; empty: the base's, or root
 };
 
 // The packages of --package, for an image of `platform` (their files are resolved before the closure,
@@ -357,7 +367,8 @@ Result<std::vector<PackageFiles>> requested_packages(const RecordRequest& reques
   std::vector<PackageFiles> out;
   if (request.packages.empty()) return out;
   const std::string arch = debian_architecture(platform);
-  if (arch.empty()) return fail_input("--package: arec knows no Debian architecture for the platform " + platform_text(platform));
+  if (arch.empty())
+    return fail_input("--package: arec knows no Debian architecture for the platform " + platform_text(platform));
   const DpkgDatabase dpkg(request.dpkg_admin_dir);
   for (const auto& spec : request.packages) {
     auto files = package_files(dpkg, spec, arch);
@@ -387,7 +398,8 @@ Result<std::optional<std::string>> account_file(const RecordRequest& request, co
   std::optional<ImageFiles> read;
   const ImageFiles* files = closure.base_files ? &*closure.base_files : nullptr;
   if (files == nullptr) {
-    auto loaded = ImageFiles::read(request.base->layout, base->manifest.layers, "base image " + request.base->manifest.digest.str());
+    auto loaded = ImageFiles::read(request.base->layout, base->manifest.layers,
+                                   "base image " + request.base->manifest.digest.str());
     if (!loaded) return fail(loaded.error());
     read = std::move(*loaded);
     files = &*read;
@@ -445,12 +457,14 @@ Result<Additions> additions_of(const RecordRequest& request, std::vector<Package
         if (tls.empty() && e.type != LayerEntry::Type::directory && is_tls_library(e.path)) tls = "/" + e.path;
       }
     }
-    const bool base_has_bundle = closure.base_files && closure.base_files->resolve(std::string(k_ca_bundle)).has_value();
+    const bool base_has_bundle =
+        closure.base_files && closure.base_files->resolve(std::string(k_ca_bundle)).has_value();
     if (!tls.empty() && !base_has_bundle) {
       auto ca = ca_certificate_files(DpkgDatabase(request.dpkg_admin_dir), out.recorded, tls);
       if (!ca) return fail(ca.error());
-      out.notes.push_back("added the CA certificates of ca-certificates " + ca->package.version + " (/" + std::string(k_ca_bundle) +
-                          "), since the image holds " + tls + "; --no-ca-certificates leaves them out");
+      out.notes.push_back("added the CA certificates of ca-certificates " + ca->package.version + " (/" +
+                          std::string(k_ca_bundle) + "), since the image holds " + tls +
+                          "; --no-ca-certificates leaves them out");
       // ca-certificates asked for by name too: one layer of the package.
       auto same = std::find_if(out.packages.begin(), out.packages.end(),
                                [&](const PackageFiles& p) { return p.package.name == ca->package.name; });
@@ -463,8 +477,8 @@ Result<Additions> additions_of(const RecordRequest& request, std::vector<Package
   }
   if (request.user) {
     const std::string where = holds_path(request.entries, "etc/passwd") ? "the recorded /etc/passwd"
-                              : base                                    ? "the base image " + request.base->manifest.digest.str()
-                                                                        : "the image";
+                              : base ? "the base image " + request.base->manifest.digest.str()
+                                     : "the image";
     auto passwd = account_file(request, out.recorded, closure, base, "etc/passwd");
     if (!passwd) return fail(passwd.error());
     auto group = account_file(request, out.recorded, closure, base, "etc/group");
@@ -497,9 +511,11 @@ class RememberedOwners {
       : m_store(store), m_dpkg(std::move(dpkg)), m_path(store.dir() / "arec" / "dpkg-owners.json") {
     struct stat status {};
     struct stat info {};
-    if (::stat((admin_dir / "status").c_str(), &status) != 0 || ::stat((admin_dir / "info").c_str(), &info) != 0) return;
+    if (::stat((admin_dir / "status").c_str(), &status) != 0 || ::stat((admin_dir / "info").c_str(), &info) != 0)
+      return;
     auto ns = [](const struct timespec& t) { return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec); };
-    m_stamp = admin_dir.string() + " " + ns(status.st_mtim) + " " + std::to_string(status.st_size) + " " + ns(info.st_mtim);
+    m_stamp =
+        admin_dir.string() + " " + ns(status.st_mtim) + " " + std::to_string(status.st_size) + " " + ns(info.st_mtim);
   }
 
   Result<std::map<std::string, std::vector<DebianPackage>>> operator()(const std::vector<std::string>& paths) const {
@@ -509,8 +525,8 @@ class RememberedOwners {
       auto text = fs::read_file(m_path);
       auto json = text ? read_json<nlohmann::json>(*text) : std::unexpected(JsonProblem{});
       // Unreadable, or of another state of the database: asked again and written anew.
-      if (json && json->is_object() && json->contains("stamp") && (*json)["stamp"] == m_stamp && json->contains("owners") &&
-          (*json)["owners"].is_object()) {
+      if (json && json->is_object() && json->contains("stamp") && (*json)["stamp"] == m_stamp &&
+          json->contains("owners") && (*json)["owners"].is_object()) {
         known = std::move((*json)["owners"]);
       }
     }
@@ -529,7 +545,8 @@ class RememberedOwners {
         known[path] = std::move(list);
       }
       // Only a shortcut: failing to keep it costs reading the database next time, nothing else.
-      (void)fs::write_file_atomic(m_store.temp_dir(), m_path, nlohmann::json{{"stamp", m_stamp}, {"owners", known}}.dump());
+      (void)fs::write_file_atomic(m_store.temp_dir(), m_path,
+                                  nlohmann::json{{"stamp", m_stamp}, {"owners", known}}.dump());
     }
     std::map<std::string, std::vector<DebianPackage>> out;
     for (const auto& path : paths) {
@@ -537,8 +554,11 @@ class RememberedOwners {
       if (!list.is_array() || list.empty()) continue;
       auto& packages = out[path];
       for (const auto& p : list) {
-        if (!p.is_array() || p.size() != 4 || !p[0].is_string() || !p[1].is_string() || !p[2].is_string() || !p[3].is_string()) continue;
-        packages.push_back({p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<std::string>(), p[3].get<std::string>()});
+        if (!p.is_array() || p.size() != 4 || !p[0].is_string() || !p[1].is_string() || !p[2].is_string() ||
+            !p[3].is_string())
+          continue;
+        packages.push_back(
+            {p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<std::string>(), p[3].get<std::string>()});
       }
     }
     return out;
@@ -554,8 +574,9 @@ class RememberedOwners {
 // The layers of the record, in order: by origin within the budget (recorder/layering), or one layer of
 // every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
 // record of one layer always had.
-Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure, const Additions& additions,
-                                              const OwnersOf& owners, std::map<std::string, DebianPackage>& package_of) {
+Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure,
+                                              const Additions& additions, const OwnersOf& owners,
+                                              std::map<std::string, DebianPackage>& package_of) {
   // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
   auto all = merge_entries(additions.recorded, closure.closure.entries, "the runtime closure");
   if (!all) return fail(all.error());
@@ -610,14 +631,16 @@ Result<std::vector<std::string>> unrunnable_warnings(const RecordRequest& reques
   constexpr std::size_t k_named = 3;
   if (dynamic->size() <= k_named) {
     for (const auto& path : *dynamic) {
-      warnings.push_back(path + " is dynamically linked and recorded with --runtime none and no --base: the image "
+      warnings.push_back(path +
+                         " is dynamically linked and recorded with --runtime none and no --base: the image "
                          "holds neither its loader nor its libraries, so it cannot run it");
     }
     return warnings;
   }
   std::string named;
   for (std::size_t i = 0; i < k_named; ++i) named += (*dynamic)[i] + ", ";
-  warnings.push_back(std::to_string(dynamic->size()) + " programs (" + named + "and " + std::to_string(dynamic->size() - k_named) +
+  warnings.push_back(std::to_string(dynamic->size()) + " programs (" + named + "and " +
+                     std::to_string(dynamic->size() - k_named) +
                      " more) are dynamically linked and recorded with --runtime none and no --base: the image holds "
                      "neither their loader nor their libraries, so it cannot run them");
   return warnings;
@@ -625,8 +648,9 @@ Result<std::vector<std::string>> unrunnable_warnings(const RecordRequest& reques
 
 // RPATH and RUNPATH entries of the image's ELF files that name a directory of this machine (a build
 // tree): the same project built elsewhere would give another digest.
-Result<std::vector<std::string>> search_path_warnings(const RecordRequest& request, const std::vector<LayerGroup>& groups,
-                                                      Closure& closure, const std::optional<BaseParts>& base) {
+Result<std::vector<std::string>> search_path_warnings(const RecordRequest& request,
+                                                      const std::vector<LayerGroup>& groups, Closure& closure,
+                                                      const std::optional<BaseParts>& base) {
   // A Debian package's files are the distribution's: their search paths are not the build's to change,
   // and reading the headers of every one (libc6's 250 gconv modules) would cost each record ~35 ms.
   std::vector<LayerEntry> entries, checked;
@@ -639,7 +663,8 @@ Result<std::vector<std::string>> search_path_warnings(const RecordRequest& reque
   if (base) {
     base_files = [&request, &base, &closure]() -> Result<const ImageFiles*> {
       if (!closure.base_files) {
-        auto files = ImageFiles::read(request.base->layout, base->manifest.layers, "base image " + request.base->manifest.digest.str());
+        auto files = ImageFiles::read(request.base->layout, base->manifest.layers,
+                                      "base image " + request.base->manifest.digest.str());
         if (!files) return fail(files.error());
         closure.base_files = std::move(*files);
       }
@@ -694,7 +719,8 @@ ImageConfig image_config(const RecordRequest& request, const std::optional<BaseP
   for (std::size_t i = 0; i < layers.size(); ++i) {
     config.diff_ids.push_back(layers[i].diff_id);
     // One layer is the record as it always was; of several, each says where its files come from.
-    config.history.push_back({created, "arec record", "", layers.size() == 1 ? std::string() : groups[i].origin, false});
+    config.history.push_back(
+        {created, "arec record", "", layers.size() == 1 ? std::string() : groups[i].origin, false});
   }
   merge_env(config.config, request.env);
   if (!user.empty()) config.config["User"] = user;
@@ -806,7 +832,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     auto work = [&] {
       for (std::size_t n = next++; n < to_pack.size(); n = next++) {
         const std::size_t i = to_pack[n];
-        auto layer = pack_layer(request, (*groups)[i].entries, store, *previous ? RecordedBefore::yes : RecordedBefore::no, sbom);
+        auto layer = pack_layer(request, (*groups)[i].entries, store,
+                                *previous ? RecordedBefore::yes : RecordedBefore::no, sbom);
         if (!layer) {
           outcomes[i] = fail(layer.error());
           continue;
@@ -825,12 +852,14 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     if (outcomes[i] && !*outcomes[i]) return fail(outcomes[i]->error());
     Layer& layer = *made[i];
     // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
-    if (outcomes[i] && identities[i]) (void)fs::write_file_atomic(store.temp_dir(), *identities[i], layer.diff_id.str());
+    if (outcomes[i] && identities[i])
+      (void)fs::write_file_atomic(store.temp_dir(), *identities[i], layer.diff_id.str());
     if (groups->size() > 1) layer.descriptor.annotations.emplace(annotation::k_layer_origin, (*groups)[i].origin);
     layers->push_back(layer.descriptor);
     packed.push_back(std::move(layer));
   }
-  auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups, additions->user), std::move(*layers), store);
+  auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups, additions->user),
+                              std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
   // git runs once per record: the SBOM, a new record and an unchanged relink (is it a newer revision?) need it.
@@ -845,7 +874,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
       (*previous)->revision == revision_of_sources()) {
-    return RecordOutcome{**previous, false, std::move(*warnings), std::move(additions->notes), std::move(inputs)};  // nothing new
+    return RecordOutcome{**previous, false, std::move(*warnings), std::move(additions->notes),
+                         std::move(inputs)};  // nothing new
   }
   const Record record = new_record(request, *manifest, revision_of_sources());
   // The lock only around the commit: everything above ran without it, beside other recorders.
@@ -853,7 +883,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!writer) return fail(writer.error());
   auto commit = writer->commit(record, *referrers);
   if (!commit) return fail(commit.error());
-  return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(additions->notes), std::move(inputs)};
+  return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(additions->notes),
+                       std::move(inputs)};
 }
 
 }  // namespace arec

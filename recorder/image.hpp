@@ -68,11 +68,12 @@ struct RecordOutcome {
   bool changed = false;  // false when the store already held this digest as the latest
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // what was added without being named (the CA certificates), one line each
-  std::vector<fs::Path> inputs;  // the host files packed, runtime closure included (for a build's depfile)
+  std::vector<fs::Path> inputs;    // the host files packed, runtime closure included (for a build's depfile)
 };
 
-// Reads the base, resolves the runtime closure, packs the layers (by origin, within the budget), writes config and manifest, the SBOM
-// as their referrer, and commits the record (unless the store holds this digest as the latest already).
+// Reads the base, resolves the runtime closure, packs the layers (by origin, within the budget), writes config and
+// manifest, the SBOM as their referrer, and commits the record (unless the store holds this digest as the latest
+// already).
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store);
 
 }  // namespace arec

@@ -115,7 +115,8 @@ std::optional<std::string> ImageFiles::resolve(std::string_view path) const {
     if (it == m_nodes.end()) {
       // Layers need not list every parent directory: a path with entries below it is a directory.
       auto below = m_nodes.lower_bound(prefix + "/");
-      if (below == m_nodes.end() || !below->first.starts_with(prefix + "/")) return fail_input("/" + prefix + " does not exist");
+      if (below == m_nodes.end() || !below->first.starts_with(prefix + "/"))
+        return fail_input("/" + prefix + " does not exist");
       return std::nullopt;
     }
     if (it->second.type != Type::symlink) return std::nullopt;
@@ -147,7 +148,8 @@ Result<std::string> ImageFiles::read_file(const std::string& path) const {
     bytes.reserve(static_cast<std::size_t>(std::max<la_int64_t>(archive_entry_size(entry), 0)));
     char buffer[1 << 16];
     la_ssize_t n = 0;
-    while ((n = archive_read_data(a->get(), buffer, sizeof buffer)) > 0) bytes.append(buffer, static_cast<std::size_t>(n));
+    while ((n = archive_read_data(a->get(), buffer, sizeof buffer)) > 0)
+      bytes.append(buffer, static_cast<std::size_t>(n));
     if (n < 0) return fail_input(m_what + ": reading /" + path + ": " + archive_error_string(a->get()));
     return bytes;
   }

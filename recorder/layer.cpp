@@ -2,9 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <locale.h>
 #include <cerrno>
 #include <clocale>
-#include <locale.h>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -23,7 +23,6 @@ namespace {
 
 constexpr std::uint32_t k_dir_mode = 0755;
 constexpr std::size_t k_read_block = std::size_t{1} << 20;
-
 
 std::string quoted(const fsys::path& p) { return "\"" + p.string() + "\""; }
 
@@ -87,8 +86,8 @@ class EntryMap {
       const bool link_first = is(existing, LayerEntry::Type::symlink);
       const LayerEntry& link = link_first ? existing : entry;
       return fail_input("/" + entry.path + " is a directory for " + (link_first ? origin : it->second.origin) +
-                        " and the symlink -> " + link.link_target + " for " + (link_first ? it->second.origin : origin) +
-                        ": an entry under a symlink is refused");
+                        " and the symlink -> " + link.link_target + " for " +
+                        (link_first ? it->second.origin : origin) + ": an entry under a symlink is refused");
     }
     return fail_input("/" + entry.path + " is given twice: by " + it->second.origin + " and by " + origin);
   }
@@ -157,7 +156,8 @@ Status collect_file(const LayerInput& input, const std::string& path, EntryMap& 
   // without following anything further.
   fsys::path real = fsys::canonical(input.source, ec);
   if (ec) return fail_input("--file " + quoted(input.source) + ": " + ec.message());
-  return entries.add({LayerEntry::Type::file, path, real, {}, normalised_file_mode(st.st_mode), st.st_size, {}}, origin);
+  return entries.add({LayerEntry::Type::file, path, real, {}, normalised_file_mode(st.st_mode), st.st_size, {}},
+                     origin);
 }
 
 // What libarchive writes, on its way to `out`. Headers, padding and small files' bytes are gathered
@@ -265,7 +265,8 @@ Status copy_file_data(archive* a, const LayerEntry& entry, FileReading& reading,
   std::int64_t remaining = entry.size;
   while (remaining > 0) {
     auto block = reading.pool.take();
-    const std::size_t want = static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(block->size())));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(block->size())));
     auto n = fs::read_some(fd->get(), std::span(block->data(), want), entry.source);
     if (!n) return fail(n.error());
     if (*n == 0) return fail_input(quoted(entry.source) + ": shrank while being recorded");
@@ -299,7 +300,8 @@ Result<std::string> normalise_image_path(std::string_view path, std::string_view
     return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must be an absolute path");
   }
   auto normal = normalise_path(path);
-  if (!normal) return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must not contain \"..\"");
+  if (!normal)
+    return fail_input(std::string(what) + ": destination \"" + std::string(path) + "\" must not contain \"..\"");
   return std::move(*normal);
 }
 
@@ -318,11 +320,13 @@ Result<LayerInput> parse_layer_input(LayerInput::Kind kind, std::string_view spe
       // A directory, as cp and Dockerfile COPY read a destination ending in "/": the file goes inside.
       const std::string file_name = input.source.filename().string();
       if (file_name.empty() || file_name == "." || file_name == "..") {
-        return fail_input("--file \"" + std::string(spec) + "\": the source names no file to put inside " + input.destination);
+        return fail_input("--file \"" + std::string(spec) + "\": the source names no file to put inside " +
+                          input.destination);
       }
       input.destination += file_name;
     } else if (kind == LayerInput::Kind::file && normal->empty()) {
-      return fail_input("--file \"" + std::string(spec) + "\": destination is the image root; write =/ to put the file in it");
+      return fail_input("--file \"" + std::string(spec) +
+                        "\": destination is the image root; write =/ to put the file in it");
     }
   } else if (kind == LayerInput::Kind::file) {
     input.destination = "/usr/local/bin/" + input.source.filename().string();

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "recorder/compress.hpp"
 #include "oci/digest.hpp"
-#include "util/error.hpp"
+#include "recorder/compress.hpp"
 #include "recorder/file_hashing.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 

@@ -132,20 +132,21 @@ Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::stri
     if (image_path.empty() || !keep(image_path)) continue;
     std::vector<LayerEntry> links;
     bool missing = false;
-    auto dir = resolve_symlinks(parent_of(image_path), [&](const std::string& prefix) -> Result<std::optional<std::string>> {
-      struct stat st {};
-      const std::string host = root + "/" + prefix;
-      if (::lstat(host.c_str(), &st) != 0) {
-        missing = true;
-        return fail_input(host + ": " + fs::errno_text(errno));
-      }
-      if (!S_ISLNK(st.st_mode)) return std::nullopt;
-      std::error_code ec;
-      std::string target = std::filesystem::read_symlink(host, ec).string();
-      if (ec) return fail_input(host + ": reading symlink: " + ec.message());
-      links.push_back({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0, {}});
-      return target;
-    });
+    auto dir =
+        resolve_symlinks(parent_of(image_path), [&](const std::string& prefix) -> Result<std::optional<std::string>> {
+          struct stat st {};
+          const std::string host = root + "/" + prefix;
+          if (::lstat(host.c_str(), &st) != 0) {
+            missing = true;
+            return fail_input(host + ": " + fs::errno_text(errno));
+          }
+          if (!S_ISLNK(st.st_mode)) return std::nullopt;
+          std::error_code ec;
+          std::string target = std::filesystem::read_symlink(host, ec).string();
+          if (ec) return fail_input(host + ": reading symlink: " + ec.message());
+          links.push_back({LayerEntry::Type::symlink, prefix, {}, target, 0777, 0, {}});
+          return target;
+        });
     if (!dir && missing) continue;
     if (!dir) return fail(dir.error());
     const std::string name = image_path.substr(image_path.rfind('/') + 1);
@@ -183,8 +184,8 @@ bool in_library_directory(std::string_view image_path) {
 }
 
 Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
-                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds, const OwnersOf& owners_of,
-                                              const std::vector<PackageFiles>& added) {
+                                              const DpkgDatabase& dpkg, const BaseHolds& base_holds,
+                                              const OwnersOf& owners_of, const std::vector<PackageFiles>& added) {
   const std::string& root = closure.root;
   // The owners of the closure's files that can have one: under a system directory or the target's root.
   std::vector<std::string> system_sources;
@@ -214,7 +215,9 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     const std::string key = a.package.name + ":" + a.package.architecture;
     added_keys.insert(key);
     packages.try_emplace(key, a.package);
-    auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(a.package), key, {}, a.package}).first->second;
+    auto& group =
+        package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(a.package), key, {}, a.package})
+            .first->second;
     for (const auto& e : a.entries) {
       if (recorded_paths.contains(e.path) || (base_holds && base_holds(e.path))) continue;
       group.entries.try_emplace(e.path, e);
@@ -234,7 +237,9 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
       const DebianPackage& package = it->second.front();
       const std::string key = package.name + ":" + package.architecture;
       packages.try_emplace(key, package);
-      auto& group = package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(package), key, {}, package}).first->second;
+      auto& group =
+          package_groups.try_emplace(key, Builder{LayerOrigin::package, package_origin(package), key, {}, package})
+              .first->second;
       group.entries.try_emplace(e.path, e);
     } else if (is_system_path(source) || (!root.empty() && source.starts_with(root + "/"))) {
       no_package.entries.try_emplace(e.path, e);
@@ -246,7 +251,8 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     if (added_keys.contains(key)) continue;
     auto listed = dpkg.listed_files(package);
     if (!listed) return fail(listed.error());
-    if (auto s = add_package_files(*listed, root, base_holds, recorded_paths, package_groups.at(key)); !s) return fail(s.error());
+    if (auto s = add_package_files(*listed, root, base_holds, recorded_paths, package_groups.at(key)); !s)
+      return fail(s.error());
   }
 
   // The recorded inputs: shared objects are the build's own libraries, everything else is files.
@@ -276,7 +282,8 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     for (const auto& [key, group] : package_groups) given = given || group.holds(*link);
     if (given) continue;
     const std::string destination = link_destination(link->path, link->link_target);
-    (leads_into(own, destination) && !leads_into(no_package, destination) ? own : no_package).entries.try_emplace(link->path, *link);
+    (leads_into(own, destination) && !leads_into(no_package, destination) ? own : no_package)
+        .entries.try_emplace(link->path, *link);
   }
   for (const auto* link : recorded_links) {
     const std::string destination = link_destination(link->path, link->link_target);
@@ -311,7 +318,8 @@ std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budg
   std::vector<std::size_t> by_size(packages.size());
   for (std::size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
   std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
-    return packages[a].size != packages[b].size ? packages[a].size < packages[b].size : packages[a].key < packages[b].key;
+    return packages[a].size != packages[b].size ? packages[a].size < packages[b].size
+                                                : packages[a].key < packages[b].key;
   });
   std::set<std::size_t> merged_indexes(by_size.begin(), by_size.end() - static_cast<std::ptrdiff_t>(keep));
 

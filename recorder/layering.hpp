@@ -39,8 +39,8 @@ enum class LayerOrigin {
 
 struct LayerGroup {
   LayerOrigin kind = LayerOrigin::files;
-  std::string origin;  // the layer's dev.arec.layer.origin
-  std::string key;     // packages: "NAME:ARCH", what they are ordered by; else the origin
+  std::string origin;               // the layer's dev.arec.layer.origin
+  std::string key;                  // packages: "NAME:ARCH", what they are ordered by; else the origin
   DebianPackage package;            // a package's layer: that package (the SBOM names it); else empty
   std::vector<LayerEntry> entries;  // sorted by path, parents present
   std::int64_t size = 0;            // bytes of its regular files

@@ -67,7 +67,9 @@ std::vector<std::string> split_search_path(std::string_view text) {
   return out;
 }
 
-bool mentions_origin(std::string_view entry) { return entry.find("$ORIGIN") != std::string_view::npos || entry.find("${ORIGIN}") != std::string_view::npos; }
+bool mentions_origin(std::string_view entry) {
+  return entry.find("$ORIGIN") != std::string_view::npos || entry.find("${ORIGIN}") != std::string_view::npos;
+}
 
 // The version string's family ("GLIBCXX_" of "GLIBCXX_3.4.21") and its numbers, for "defines up to".
 std::pair<std::string, std::vector<int>> split_version(std::string_view version) {
@@ -161,15 +163,18 @@ class Resolver {
     for (const auto& o : m_objects) {
       if (self && o.elf.elf_class == self->elf_class && o.elf.machine == self->machine) continue;
       const LoaderDefaults defaults = loader_defaults(o.elf);
-      const std::string platform = elf_platform(o.elf) ? platform_text(*elf_platform(o.elf)) : "machine " + std::to_string(o.elf.machine);
+      const std::string platform =
+          elf_platform(o.elf) ? platform_text(*elf_platform(o.elf)) : "machine " + std::to_string(o.elf.machine);
       const std::string debian_root = defaults.triplet.empty() ? std::string() : "/usr/" + defaults.triplet;
       std::error_code ec;
       if (!debian_root.empty() && std::filesystem::is_directory(debian_root, ec)) {
         m_root = debian_root;
         return {};
       }
-      return fail_input(describe(o) + " is for " + platform + ", not this machine's: its loader and libraries come from the target's "
-                        "sysroot; give --sysroot DIR" + (debian_root.empty() ? std::string() : " (" + debian_root + " is not there)"));
+      return fail_input(describe(o) + " is for " + platform +
+                        ", not this machine's: its loader and libraries come from the target's "
+                        "sysroot; give --sysroot DIR" +
+                        (debian_root.empty() ? std::string() : " (" + debian_root + " is not there)"));
     }
     return {};
   }
@@ -179,7 +184,8 @@ class Resolver {
   std::string where_system() const { return m_root.empty() ? "on this machine" : "in the sysroot " + m_root; }
 
   std::string describe(const Object& o) const {
-    return o.host_path.empty() || o.host_path == o.image_path ? o.image_path : o.image_path + " (" + o.host_path.string() + ")";
+    return o.host_path.empty() || o.host_path == o.image_path ? o.image_path
+                                                              : o.image_path + " (" + o.host_path.string() + ")";
   }
 
   // What the image already holds at `image_path` for the loader: a recorded file, or a base file.
@@ -195,14 +201,14 @@ class Resolver {
     if (recorded_at(normal_path(interp))) return {};
     if (m_base != nullptr) {
       auto resolved = m_base->resolve(interp);
-      if (resolved && m_base->lstat(*resolved) != nullptr &&
-          m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
+      if (resolved && m_base->lstat(*resolved) != nullptr && m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
         return {};
       }
     }
     struct stat st {};
     if (::stat(system_file(interp).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return fail_input(describe(m_objects[index]) + " needs the dynamic loader " + interp + ", which is not " + where_system());
+      return fail_input(describe(m_objects[index]) + " needs the dynamic loader " + interp + ", which is not " +
+                        where_system());
     }
     return place_mirrored(interp, describe(m_objects[index]));
   }
@@ -210,12 +216,14 @@ class Resolver {
   Status add_needed(std::size_t index, const std::string& name) {
     const Object needer = m_objects[index];  // copied: m_objects grows below
     const LoaderDefaults defaults = loader_defaults(needer.elf);
-    const std::string key = std::to_string(needer.elf.elf_class) + ":" + std::to_string(needer.elf.machine) + ":" + name;
+    const std::string key =
+        std::to_string(needer.elf.elf_class) + ":" + std::to_string(needer.elf.machine) + ":" + name;
     if (auto it = m_loaded.find(key); it != m_loaded.end()) {
       return check_versions(needer, name, it->second);
     }
     if (name.find('/') != std::string::npos) {
-      return fail_input(describe(needer) + " needs " + name + " by a path, which arec does not follow; link it by its SONAME");
+      return fail_input(describe(needer) + " needs " + name +
+                        " by a path, which arec does not follow; link it by its SONAME");
     }
 
     std::vector<SearchDir> dirs = search_dirs(index, defaults);
@@ -308,7 +316,8 @@ class Resolver {
     m_loaded[key] = object;
     const ElfFile& elf = m_objects[object].elf;
     if (!elf.soname.empty()) {
-      m_loaded.try_emplace(std::to_string(elf.elf_class) + ":" + std::to_string(elf.machine) + ":" + elf.soname, object);
+      m_loaded.try_emplace(std::to_string(elf.elf_class) + ":" + std::to_string(elf.machine) + ":" + elf.soname,
+                           object);
     }
   }
 
@@ -348,7 +357,8 @@ class Resolver {
     if (!bytes) return Result<Object>(fail(bytes.error()));
     auto elf = read_elf(std::as_bytes(std::span(*bytes)), "the base's " + image_path);
     if (!elf) return Result<Object>(fail(elf.error()));
-    if (!*elf || (*elf)->elf_class != needer.elf.elf_class || (*elf)->machine != needer.elf.machine) return std::nullopt;
+    if (!*elf || (*elf)->elf_class != needer.elf.elf_class || (*elf)->machine != needer.elf.machine)
+      return std::nullopt;
     return Result<Object>(Object{image_path, {}, std::move(**elf), -1, true});
   }
 
@@ -399,7 +409,9 @@ class Resolver {
   }
 
   // This machine's cache, or the sysroot's own: never this machine's for another machine's files.
-  fs::Path cache_path() const { return m_root.empty() ? m_options.ld_cache : fs::Path(system_file("/etc/ld.so.cache")); }
+  fs::Path cache_path() const {
+    return m_root.empty() ? m_options.ld_cache : fs::Path(system_file("/etc/ld.so.cache"));
+  }
 
   const std::vector<LdCacheEntry>& host_cache() {
     if (!m_host_cache) {
@@ -422,8 +434,7 @@ class Resolver {
     if (!m_base_cache) {
       m_base_cache.emplace();
       auto resolved = m_base->resolve("etc/ld.so.cache");
-      if (resolved && m_base->lstat(*resolved) != nullptr &&
-          m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
+      if (resolved && m_base->lstat(*resolved) != nullptr && m_base->lstat(*resolved)->type == ImageFiles::Type::file) {
         auto bytes = m_base->read_file(*resolved);
         // The loader ignores a cache it cannot read; so does this lookup.
         if (bytes) {
@@ -447,7 +458,8 @@ class Resolver {
       }
     }
     if (m_recorded.contains("/" + entry.path)) {
-      return fail_input(origin + " needs /" + entry.path + (entry.type == LayerEntry::Type::symlink ? " -> " + entry.link_target : std::string()) +
+      return fail_input(origin + " needs /" + entry.path +
+                        (entry.type == LayerEntry::Type::symlink ? " -> " + entry.link_target : std::string()) +
                         ", where the recorded inputs put something else");
     }
     if (m_placed.contains(entry.path)) return {};
@@ -481,7 +493,14 @@ class Resolver {
     if (::stat(system_file("/" + real).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       return fail_input(origin + ": " + system_file(path) + " is not a regular file");
     }
-    return add_entry({LayerEntry::Type::file, real, fs::Path(system_file("/" + real)), {}, normalised_file_mode(st.st_mode), st.st_size, {}}, origin);
+    return add_entry({LayerEntry::Type::file,
+                      real,
+                      fs::Path(system_file("/" + real)),
+                      {},
+                      normalised_file_mode(st.st_mode),
+                      st.st_size,
+                      {}},
+                     origin);
   }
 
   // Puts the library found at `host_path` at `image_path`. When the name found is a link to a file
@@ -496,11 +515,14 @@ class Resolver {
     if (real.parent_path() == std::filesystem::weakly_canonical(host_path.parent_path()) &&
         real.filename() != host_path.filename()) {
       file_path = host_parent(image_path).substr(1) + "/" + real.filename().string();
-      if (auto s = add_entry({LayerEntry::Type::symlink, image_path.substr(1), {}, real.filename().string(), 0777, 0, {}}, origin); !s) {
+      if (auto s = add_entry(
+              {LayerEntry::Type::symlink, image_path.substr(1), {}, real.filename().string(), 0777, 0, {}}, origin);
+          !s) {
         return s;
       }
     }
-    return add_entry({LayerEntry::Type::file, file_path, real, {}, normalised_file_mode(st.st_mode), st.st_size, {}}, origin);
+    return add_entry({LayerEntry::Type::file, file_path, real, {}, normalised_file_mode(st.st_mode), st.st_size, {}},
+                     origin);
   }
 
   const ClosureOptions& m_options;
@@ -561,9 +583,11 @@ Result<std::vector<LdCacheEntry>> parse_ld_cache(std::span<const std::byte> byte
     // The old format first, then the new one at the next 8-byte boundary; its strings are relative to it.
     if (bytes.size() < k_old_header_size) return fail_input(std::string(what) + ": truncated");
     const auto count = load<std::uint32_t>(bytes, 12);
-    if (count > (bytes.size() - k_old_header_size) / k_old_entry_size) return fail_input(std::string(what) + ": truncated");
+    if (count > (bytes.size() - k_old_header_size) / k_old_entry_size)
+      return fail_input(std::string(what) + ": truncated");
     const std::size_t offset = (k_old_header_size + count * k_old_entry_size + 7) & ~std::size_t{7};
-    if (offset >= bytes.size()) return fail_input(std::string(what) + ": holds only the old format, which arec does not read");
+    if (offset >= bytes.size())
+      return fail_input(std::string(what) + ": holds only the old format, which arec does not read");
     return parse_new_cache(bytes.subspan(offset), what);
   }
   return parse_new_cache(bytes, what);
@@ -603,7 +627,8 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view origi
       if (rest.starts_with(braced)) {
         length = braced.size();
       } else if (rest.starts_with(name) &&
-                 (rest.size() == name.size() || !(std::isalnum(static_cast<unsigned char>(rest[name.size()])) || rest[name.size()] == '_'))) {
+                 (rest.size() == name.size() ||
+                  !(std::isalnum(static_cast<unsigned char>(rest[name.size()])) || rest[name.size()] == '_'))) {
         length = name.size();
       }
       if (length == 0) continue;
@@ -671,14 +696,18 @@ Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<
       for (const auto& entry : split_search_path(*text)) {
         if (mentions_origin(entry)) continue;
         const std::string dir = normal_path(expand_dynamic_tokens(entry, "", defaults));
-        if (!entry.starts_with('/') || std::find(defaults.dirs.begin(), defaults.dirs.end(), dir) != defaults.dirs.end()) continue;
+        if (!entry.starts_with('/') ||
+            std::find(defaults.dirs.begin(), defaults.dirs.end(), dir) != defaults.dirs.end())
+          continue;
         auto held = image_holds(dir);
         if (!held) return fail(held.error());
         if (*held) continue;
         const std::string file = "/" + e.path;
-        warnings.push_back(file + (e.source.string() == file ? std::string() : " (" + e.source.string() + ")") + " has " + tag + " " +
-                           entry + ", a directory the image does not hold: the loader looks there in vain, and the digest "
-                           "changes with where it was built; link with $ORIGIN-relative paths (CMake: BUILD_RPATH_USE_ORIGIN)");
+        warnings.push_back(
+            file + (e.source.string() == file ? std::string() : " (" + e.source.string() + ")") + " has " + tag + " " +
+            entry +
+            ", a directory the image does not hold: the loader looks there in vain, and the digest "
+            "changes with where it was built; link with $ORIGIN-relative paths (CMake: BUILD_RPATH_USE_ORIGIN)");
       }
     }
   }

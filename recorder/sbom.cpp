@@ -174,7 +174,8 @@ std::string debian_purl(const DebianPackage& package) {
   return out;
 }
 
-Result<std::map<std::string, std::vector<DebianPackage>>> DpkgDatabase::owners(const std::vector<std::string>& paths) const {
+Result<std::map<std::string, std::vector<DebianPackage>>> DpkgDatabase::owners(
+    const std::vector<std::string>& paths) const {
   std::map<std::string, std::vector<DebianPackage>> out;
   // spelling -> the paths asked for that it stands for
   std::map<std::string, std::vector<std::size_t>, std::less<>> wanted;
@@ -251,11 +252,13 @@ Result<std::vector<std::string>> DpkgDatabase::listed_files(const DebianPackage&
     });
     return out;
   }
-  return fail_input("the dpkg database " + m_dir.string() + " has no file list of " + package.name + ":" + package.architecture);
+  return fail_input("the dpkg database " + m_dir.string() + " has no file list of " + package.name + ":" +
+                    package.architecture);
 }
 
 Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
-                                            const std::map<std::string, DebianPackage>& known, const OwnersOf& owners_of) {
+                                            const std::map<std::string, DebianPackage>& known,
+                                            const OwnersOf& owners_of) {
   std::vector<SbomFile> files;
   std::vector<std::string> system_sources;
   std::vector<std::size_t> looked_up;  // the files whose package is asked for, in system_sources' order
@@ -285,7 +288,8 @@ Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entri
   return files;
 }
 
-Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries, const ChecksumTable* checksums) {
+Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries,
+                     const ChecksumTable* checksums) {
   std::map<std::string_view, const LayerEntry*> entry_at;
   for (const auto& e : entries) {
     if (e.type == LayerEntry::Type::file) entry_at.emplace(e.path, &e);
@@ -319,17 +323,17 @@ Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries,
 
 nlohmann::json spdx_document(const SbomFacts& facts) {
   const std::string repository = facts.module + "/" + facts.name;
-  nlohmann::json record = {{"SPDXID", k_record_package_id},
-                           {"name", repository},
-                           {"downloadLocation", k_noassertion},
-                           {"filesAnalyzed", false},
-                           {"supplier", k_noassertion},
-                           {"primaryPackagePurpose", "CONTAINER"},
-                           {"externalRefs",
-                            {{{"referenceCategory", "PACKAGE-MANAGER"},
-                              {"referenceType", "purl"},
-                              {"referenceLocator", "pkg:oci/" + purl_encode(facts.name) + "@" +
-                                                       purl_encode(facts.image.str())}}}}};
+  nlohmann::json record = {
+      {"SPDXID", k_record_package_id},
+      {"name", repository},
+      {"downloadLocation", k_noassertion},
+      {"filesAnalyzed", false},
+      {"supplier", k_noassertion},
+      {"primaryPackagePurpose", "CONTAINER"},
+      {"externalRefs",
+       {{{"referenceCategory", "PACKAGE-MANAGER"},
+         {"referenceType", "purl"},
+         {"referenceLocator", "pkg:oci/" + purl_encode(facts.name) + "@" + purl_encode(facts.image.str())}}}}};
   if (!facts.revision.empty()) record["versionInfo"] = facts.revision;
 
   std::set<DebianPackage> debian;

@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/fs.hpp"
-#include "recorder/layer.hpp"
 #include "oci/oci.hpp"
+#include "recorder/layer.hpp"
 #include "store/store.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 
@@ -73,15 +73,16 @@ struct SbomFile {
 };
 
 // The packages that list each of a set of host paths, as DpkgDatabase::owners answers.
-using OwnersOf = std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
+using OwnersOf =
+    std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
 
 // What the document says, all of it known before it is written.
 struct SbomFacts {
   std::string module;
   std::string name;
-  std::string revision;  // the record package's version; empty when unknown
-  Digest image;          // the record's image manifest digest: the document's namespace
-  std::int64_t created = 0;  // SOURCE_DATE_EPOCH
+  std::string revision;         // the record package's version; empty when unknown
+  Digest image;                 // the record's image manifest digest: the document's namespace
+  std::int64_t created = 0;     // SOURCE_DATE_EPOCH
   std::vector<SbomFile> files;  // sorted by path
 };
 
@@ -103,7 +104,8 @@ Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entri
 // The second half: the SHA-1 and SHA-256 of each of `files` of no package, taken from `checksums` where
 // the layer's writer left them as it read the file (write_tar with TarOptions::checksums), else read
 // here from the entry of `entries` at its path (a layer the store had already, an SBOM made alone).
-Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries, const ChecksumTable* checksums);
+Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries,
+                     const ChecksumTable* checksums);
 
 // The SPDX 2.3 document: the record's package, each Debian package of its files once, and the files of
 // no package with their checksums. Reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,

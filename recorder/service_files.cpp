@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <charconv>
 
-#include "util/fs.hpp"
-#include "recorder/image_files.hpp"
 #include "oci/machine.hpp"
+#include "recorder/image_files.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 
@@ -16,14 +16,15 @@ bool is_account_name(std::string_view text) {
   if (text.empty() || text.size() > 32) return false;
   if (!(std::islower(static_cast<unsigned char>(text.front())) != 0 || text.front() == '_')) return false;
   return std::all_of(text.begin(), text.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) != 0 || std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '_' ||
-           c == '-';
+    return std::islower(static_cast<unsigned char>(c)) != 0 || std::isdigit(static_cast<unsigned char>(c)) != 0 ||
+           c == '_' || c == '-';
   });
 }
 
 // A uid or gid: 0 to 2^32 - 2 (the last is (uid_t)-1, "no user").
 std::optional<std::uint32_t> account_number(std::string_view text) {
-  if (text.empty() || text.size() > 10 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (text.empty() || text.size() > 10 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   std::uint64_t value = 0;
@@ -54,18 +55,20 @@ std::optional<std::vector<std::string>> account_line(std::string_view file, std:
 
 bool is_package_name(std::string_view text) {
   // Debian Policy 5.6.1: lowercase letters, digits, '+', '-', '.'; at least two, starting alphanumeric.
-  if (text.size() < 2 || !(std::islower(static_cast<unsigned char>(text.front())) != 0 || std::isdigit(static_cast<unsigned char>(text.front())) != 0)) {
+  if (text.size() < 2 || !(std::islower(static_cast<unsigned char>(text.front())) != 0 ||
+                           std::isdigit(static_cast<unsigned char>(text.front())) != 0)) {
     return false;
   }
   return std::all_of(text.begin(), text.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) != 0 || std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '+' ||
-           c == '-' || c == '.';
+    return std::islower(static_cast<unsigned char>(c)) != 0 || std::isdigit(static_cast<unsigned char>(c)) != 0 ||
+           c == '+' || c == '-' || c == '.';
   });
 }
 
 bool is_architecture_name(std::string_view text) {
   return !text.empty() && text.size() <= 32 && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) != 0 || std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '-';
+    return std::islower(static_cast<unsigned char>(c)) != 0 || std::isdigit(static_cast<unsigned char>(c)) != 0 ||
+           c == '-';
   });
 }
 
@@ -95,9 +98,10 @@ Result<UserSpec> parse_user(std::string_view text) {
   if (colon != std::string_view::npos) spec.group = std::string(text.substr(colon + 1));
   const auto valid = [](const std::string& part) { return is_account_name(part) || account_number(part).has_value(); };
   if (!valid(spec.user) || (colon != std::string_view::npos && !valid(spec.group))) {
-    return fail_input("--user \"" + printable(text) +
-                      "\": expected NAME or UID, then optionally :GROUP or :GID (names of lowercase letters, digits, '_' "
-                      "and '-'; numbers from 0 to 4294967294)");
+    return fail_input(
+        "--user \"" + printable(text) +
+        "\": expected NAME or UID, then optionally :GROUP or :GID (names of lowercase letters, digits, '_' "
+        "and '-'; numbers from 0 to 4294967294)");
   }
   return spec;
 }
@@ -111,7 +115,8 @@ Result<std::string> resolve_user(const UserSpec& spec, const std::optional<std::
   } else {
     auto line = passwd ? account_line(*passwd, spec.user) : std::nullopt;
     if (!line || line->size() < 4 || !account_number((*line)[2]) || !account_number((*line)[3])) {
-      return fail_input("--user " + spec.user + ": " + std::string(where) + (passwd ? " names no such user" : " has no /etc/passwd") +
+      return fail_input("--user " + spec.user + ": " + std::string(where) +
+                        (passwd ? " names no such user" : " has no /etc/passwd") +
                         "; give a user it names, or a number");
     }
     uid = (*line)[2];
@@ -124,7 +129,8 @@ Result<std::string> resolve_user(const UserSpec& spec, const std::optional<std::
       auto line = group ? account_line(*group, spec.group) : std::nullopt;
       if (!line || line->size() < 3 || !account_number((*line)[2])) {
         return fail_input("--user " + spec.user + ":" + spec.group + ": " + std::string(where) +
-                          (group ? " names no such group" : " has no /etc/group") + "; give a group it names, or a number");
+                          (group ? " names no such group" : " has no /etc/group") +
+                          "; give a group it names, or a number");
       }
       gid = (*line)[2];
     }
@@ -139,8 +145,9 @@ Result<PackageSpec> parse_package(std::string_view text) {
   spec.name = std::string(text.substr(0, colon));
   if (colon != std::string_view::npos) spec.architecture = std::string(text.substr(colon + 1));
   if (!is_package_name(spec.name) || (colon != std::string_view::npos && !is_architecture_name(spec.architecture))) {
-    return fail_input("--package \"" + printable(text) +
-                      "\": expected a Debian package name (lowercase letters, digits, '+', '-', '.'), optionally :ARCH");
+    return fail_input(
+        "--package \"" + printable(text) +
+        "\": expected a Debian package name (lowercase letters, digits, '+', '-', '.'), optionally :ARCH");
   }
   return spec;
 }
@@ -158,14 +165,15 @@ bool kept_package_path(std::string_view image_path) {
   return true;
 }
 
-Result<PackageFiles> package_files(const DpkgDatabase& dpkg, const PackageSpec& spec, std::string_view image_architecture,
-                                   const std::string& root) {
+Result<PackageFiles> package_files(const DpkgDatabase& dpkg, const PackageSpec& spec,
+                                   std::string_view image_architecture, const std::string& root) {
   auto installed = dpkg.installed(spec.name);
   if (!installed) return fail(installed.error());
   const std::string wanted = spec.architecture.empty() ? std::string(image_architecture) : spec.architecture;
   if (!spec.architecture.empty() && spec.architecture != "all" && spec.architecture != image_architecture) {
-    return fail_input("--package " + spec.name + ":" + spec.architecture + ": the image is for " + std::string(image_architecture) +
-                      "; give " + spec.name + ":" + std::string(image_architecture) + ", the package of its architecture");
+    return fail_input("--package " + spec.name + ":" + spec.architecture + ": the image is for " +
+                      std::string(image_architecture) + "; give " + spec.name + ":" + std::string(image_architecture) +
+                      ", the package of its architecture");
   }
   const DebianPackage* found = nullptr;
   for (const auto& p : *installed) {
@@ -187,20 +195,22 @@ Result<PackageFiles> package_files(const DpkgDatabase& dpkg, const PackageSpec& 
 
 bool is_tls_library(std::string_view image_path) {
   const std::string_view name = image_path.substr(image_path.rfind('/') + 1);
-  for (std::string_view prefix : {"libssl.so", "libcrypto.so", "libgnutls.so", "libcurl.so", "libcurl-gnutls.so", "libcurl-nss.so"}) {
+  for (std::string_view prefix :
+       {"libssl.so", "libcrypto.so", "libgnutls.so", "libcurl.so", "libcurl-gnutls.so", "libcurl-nss.so"}) {
     if (name.starts_with(prefix)) return true;
   }
   return false;
 }
 
-Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::vector<LayerEntry>& recorded, std::string_view why,
-                                          const std::string& root) {
+Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::vector<LayerEntry>& recorded,
+                                          std::string_view why, const std::string& root) {
   auto installed = dpkg.installed("ca-certificates");
   if (!installed) return fail(installed.error());
   if (installed->empty()) {
-    return fail_input("the image holds " + std::string(why) +
-                      ", which needs CA certificates, and ca-certificates is not installed on this machine; install it with "
-                      "apt-get install ca-certificates, or record with --no-ca-certificates");
+    return fail_input(
+        "the image holds " + std::string(why) +
+        ", which needs CA certificates, and ca-certificates is not installed on this machine; install it with "
+        "apt-get install ca-certificates, or record with --no-ca-certificates");
   }
   const DebianPackage& package = installed->front();
   auto listed = dpkg.listed_files(package);
@@ -222,7 +232,8 @@ Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::v
   }
   // The image's own CAs, where update-ca-certificates takes a machine's: recorded entries are path-sorted.
   for (const auto& e : recorded) {
-    if (e.type != LayerEntry::Type::file || !e.path.starts_with("usr/local/share/ca-certificates/") || !e.path.ends_with(".crt")) {
+    if (e.type != LayerEntry::Type::file || !e.path.starts_with("usr/local/share/ca-certificates/") ||
+        !e.path.ends_with(".crt")) {
       continue;
     }
     if (!e.source.empty()) {
@@ -236,7 +247,8 @@ Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::v
   PackageFiles out{package, {}, {certificates.begin(), certificates.end()}};
   out.entries.push_back(generated_file(std::string(k_ca_bundle), std::move(bundle)));
   // Where OpenSSL (OPENSSLDIR /usr/lib/ssl on Debian) and GnuTLS look: Debian's openssl package has the same links.
-  out.entries.push_back({LayerEntry::Type::symlink, "usr/lib/ssl/cert.pem", {}, "/" + std::string(k_ca_bundle), 0777, 0, {}});
+  out.entries.push_back(
+      {LayerEntry::Type::symlink, "usr/lib/ssl/cert.pem", {}, "/" + std::string(k_ca_bundle), 0777, 0, {}});
   out.entries.push_back({LayerEntry::Type::symlink, "usr/lib/ssl/certs", {}, "/etc/ssl/certs", 0777, 0, {}});
   return out;
 }

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "oci/oci.hpp"
 #include "recorder/layer.hpp"
 #include "recorder/layering.hpp"
-#include "oci/oci.hpp"
 #include "recorder/sbom.hpp"
 
 namespace arec {
@@ -55,8 +55,8 @@ bool kept_package_path(std::string_view image_path);
 // The installed package `spec` names for an image of `image_architecture` (Debian's spelling), and its
 // files as the image holds them (placed_package_files in `root`, "" for this machine). Refused: a package
 // not installed (naming apt-get install), or one of another architecture than the image's.
-Result<PackageFiles> package_files(const DpkgDatabase& dpkg, const PackageSpec& spec, std::string_view image_architecture,
-                                   const std::string& root = "");
+Result<PackageFiles> package_files(const DpkgDatabase& dpkg, const PackageSpec& spec,
+                                   std::string_view image_architecture, const std::string& root = "");
 
 // Whether an image path is a TLS library's (libssl, libcrypto, libgnutls, libcurl): a program that loads
 // one looks for CA certificates.
@@ -69,7 +69,7 @@ inline constexpr std::string_view k_ca_bundle = "etc/ssl/certs/ca-certificates.c
 // /usr/local/share/ca-certificates, as update-ca-certificates would make it), and the paths OpenSSL
 // looks in (/usr/lib/ssl/certs -> /etc/ssl/certs, /usr/lib/ssl/cert.pem -> the bundle). `why` (the TLS
 // library) is named when the package is not installed.
-Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::vector<LayerEntry>& recorded, std::string_view why,
-                                          const std::string& root = "");
+Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::vector<LayerEntry>& recorded,
+                                          std::string_view why, const std::string& root = "");
 
 }  // namespace arec

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "util/ascii.hpp"
 #include "oci/oci.hpp"
+#include "util/ascii.hpp"
 #include "util/process.hpp"
 
 namespace arec {
@@ -95,7 +95,8 @@ const json* find_auths_entry(const json& config, const std::string& key) {
   return nullptr;
 }
 
-Result<std::optional<Credential>> credential_from_entry(const json& entry, std::string_view path, const std::string& key) {
+Result<std::optional<Credential>> credential_from_entry(const json& entry, std::string_view path,
+                                                        const std::string& key) {
   Credential c;
   c.source = std::string(path);
   const std::string auth = json_string(entry, "auth");
@@ -213,8 +214,10 @@ Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
     // The protocol's way of saying "nothing stored for this server".
     if (run->out.find("credentials not found") != std::string::npos) return std::optional<Credential>();
     std::string said = run->out.substr(0, run->out.find('\n')).substr(0, 200);
-    return fail_input(program + " get: " + (run->exit_code < 0 ? std::string("killed or timed out") : "exit " + std::to_string(run->exit_code)) +
-                      (said.empty() ? "" : ": " + said));
+    return fail_input(
+        program + " get: " +
+        (run->exit_code < 0 ? std::string("killed or timed out") : "exit " + std::to_string(run->exit_code)) +
+        (said.empty() ? "" : ": " + said));
   }
   const auto read = read_json<json>(run->out);
   if (!read || !read->is_object()) return fail_input(program + " get: the answer is not a JSON object");
@@ -242,7 +245,9 @@ Result<std::optional<Credential>> find_credential(std::string_view registry, con
     if (!answer) return fail(answer.error());
     if (!answer->helper.empty()) {
       auto credential = run_credential_helper(answer->helper, helper_server(key));
-      if (!credential) return fail(std::move(credential.error()).context("finding credentials for " + key + " (" + path.string() + ")"));
+      if (!credential)
+        return fail(
+            std::move(credential.error()).context("finding credentials for " + key + " (" + path.string() + ")"));
       if (*credential) return credential;
     } else if (answer->credential) {
       return answer->credential;
@@ -260,11 +265,15 @@ Result<Token> parse_token_response(std::string_view body, std::chrono::steady_cl
   if (token.value.empty()) token.value = json_string(answer, "access_token");
   if (token.value.empty()) return fail(Error::registry("the token service's answer holds no token"));
   // It goes into a header of every later request: a CR or LF would add headers of the service's choosing.
-  if (std::ranges::any_of(token.value, [](char c) { return static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f; })) {
-    return fail(Error::registry("the token service's answer holds a token with control characters, spaces or bytes outside ASCII; refused"));
+  if (std::ranges::any_of(token.value, [](char c) {
+        return static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f;
+      })) {
+    return fail(Error::registry(
+        "the token service's answer holds a token with control characters, spaces or bytes outside ASCII; refused"));
   }
   std::int64_t seconds = 60;
-  if (answer.contains("expires_in") && answer["expires_in"].is_number_integer() && answer["expires_in"].get<std::int64_t>() > 0) {
+  if (answer.contains("expires_in") && answer["expires_in"].is_number_integer() &&
+      answer["expires_in"].get<std::int64_t>() > 0) {
     // At most a day: a token service's figure, however large, must not overflow the clock.
     seconds = std::min<std::int64_t>(answer["expires_in"].get<std::int64_t>(), 24 * 60 * 60);
   }
@@ -382,7 +391,8 @@ RegistryResult<void> Authenticator::authorize(const http::Headers& response, std
   }
   const std::string header = "Basic " + base64_encode(m_credential->username + ":" + m_credential->password);
   if (sent == header) {
-    return std::unexpected(refused("the registry refused the credentials for " + m_registry + " from " + m_credential->source));
+    return std::unexpected(
+        refused("the registry refused the credentials for " + m_registry + " from " + m_credential->source));
   }
   m_header = header;
   return {};
@@ -410,7 +420,8 @@ RegistryResult<void> Authenticator::fetch_token(const Challenge& challenge, http
     request.method = http::Method::post;
     request.url = realm;
     form = "grant_type=refresh_token&client_id=arec&service=" + http::url_encode(service) +
-           "&scope=" + http::url_encode(scope_list) + "&refresh_token=" + http::url_encode(m_credential->identity_token);
+           "&scope=" + http::url_encode(scope_list) +
+           "&refresh_token=" + http::url_encode(m_credential->identity_token);
     request.body = std::string_view(form);
     request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
   } else {
@@ -427,16 +438,18 @@ RegistryResult<void> Authenticator::fetch_token(const Challenge& challenge, http
     }
     request.url = url;
     if (may_send && !m_credential->username.empty()) {
-      request.headers.push_back("Authorization: Basic " + base64_encode(m_credential->username + ":" + m_credential->password));
+      request.headers.push_back("Authorization: Basic " +
+                                base64_encode(m_credential->username + ":" + m_credential->password));
     }
   }
   auto response = client.perform(request);
   if (!response) return std::unexpected(RegistryError::from_failure(response.error()));
   if (response->status == 401 || response->status == 403) {
-    return std::unexpected(refused(m_credential ? "the token service " + http::origin_of(realm) + " refused the credentials for " +
-                                                      m_registry + " from " + m_credential->source
-                                                : "the token service " + http::origin_of(realm) + " wants credentials for " +
-                                                      m_registry + ", and none were found"));
+    return std::unexpected(
+        refused(m_credential ? "the token service " + http::origin_of(realm) + " refused the credentials for " +
+                                   m_registry + " from " + m_credential->source
+                             : "the token service " + http::origin_of(realm) + " wants credentials for " + m_registry +
+                                   ", and none were found"));
   }
   if (response->status != 200) {
     auto e = RegistryError::from_response(*response);

@@ -14,10 +14,10 @@
 #include <string_view>
 #include <vector>
 
-#include "util/error.hpp"
-#include "util/fs.hpp"
 #include "registry-client/http.hpp"
 #include "registry-client/registry_error.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 
@@ -124,7 +124,7 @@ class Authenticator {
   std::string m_header;
   bool m_credential_loaded = false;
   std::optional<Credential> m_credential;
-  std::set<std::string> m_scopes;  // every scope asked for so far: a new token covers them all
+  std::set<std::string> m_scopes;     // every scope asked for so far: a new token covers them all
   std::optional<Challenge> m_bearer;  // the Bearer challenge tokens are fetched for
   std::chrono::steady_clock::time_point m_renew{};
 };

@@ -7,16 +7,19 @@ namespace arec {
 Result<std::vector<CatalogEntry>> read_catalog(const RegistryAddress& address, const TransferOptions& options) {
   Run run(address, Access::pull, options);
   if (auto s = run.ping("reading the catalog of " + run.host()); !s) return fail(s.error());
-  auto repositories = run.step("reading the catalog of " + run.host() + " (GET /v2/_catalog)", {}, [&] { return run.session.catalog(); });
+  auto repositories = run.step("reading the catalog of " + run.host() + " (GET /v2/_catalog)", {},
+                               [&] { return run.session.catalog(); });
   if (!repositories) return fail(repositories.error());
   std::vector<CatalogEntry> out;
   for (const auto& repository : *repositories) {
     // distribution 2.8 answers 404 NAME_UNKNOWN for a repository that holds manifests by digest only.
-    auto tags = run.step("listing the tags of " + repository + " at " + run.host(), {}, [&]() -> RegistryResult<std::vector<std::string>> {
-      auto listed = run.session.tags(repository);
-      if (!listed && listed.error().status == 404 && listed.error().code == "NAME_UNKNOWN") return std::vector<std::string>();
-      return listed;
-    });
+    auto tags = run.step("listing the tags of " + repository + " at " + run.host(), {},
+                         [&]() -> RegistryResult<std::vector<std::string>> {
+                           auto listed = run.session.tags(repository);
+                           if (!listed && listed.error().status == 404 && listed.error().code == "NAME_UNKNOWN")
+                             return std::vector<std::string>();
+                           return listed;
+                         });
     if (!tags) return fail(tags.error());
     out.push_back({repository, std::move(*tags)});
   }

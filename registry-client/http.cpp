@@ -23,7 +23,9 @@ constexpr long k_upload_buffer = 2L * 1024 * 1024;  // libcurl's maximum
 constexpr const char* k_system_ca_directory = "/etc/ssl/certs";
 
 bool iequals(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
 }
 
 std::string_view trim(std::string_view text) {
@@ -105,7 +107,8 @@ std::size_t on_read(char* data, std::size_t size, std::size_t count, void* user)
   auto& t = *static_cast<Transfer*>(user);
   const Body& body = t.request->body;
   const std::int64_t remaining = body_length(body) - t.body_position;
-  const auto want = static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(size * count)));
+  const auto want =
+      static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(size * count)));
   if (want == 0) return 0;
   if (const auto* text = std::get_if<std::string_view>(&body)) {
     std::memcpy(data, text->data() + t.body_position, want);
@@ -144,7 +147,8 @@ int on_progress(void* user, curl_off_t download_now, curl_off_t, curl_off_t, cur
 int on_debug(CURL*, curl_infotype type, char* data, std::size_t size, void*) {
   if (type != CURLINFO_TEXT) return 0;
   const std::string_view line = trim(std::string_view(data, size));
-  for (const std::string_view prefix : {"Connected to ", "Re-using existing connection", "Connection #", "Closing connection"}) {
+  for (const std::string_view prefix :
+       {"Connected to ", "Re-using existing connection", "Connection #", "Closing connection"}) {
     if (line.starts_with(prefix)) {
       spdlog::trace("{}", line);
       break;
@@ -158,10 +162,8 @@ bool is_certificate_failure(CURLcode code) {
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_ISSUER_ERROR:
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-      return true;
-    default:
-      return false;
+    case CURLE_SSL_INVALIDCERTSTATUS: return true;
+    default: return false;
   }
 }
 
@@ -173,10 +175,8 @@ bool is_tls_failure(CURLcode code) {
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_ENGINE_NOTFOUND:
     case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_CRL_BADFILE:
-      return true;
-    default:
-      return false;
+    case CURLE_SSL_CRL_BADFILE: return true;
+    default: return false;
   }
 }
 
@@ -331,9 +331,11 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   // A value with CR or LF would end the header and start another: whatever put it there (a token, a
   // Location), the request is not sent.
   for (const auto& h : request.headers) {
-    if (std::ranges::any_of(h, [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f; })) {
+    if (std::ranges::any_of(h,
+                            [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f; })) {
       const std::string name = h.substr(0, h.find(':'));
-      return std::unexpected(Failure{Failure::Cause::setup, "refusing to send the header " + name + ": its value holds control characters", {}});
+      return std::unexpected(Failure{
+          Failure::Cause::setup, "refusing to send the header " + name + ": its value holds control characters", {}});
     }
   }
   curl_slist* headers = nullptr;
@@ -347,7 +349,8 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   curl_slist_free_all(headers);
   if (code != CURLE_OK) {
     Failure failure;
-    failure.message = m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(curl_easy_strerror(code));
+    failure.message =
+        m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(curl_easy_strerror(code));
     if (!t.wrong_length.empty()) {
       // Like an answer cut short: a connection may have been confused, so it is worth another try
       // (within the retry budget); what matters is that nothing of it was written.
@@ -370,7 +373,8 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     return std::unexpected(std::move(failure));
   }
   char* effective = nullptr;
-  if (curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr) t.response.url = effective;
+  if (curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr)
+    t.response.url = effective;
   spdlog::trace("{} {}: {}", method_name(request.method), request.url, t.response.status);
   return std::move(t.response);
 }
@@ -379,8 +383,9 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
 
 Result<std::string> resolve_url(std::string_view base, std::string_view location) {
   if (has_control_characters(location) || location.find(' ') != std::string_view::npos) {
-    return fail(Error::registry("the registry answered with a Location or Link holding control characters or spaces: \"" +
-                                printable(location) + "\""));
+    return fail(
+        Error::registry("the registry answered with a Location or Link holding control characters or spaces: \"" +
+                        printable(location) + "\""));
   }
   CurlUrl url;
   if (curl_url_set(url.handle, CURLUPART_URL, std::string(base).c_str(), 0) != CURLUE_OK ||
@@ -388,7 +393,8 @@ Result<std::string> resolve_url(std::string_view base, std::string_view location
     return fail(Error::registry("the registry answered with an unusable Location \"" + std::string(location) + "\""));
   }
   auto out = url.get(CURLUPART_URL);
-  if (!out) return fail(Error::registry("the registry answered with an unusable Location \"" + std::string(location) + "\""));
+  if (!out)
+    return fail(Error::registry("the registry answered with an unusable Location \"" + std::string(location) + "\""));
   return *out;
 }
 

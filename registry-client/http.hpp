@@ -77,12 +77,12 @@ struct Response {
 // Why a request got no response.
 struct Failure {
   enum class Cause {
-    network,    // connection refused, reset or stalled: worth another try
-    setup,      // a malformed URL or a name that does not resolve: another try will not help
+    network,      // connection refused, reset or stalled: worth another try
+    setup,        // a malformed URL or a name that does not resolve: another try will not help
     tls,          // the TLS handshake failed (as it does when the server speaks plain HTTP)
     certificate,  // the server's certificate was not verified (unknown CA, wrong name, expired)
-    local,      // our side failed: the sink or the file the body is read from
-    cancelled,  // on_progress asked to stop
+    local,        // our side failed: the sink or the file the body is read from
+    cancelled,    // on_progress asked to stop
   };
   Cause cause = Cause::network;
   std::string message;

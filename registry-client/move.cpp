@@ -10,10 +10,10 @@
 
 #include "addressing/nodes_text.hpp"
 #include "addressing/text_diff.hpp"
-#include "util/fs.hpp"
 #include "registry-client/catalog.hpp"
 #include "registry-client/pull.hpp"
 #include "registry-client/verify.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 
@@ -72,7 +72,8 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
   if (target == settings.nodes.end()) {
     std::string known;
     for (const auto& [name, n] : settings.nodes) known += (known.empty() ? "" : ", ") + name;
-    return fail_input("--to \"" + std::string(node) + "\": no such node in node settings " + settings.source + " (nodes: " + known + ")");
+    return fail_input("--to \"" + std::string(node) + "\": no such node in node settings " + settings.source +
+                      " (nodes: " + known + ")");
   }
   std::uint16_t new_port = 0;
   if (port) {
@@ -107,10 +108,12 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
   auto text = fs::read_file(settings.source, k_max_settings_size);
   if (!text) return fail(std::move(text.error()).context("reading node settings"));
   auto document = read_json<nlohmann::ordered_json>(*text);
-  if (!document || !document->is_object()) return fail_input("node settings " + settings.source + ": changed while read");
+  if (!document || !document->is_object())
+    return fail_input("node settings " + settings.source + ": changed while read");
   auto after = with_registry_moved(*text, plan.to_node, new_port);
   if (!after || !read_json<nlohmann::ordered_json>(*after)) {
-    return fail_input("node settings " + settings.source + ": cannot find services.registry and nodes." + plan.to_node + " to change");
+    return fail_input("node settings " + settings.source + ": cannot find services.registry and nodes." + plan.to_node +
+                      " to change");
   }
   plan.settings_before = std::move(*text);
   plan.settings_after = std::move(*after);
@@ -143,7 +146,8 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
   for (const auto& item : *verified) {
     if (item.state != VerifyState::present) {
       return fail(Error::registry("moving the registry: " + item.record.identity() + " is " +
-                                  std::string(verify_state_name(item.state)) + " at " + plan.to.host + " after copying"));
+                                  std::string(verify_state_name(item.state)) + " at " + plan.to.host +
+                                  " after copying"));
     }
   }
   outcome.verified = verified->size();

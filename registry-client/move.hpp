@@ -8,19 +8,19 @@
 #include <vector>
 
 #include "addressing/nodes.hpp"
-#include "store/store.hpp"
 #include "registry-client/push.hpp"
 #include "registry-client/transfer.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 
 struct MovePlan {
   std::string from_node;
   std::string to_node;
-  RegistryAddress from;   // the registry the settings name now
-  RegistryAddress to;     // where it will be
+  RegistryAddress from;        // the registry the settings name now
+  RegistryAddress to;          // where it will be
   bool already_there = false;  // `node` holds the registry at that port already: nothing to move
-  NodeSettings moved;     // the settings after the move: `registry` held by to_node on the new port
+  NodeSettings moved;          // the settings after the move: `registry` held by to_node on the new port
   // The settings file before and after the move, in the file's own key order, indented by two spaces;
   // `after` is what the move writes.
   std::string settings_before;
@@ -36,9 +36,9 @@ Result<MovePlan> plan_move(const NodeSettings& settings, std::string_view node, 
                            std::vector<Record> records, const ClientSettings& client);
 
 struct MoveOutcome {
-  int pulled = 0;        // records fetched from the old registry because the store lacked blobs
-  PushSummary pushed;    // what went to the new registry
-  int tags = 0;          // tags besides `latest` of recorded repositories, copied on the records they name
+  int pulled = 0;      // records fetched from the old registry because the store lacked blobs
+  PushSummary pushed;  // what went to the new registry
+  int tags = 0;        // tags besides `latest` of recorded repositories, copied on the records they name
   std::size_t verified = 0;
 };
 

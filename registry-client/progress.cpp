@@ -26,10 +26,12 @@ std::string human_bytes(double bytes) {
 }  // namespace
 
 ProgressDisplay progress_display_for_stderr(ProgressDisplay wanted) {
-  return wanted == ProgressDisplay::terminal && ::isatty(STDERR_FILENO) == 1 ? ProgressDisplay::terminal : ProgressDisplay::none;
+  return wanted == ProgressDisplay::terminal && ::isatty(STDERR_FILENO) == 1 ? ProgressDisplay::terminal
+                                                                             : ProgressDisplay::none;
 }
 
-ProgressBoard::ProgressBoard(ProgressDisplay display, std::string title) : m_display(display), m_title(std::move(title)) {
+ProgressBoard::ProgressBoard(ProgressDisplay display, std::string title)
+    : m_display(display), m_title(std::move(title)) {
   if (m_display == ProgressDisplay::terminal) m_thread = std::thread([this] { run(); });
 }
 

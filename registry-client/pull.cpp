@@ -18,7 +18,8 @@ namespace {
 // user's, and is not kept. By a tag with no Docker-Content-Digest, this is all that can be checked.
 Status check_fetched_manifest(const FetchedManifest& fetched, const std::string& what) {
   if (media_type::is_index(fetched.media_type)) {
-    if (auto index = parse_document<Index>(fetched.bytes, what); !index) return fail(Error::registry(index.error().message));
+    if (auto index = parse_document<Index>(fetched.bytes, what); !index)
+      return fail(Error::registry(index.error().message));
   } else if (auto manifest = parse_document<Manifest>(fetched.bytes, what); !manifest) {
     return fail(Error::registry(manifest.error().message));
   }
@@ -45,7 +46,8 @@ Status download_blob(Run& run, Session& session, Store& store, const std::string
     // A fresh temporary each attempt; dropped unless the whole blob arrived and verified.
     auto writer = store.begin_blob(Hashing::no);
     if (!writer) return std::unexpected(RegistryError::local(writer.error()));
-    if (auto fetched = session.download_blob(repository, blob, *writer, progress_to(board, slot, stop)); !fetched) return fetched;
+    if (auto fetched = session.download_blob(repository, blob, *writer, progress_to(board, slot, stop)); !fetched)
+      return fetched;
     if (auto committed = writer->commit(blob.media_type, blob.digest); !committed) {
       return std::unexpected(RegistryError::local(committed.error()));
     }
@@ -73,8 +75,9 @@ Status download_blobs(Run& run, Store& store, const std::string& repository, con
   std::int64_t declared = 0;
   for (const auto& blob : missing) declared += std::max<std::int64_t>(blob.size, 0);
   if (const auto room = fs::free_bytes(store.dir()); room && declared > *room) {
-    return fail(Error::registry(context + ": the manifest declares " + std::to_string(declared) + " bytes of blobs to download, more than the " +
-                                std::to_string(*room) + " bytes free for the store " + store.dir().string() + "; nothing downloaded"));
+    return fail(Error::registry(context + ": the manifest declares " + std::to_string(declared) +
+                                " bytes of blobs to download, more than the " + std::to_string(*room) +
+                                " bytes free for the store " + store.dir().string() + "; nothing downloaded"));
   }
   ProgressBoard board(run.options.progress, "pulling from " + run.host());
   std::vector<std::size_t> slots;
@@ -100,17 +103,19 @@ Result<Descriptor> fetch_referrer(Run& run, Store& store, const std::string& rep
   auto referrer_manifest = store.read_manifest(referrer);
   if (!referrer_manifest) return fail(std::move(referrer_manifest.error()).context(context));
   if (!referrer_manifest->subject || referrer_manifest->subject->digest != subject) {
-    return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " + subject.str() +
-                                ", but that is not its subject"));
+    return fail(Error::registry(context + ": the registry lists " + referrer.digest.str() + " as a referrer of " +
+                                subject.str() + ", but that is not its subject"));
   }
   for (const auto& blob : blobs_of(*referrer_manifest)) {
     if (store.has_blob(blob)) continue;
     ProgressBoard quiet(ProgressDisplay::none, "");
-    if (auto s = download_blob(run, run.session, store, repository, blob, quiet.add("", blob.size), quiet, {}, context); !s) {
+    if (auto s = download_blob(run, run.session, store, repository, blob, quiet.add("", blob.size), quiet, {}, context);
+        !s) {
       return fail(s.error());
     }
   }
-  Descriptor entry{referrer.media_type, referrer.digest, referrer.size, referrer.artifact_type, {}, referrer.annotations, {}};
+  Descriptor entry{
+      referrer.media_type, referrer.digest, referrer.size, referrer.artifact_type, {}, referrer.annotations, {}};
   entry.annotations[std::string(annotation::k_subject)] = subject.str();
   return entry;
 }
@@ -120,21 +125,28 @@ Result<Descriptor> fetch_referrer(Run& run, Store& store, const std::string& rep
 nlohmann::json to_json(const PullOutcome& outcome) {
   nlohmann::json records = nlohmann::json::array();
   for (const auto& r : outcome.records) records.push_back(to_json(r));
-  return {{"registry", outcome.registry},     {"repository", outcome.repository},
-          {"digest", outcome.image.digest.str()}, {"mediaType", outcome.image.media_type},
-          {"manifest", outcome.manifest.digest.str()}, {"downloaded", outcome.downloaded},
-          {"present", outcome.present},       {"bytes", outcome.bytes},
-          {"referrers", outcome.referrers}, {"records", std::move(records)},
+  return {{"registry", outcome.registry},
+          {"repository", outcome.repository},
+          {"digest", outcome.image.digest.str()},
+          {"mediaType", outcome.image.media_type},
+          {"manifest", outcome.manifest.digest.str()},
+          {"downloaded", outcome.downloaded},
+          {"present", outcome.present},
+          {"bytes", outcome.bytes},
+          {"referrers", outcome.referrers},
+          {"records", std::move(records)},
           {"records_present", outcome.records_present}};
 }
-
 
 Result<PullOutcome> pull_image(Store& store, const Reference& reference, const RegistryAddress& address,
                                const TransferOptions& options) {
   Run run(address, Access::pull, options);
   const std::string repository = reference.path;
-  const std::string wanted = !reference.digest.empty() ? reference.digest : !reference.tag.empty() ? reference.tag : "latest";
-  const std::string context = "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  const std::string wanted = !reference.digest.empty() ? reference.digest
+                             : !reference.tag.empty()  ? reference.tag
+                                                       : "latest";
+  const std::string context =
+      "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   PullOutcome outcome;
@@ -154,11 +166,13 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   auto manifest = store.read_manifest(outcome.manifest);
   if (!manifest) return fail(std::move(manifest.error()).context(context));
 
-  if (auto s = download_blobs(run, store, repository, blobs_of(*manifest), context, outcome); !s) return fail(s.error());
+  if (auto s = download_blobs(run, store, repository, blobs_of(*manifest), context, outcome); !s)
+    return fail(s.error());
 
   Descriptor listed = outcome.image;
   listed.annotations.emplace(k_pulled_annotation, "true");
-  if (auto kept = store.with_writer([&](StoreWriter& writer) { return writer.keep(listed); }); !kept) return fail(kept.error());
+  if (auto kept = store.with_writer([&](StoreWriter& writer) { return writer.keep(listed); }); !kept)
+    return fail(kept.error());
 
   // Its referrers (an SBOM) come along, each listed in index.json as the referrer of the image.
   auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
@@ -184,7 +198,8 @@ class TextSink final : public ByteSink {
  public:
   explicit TextSink(std::size_t limit) : m_limit(limit) {}
   Status write(std::span<const std::byte> data) override {
-    if (m_text.size() + data.size() > m_limit) return fail(Error::registry("more than " + std::to_string(m_limit) + " bytes"));
+    if (m_text.size() + data.size() > m_limit)
+      return fail(Error::registry("more than " + std::to_string(m_limit) + " bytes"));
     m_text.append(reinterpret_cast<const char*>(data.data()), data.size());
     return {};
   }
@@ -206,7 +221,8 @@ constexpr std::size_t k_max_platforms = 64;
 Result<std::string> fetch_text(Run& run, const std::string& repository, const Descriptor& blob, std::size_t limit,
                                const std::string& doing) {
   if (blob.size < 0 || static_cast<std::uint64_t>(blob.size) > limit) {
-    return fail(Error::registry(doing + ": declared as " + std::to_string(blob.size) + " bytes, more than " + std::to_string(limit)));
+    return fail(Error::registry(doing + ": declared as " + std::to_string(blob.size) + " bytes, more than " +
+                                std::to_string(limit)));
   }
   TextSink sink(limit);
   auto got = run.step(doing, {}, [&]() -> RegistryResult<void> {
@@ -230,39 +246,48 @@ struct PulledImage {
 // Reads and checks the record artifact `listed` of `image` in `repository`: an artifact manifest of
 // arec's record type whose subject is the image, one document layer, a document that parses, names
 // this repository and this image, and is byte for byte what arec writes for that record.
-Result<Record> read_record_artifact(Run& run, const std::string& repository, const FetchedManifest& image, const Descriptor& listed,
-                                    const std::string& context) {
-  const std::string what = "the record artifact " + listed.digest.str() + " of " + repository + "@" + image.digest.str();
-  const auto refused = [&](const std::string& why) { return Error::registry(context + ": " + what + ": " + why + "; nothing written"); };
-  auto fetched = run.step(context + ": getting " + what, {}, [&] { return run.session.get_manifest(repository, listed.digest.str()); });
+Result<Record> read_record_artifact(Run& run, const std::string& repository, const FetchedManifest& image,
+                                    const Descriptor& listed, const std::string& context) {
+  const std::string what =
+      "the record artifact " + listed.digest.str() + " of " + repository + "@" + image.digest.str();
+  const auto refused = [&](const std::string& why) {
+    return Error::registry(context + ": " + what + ": " + why + "; nothing written");
+  };
+  auto fetched = run.step(context + ": getting " + what, {},
+                          [&] { return run.session.get_manifest(repository, listed.digest.str()); });
   if (!fetched) return fail(fetched.error());
   auto manifest = parse_document<Manifest>(fetched->bytes, "its manifest");
   if (!manifest) return fail(refused(manifest.error().message));
   if (manifest->artifact_type != media_type::k_arec_record) {
-    return fail(refused("its artifactType is \"" + printable(manifest->artifact_type) + "\", not " + std::string(media_type::k_arec_record)));
+    return fail(refused("its artifactType is \"" + printable(manifest->artifact_type) + "\", not " +
+                        std::string(media_type::k_arec_record)));
   }
   if (!manifest->subject || manifest->subject->digest != image.digest) {
-    return fail(refused("its subject is " + (manifest->subject ? manifest->subject->digest.str() : std::string("missing")) +
+    return fail(refused("its subject is " +
+                        (manifest->subject ? manifest->subject->digest.str() : std::string("missing")) +
                         ", not the image"));
   }
   if (manifest->layers.size() != 1 || manifest->layers.front().media_type != media_type::k_arec_record) {
     return fail(refused("expected one layer of type " + std::string(media_type::k_arec_record)));
   }
-  auto document = fetch_text(run, repository, manifest->layers.front(), k_max_record_document, context + ": getting the document of " + what);
+  auto document = fetch_text(run, repository, manifest->layers.front(), k_max_record_document,
+                             context + ": getting the document of " + what);
   if (!document) return fail(document.error());
   auto record = parse_record_document(*document, "its document");
   if (!record) return fail(refused(record.error().message));
-  if (record->repository() != repository) return fail(refused("it is a record of " + record->repository() + ", not of " + repository));
+  if (record->repository() != repository)
+    return fail(refused("it is a record of " + record->repository() + ", not of " + repository));
   const auto image_descriptor = image.descriptor();
   if (record->manifest.digest != image.digest || record->manifest.size != image_descriptor.size ||
       record->manifest.media_type != image_descriptor.media_type) {
-    return fail(refused("it records " + record->manifest.digest.str() + " (" + std::to_string(record->manifest.size) + " bytes, " +
-                        record->manifest.media_type + "), which is not the image it refers to"));
+    return fail(refused("it records " + record->manifest.digest.str() + " (" + std::to_string(record->manifest.size) +
+                        " bytes, " + record->manifest.media_type + "), which is not the image it refers to"));
   }
   // What arec writes for that record, and nothing else: the same record pushed from here again costs no write.
   auto again = record_artifact(*record);
   if (!again) return fail(refused(again.error().message));
-  if (again->descriptor.digest != listed.digest) return fail(refused("not the artifact arec makes of the record it holds"));
+  if (again->descriptor.digest != listed.digest)
+    return fail(refused("not the artifact arec makes of the record it holds"));
   return std::move(*record);
 }
 
@@ -274,35 +299,42 @@ bool holds_record(const std::vector<Record>& history, const Record& record) {
 
 }  // namespace
 
-Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference, const RegistryAddress& address,
-                                                const TransferOptions& options, PullLayers layers) {
+Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference,
+                                                const RegistryAddress& address, const TransferOptions& options,
+                                                PullLayers layers) {
   Run run(address, Access::pull, options);
   const std::string repository = reference.path;
-  const std::string wanted = !reference.digest.empty() ? reference.digest : !reference.tag.empty() ? reference.tag : "latest";
-  const std::string context = "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  const std::string wanted = !reference.digest.empty() ? reference.digest
+                             : !reference.tag.empty()  ? reference.tag
+                                                       : "latest";
+  const std::string context =
+      "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   // First everything is read and checked, in memory: a record refused leaves the store as it was.
   const std::string getting = context + ": getting manifest " + wanted;
   auto top = run.step(getting, {}, [&] { return run.session.get_manifest(repository, wanted); });
   if (!top) return fail(top.error());
-  if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting));
+  if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s)
+    return fail(std::move(s.error()).context(getting));
   std::vector<PulledImage> images;
   const bool is_index = media_type::is_index(top->media_type);
   if (is_index) {
     auto index = parse_document<Index>(top->bytes, "the index");  // checked above
     if (index->manifests.size() > k_max_platforms) {
-      return fail(Error::registry(context + ": the index lists " + std::to_string(index->manifests.size()) + " manifests, more than " +
-                                  std::to_string(k_max_platforms)));
+      return fail(Error::registry(context + ": the index lists " + std::to_string(index->manifests.size()) +
+                                  " manifests, more than " + std::to_string(k_max_platforms)));
     }
     for (const auto& entry : index->manifests) {
       if (!media_type::is_manifest(entry.media_type)) continue;
       if (std::ranges::any_of(images, [&](const PulledImage& i) { return i.fetched.digest == entry.digest; })) continue;
       const std::string getting_child = context + ": getting manifest " + entry.digest.str();
-      auto child = run.step(getting_child, {}, [&] { return run.session.get_manifest(repository, entry.digest.str()); });
+      auto child =
+          run.step(getting_child, {}, [&] { return run.session.get_manifest(repository, entry.digest.str()); });
       if (!child) return fail(child.error());
       if (!media_type::is_manifest(child->media_type)) continue;
-      if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s) return fail(std::move(s.error()).context(getting_child));
+      if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s)
+        return fail(std::move(s.error()).context(getting_child));
       images.push_back({std::move(*child), {}, {}, {}, {}});
     }
   } else {
@@ -325,16 +357,20 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
     if (image.records.empty()) continue;
     any = true;
     // The platform a record names is its image's, as its config says.
-    auto config = fetch_text(run, repository, image.manifest.config, k_max_config, context + ": getting config " + image.manifest.config.digest.str());
+    auto config = fetch_text(run, repository, image.manifest.config, k_max_config,
+                             context + ": getting config " + image.manifest.config.digest.str());
     if (!config) return fail(config.error());
     image.config = std::move(*config);
     auto read = parse_document<ImageConfig>(image.config, "the config");
-    if (!read) return fail(Error::registry(context + ": config " + image.manifest.config.digest.str() + ": " + read.error().message));
+    if (!read)
+      return fail(
+          Error::registry(context + ": config " + image.manifest.config.digest.str() + ": " + read.error().message));
     for (const auto& record : image.records) {
       const auto& p = record.manifest.platform;
       if (p && (p->os != read->os || p->architecture != read->architecture || p->variant != read->variant)) {
-        return fail(Error::registry(context + ": the record artifact of " + record.identity() + " names the platform " + platform_text(*p) +
-                                    ", but the image is " + platform_text(Platform{read->architecture, read->os, read->variant}) +
+        return fail(Error::registry(context + ": the record artifact of " + record.identity() + " names the platform " +
+                                    platform_text(*p) + ", but the image is " +
+                                    platform_text(Platform{read->architecture, read->os, read->variant}) +
                                     "; nothing written"));
       }
     }
@@ -353,7 +389,8 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   bool chosen = false, chose_mine = false;
   for (auto& image : images) {
     if (image.records.empty()) {
-      spdlog::warn("{}: the registry lists no record of {}@{}: not pulled", context, repository, image.fetched.digest.str());
+      spdlog::warn("{}: the registry lists no record of {}@{}: not pulled", context, repository,
+                   image.fetched.digest.str());
       continue;
     }
     // The image of this machine's platform (--platform's), else the first, as pull_image reports it.
@@ -367,7 +404,8 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
     auto put = store.put_blob(image.fetched.bytes, image.fetched.media_type);
     if (!put) return fail(std::move(put.error()).context(context));
     if (layers == PullLayers::yes) {
-      if (auto s = download_blobs(run, store, repository, blobs_of(image.manifest), context, outcome); !s) return fail(s.error());
+      if (auto s = download_blobs(run, store, repository, blobs_of(image.manifest), context, outcome); !s)
+        return fail(s.error());
     } else {
       if (store.has_blob(image.manifest.config)) {
         ++outcome.present;
@@ -404,7 +442,8 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
       if (!kept) return fail(kept.error());
       for (const auto& entry : sboms) {
         if (std::ranges::find(*kept, entry.digest, &Descriptor::digest) != kept->end()) continue;
-        if (std::ranges::any_of(added, [&](const auto& a) { return a.first.manifest.digest == image.fetched.digest; })) continue;
+        if (std::ranges::any_of(added, [&](const auto& a) { return a.first.manifest.digest == image.fetched.digest; }))
+          continue;
         auto listed = store.with_writer([&](StoreWriter& writer) { return writer.keep(entry); });
         if (!listed) return fail(listed.error());
         outcome.referrers += *listed ? 1 : 0;

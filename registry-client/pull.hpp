@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "addressing/reference.hpp"
-#include "store/store.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/transfer.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 
@@ -25,7 +25,7 @@ struct PullOutcome {
   int downloaded = 0;   // blobs fetched
   int present = 0;      // blobs the store held already
   std::int64_t bytes = 0;
-  int referrers = 0;    // referrers of the image (its SBOM) newly listed in the store
+  int referrers = 0;  // referrers of the image (its SBOM) newly listed in the store
   // A pull of records (pull_records): those the store did not hold, oldest first, and how many it held.
   std::vector<Record> records;
   int records_present = 0;
@@ -54,7 +54,8 @@ enum class PullLayers { yes, no };
 // naming it, and the store is left as it was. A record the store holds already is not added again.
 // Nothing when the registry lists no record for the image (nothing written either): the caller
 // decides whether it is then pulled as an image (pull_image) or passed over.
-Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference, const RegistryAddress& address,
-                                                const TransferOptions& options, PullLayers layers);
+Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference,
+                                                const RegistryAddress& address, const TransferOptions& options,
+                                                PullLayers layers);
 
 }  // namespace arec

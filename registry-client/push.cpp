@@ -26,13 +26,14 @@ struct RecordPlan {
 // history) gets `latest` (the default configuration's, or the only one's) or `latest-<config>` (the
 // others', so that a Debug build never moves `latest`); the newest pushed of each module/name among those
 // of the default configuration (any, where none is) gets the extra tags.
-Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const std::vector<Record>& records, const PushTags& tags) {
+Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const std::vector<Record>& records,
+                                                      const PushTags& tags) {
   std::vector<std::vector<std::string>> out(records.size());
   if (tags.latest == LatestTag::no && tags.extra.empty()) return out;
   // Each module/name's own history orders its records: the store's whole history is never read.
-  std::map<std::string, std::size_t> position;                 // identity -> place in its module/name's history
-  std::map<std::string, std::string> latest_of_config;         // repository + " " + config -> identity of its newest
-  std::map<std::string, std::vector<std::string>> configs;     // repository -> the configurations it has records of
+  std::map<std::string, std::size_t> position;              // identity -> place in its module/name's history
+  std::map<std::string, std::string> latest_of_config;      // repository + " " + config -> identity of its newest
+  std::map<std::string, std::vector<std::string>> configs;  // repository -> the configurations it has records of
   for (const auto& r : records) {
     if (configs.contains(r.repository())) continue;
     auto history = store.history_of(r.module, r.name);
@@ -44,7 +45,9 @@ Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const 
     }
     configs[r.repository()] = configs_of(*history);
   }
-  const auto latest_tag_of = [&](const Record& r) { return latest_tag(r.config, configs[r.repository()], tags.default_config); };
+  const auto latest_tag_of = [&](const Record& r) {
+    return latest_tag(r.config, configs[r.repository()], tags.default_config);
+  };
   std::map<std::string, std::size_t> newest;  // repository -> index into records
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
@@ -56,7 +59,8 @@ Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const 
     // A record of the default configuration is preferred to another's, then the newer.
     const bool default_now = latest_tag_of(r) == "latest";
     const bool default_then = latest_tag_of(records[it->second]) == "latest";
-    if (default_now != default_then ? default_now : position[r.identity()] > position[records[it->second].identity()]) it->second = i;
+    if (default_now != default_then ? default_now : position[r.identity()] > position[records[it->second].identity()])
+      it->second = i;
   }
   for (const auto& [repository, i] : newest) {
     for (const auto& tag : tags.extra) {
@@ -81,8 +85,10 @@ Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& recor
   plan.bytes = std::move(*bytes);
   if (!manifest->media_type.empty()) plan.media_type = manifest->media_type;
   plan.blobs = blobs_of(*manifest);
-  const std::string doing = "pushing " + record.repository() + " to " + run.host() + ": checking manifest " + record.manifest.digest.str();
-  auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
+  const std::string doing =
+      "pushing " + record.repository() + " to " + run.host() + ": checking manifest " + record.manifest.digest.str();
+  auto found =
+      run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
   if (!found) return fail(found.error());
   plan.present = found->has_value() && (*found)->digest == record.manifest.digest;
   return plan;
@@ -96,14 +102,15 @@ constexpr std::size_t k_mount_candidates = 3;
 // a registry that refuses it opens the upload in the same answer. With several, each is asked whether
 // it holds the blob (HEAD) until one does, so that the mount asked for is one that works; a candidate
 // that does not answer yes (absent, or not readable with these credentials) is passed over.
-Result<std::optional<std::string>> mount_source(Run& run, Session& session, const MountSources& sources, const BlobToPush& job,
-                                                const std::string& repository, const std::optional<std::string>& holder,
-                                                std::stop_token stop) {
+Result<std::optional<std::string>> mount_source(Run& run, Session& session, const MountSources& sources,
+                                                const BlobToPush& job, const std::string& repository,
+                                                const std::optional<std::string>& holder, std::stop_token stop) {
   if (holder) return holder;
   auto candidates = sources.candidates(job.blob.digest, repository, k_mount_candidates);
   if (candidates.size() <= 1) return candidates.empty() ? std::nullopt : std::optional(std::move(candidates.front()));
   for (auto& candidate : candidates) {
-    const std::string doing = "pushing " + repository + " to " + run.host() + ": looking for blob " + job.blob.digest.str() + " in " + candidate;
+    const std::string doing = "pushing " + repository + " to " + run.host() + ": looking for blob " +
+                              job.blob.digest.str() + " in " + candidate;
     auto size = with_retry(run.options.retry, doing, stop, [&]() -> RegistryResult<std::optional<std::int64_t>> {
       auto found = session.blob_size(candidate, job.blob.digest);
       // A repository these credentials may not read is no source, not a failure of the push.
@@ -127,7 +134,8 @@ Status push_blob(Run& run, Session& session, Store& store, const MountSources& s
   for (const auto& repository : job.repositories) {
     const std::string context = "pushing " + repository + " to " + run.host();
     board.set_state(slot, "checking");
-    auto size = run.step(context + ": checking blob " + digest, stop, [&] { return session.blob_size(repository, job.blob.digest); });
+    auto size = run.step(context + ": checking blob " + digest, stop,
+                         [&] { return session.blob_size(repository, job.blob.digest); });
     if (!size) return fail(size.error());
     if (size->has_value()) {
       ++outcome.skipped;
@@ -147,16 +155,19 @@ Status push_blob(Run& run, Session& session, Store& store, const MountSources& s
       auto start = session.start_upload(repository, job.blob.digest, *from);
       // A mount these credentials may not make (no pull access to the source) is an upload instead.
       if (!start && *from && (start.error().status == 401 || start.error().status == 403)) {
-        spdlog::debug("mounting {} into {} from {} refused ({}): uploading it", digest, repository, **from, start.error().status);
+        spdlog::debug("mounting {} into {} from {} refused ({}): uploading it", digest, repository, **from,
+                      start.error().status);
         start = session.start_upload(repository, job.blob.digest, std::nullopt);
       }
       if (!start) return std::unexpected(start.error());
       if ((mounted = start->mounted)) return {};
       board.set_state(slot, "uploading");
-      return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size, progress_to(board, slot, stop));
+      return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size,
+                            progress_to(board, slot, stop));
     });
     if (!sent) return fail(sent.error());
-    spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository, mounted ? " from " + **from : "");
+    spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository,
+                  mounted ? " from " + **from : "");
     if (mounted) {
       ++outcome.mounted;
     } else {
@@ -192,7 +203,8 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
     for (const auto& reference : references) {
       const std::string doing = context + ": putting manifest " + plan.record.manifest.digest.str() +
                                 (reference.starts_with("sha256:") ? "" : " as tag " + reference);
-      auto digest = run.step(doing, {}, [&] { return run.session.put_manifest(repository, reference, plan.media_type, plan.bytes); });
+      auto digest = run.step(
+          doing, {}, [&] { return run.session.put_manifest(repository, reference, plan.media_type, plan.bytes); });
       if (!digest) return fail(digest.error());
       ++run.manifests_put;
       run.manifest_bytes += static_cast<std::int64_t>(plan.bytes.size());
@@ -224,7 +236,8 @@ struct Listed {
   int records = 0;  // entries added for record artifacts
 };
 
-Result<Listed> list_referrers(Run& run, const Store& store, const Record& record, const std::vector<Descriptor>& referrers) {
+Result<Listed> list_referrers(Run& run, const Store& store, const Record& record,
+                              const std::vector<Descriptor>& referrers) {
   const std::string repository = record.repository();
   const std::string context = "pushing the referrers of " + record.identity() + " to " + run.host();
   auto api = run.step(context + ": asking for its referrers", {},
@@ -233,9 +246,11 @@ Result<Listed> list_referrers(Run& run, const Store& store, const Record& record
   if (api->has_value()) return Listed{};
 
   const std::string tag = referrers_tag(record.manifest.digest);
-  auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
+  auto held = run.step(context + ": getting the referrers tag " + tag, {},
+                       [&] { return run.session.find_manifest(repository, tag); });
   if (!held) return fail(held.error());
-  nlohmann::json index = {{"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
+  nlohmann::json index = {
+      {"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
   // The digests the tag lists, read through the model; the tag's JSON itself is what is written back,
   // so that entries and fields arec does not model survive.
   std::set<Digest> listed_digests;
@@ -243,7 +258,8 @@ Result<Listed> list_referrers(Run& run, const Store& store, const Record& record
     auto json = parse_json((*held)->bytes, tag);
     auto parsed = json ? index_from_json(*json, tag) : Result<Index>(fail(json.error()));
     if (!parsed || parsed->media_type != media_type::k_index) {
-      return fail(Error::registry(context + ": the tag " + tag + " holds something other than an OCI image index; not overwriting it"));
+      return fail(Error::registry(context + ": the tag " + tag +
+                                  " holds something other than an OCI image index; not overwriting it"));
     }
     for (const auto& d : parsed->manifests) listed_digests.insert(d.digest);
     index = std::move(*json);
@@ -283,7 +299,8 @@ BlobPlan plan_blobs(const std::vector<ImageToPush>& images) {
       auto [it, added] = position.emplace(blob.digest, plan.blobs.size());
       if (added) plan.blobs.push_back(BlobToPush{blob, {}});
       auto& repositories = plan.blobs[it->second].repositories;
-      if (std::ranges::find(repositories, image.repository) == repositories.end()) repositories.push_back(image.repository);
+      if (std::ranges::find(repositories, image.repository) == repositories.end())
+        repositories.push_back(image.repository);
     }
   }
   std::ranges::stable_sort(plan.blobs, std::greater{}, [](const BlobToPush& b) { return b.blob.size; });
@@ -317,7 +334,8 @@ void MountSources::add_noted(const Digest& digest, const std::string& repository
   if (std::ranges::find(repositories, repository) == repositories.end()) repositories.push_back(repository);
 }
 
-std::vector<std::string> MountSources::candidates(const Digest& digest, std::string_view repository, std::size_t limit) const {
+std::vector<std::string> MountSources::candidates(const Digest& digest, std::string_view repository,
+                                                  std::size_t limit) const {
   std::vector<std::string> out;
   for (const auto* from : {&m_noted, &m_repositories}) {
     const auto it = from->find(digest);
@@ -344,8 +362,12 @@ nlohmann::json to_json(const PushSummary& summary) {
                       {"tags", image.tags},
                       {"present", image.was_present}});
   }
-  return {{"registry", summary.registry}, {"images", std::move(images)}, {"uploaded", summary.uploaded},
-          {"mounted", summary.mounted},   {"skipped", summary.skipped},  {"bytes", summary.bytes},
+  return {{"registry", summary.registry},
+          {"images", std::move(images)},
+          {"uploaded", summary.uploaded},
+          {"mounted", summary.mounted},
+          {"skipped", summary.skipped},
+          {"bytes", summary.bytes},
           {"referrers",
            {{"pushed", summary.referrers.pushed},
             {"blobs", summary.referrers.uploaded},
@@ -414,7 +436,8 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
   PushSummary summary;
   summary.registry = address.host;
   if (records.empty()) return summary;
-  const std::string context = "pushing " + (records.size() == 1 ? records.front().repository() : "records") + " to " + run.host();
+  const std::string context =
+      "pushing " + (records.size() == 1 ? records.front().repository() : "records") + " to " + run.host();
   auto record_tags = tags_of(store, records, tags);
   if (!record_tags) return fail(record_tags.error());
   // Where the latest of a module/name is an index over several platforms, that index gets the latest's
@@ -444,7 +467,8 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
   }
   // A blob replaced by a link would go up with another file's bytes: refused before the registry is asked.
   for (const auto& record : all) {
-    if (auto files = store.check_image_files(record.manifest); !files) return fail(std::move(files.error()).context("pushing " + record.identity()));
+    if (auto files = store.check_image_files(record.manifest); !files)
+      return fail(std::move(files.error()).context("pushing " + record.identity()));
   }
   if (auto s = run.ping(context); !s) return fail(s.error());
 
@@ -469,8 +493,10 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
   for (auto& [image, index_tags] : indexes) {
     Record carrier = image.platforms.front();
     carrier.manifest = image.descriptor;
-    const std::string doing = "pushing " + carrier.repository() + " to " + run.host() + ": checking index " + carrier.manifest.digest.str();
-    auto found = run.step(doing, {}, [&] { return run.session.head_manifest(carrier.repository(), carrier.manifest.digest.str()); });
+    const std::string doing =
+        "pushing " + carrier.repository() + " to " + run.host() + ": checking index " + carrier.manifest.digest.str();
+    auto found = run.step(
+        doing, {}, [&] { return run.session.head_manifest(carrier.repository(), carrier.manifest.digest.str()); });
     if (!found) return fail(found.error());
     const bool present = found->has_value() && (*found)->digest == carrier.manifest.digest;
     summary.images.push_back({carrier.repository(), carrier.manifest.digest, index_tags, present});
@@ -498,7 +524,8 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
       (is_record ? record_plans : referrer_plans).push_back(std::move(*plan));
     }
   }
-  for (auto [artifact_plans, counted] : {std::pair{&referrer_plans, &summary.referrers}, {&record_plans, &summary.records}}) {
+  for (auto [artifact_plans, counted] :
+       {std::pair{&referrer_plans, &summary.referrers}, {&record_plans, &summary.records}}) {
     BlobCounts blobs;
     if (auto s = push_plans(run, store, *artifact_plans, blobs); !s) return fail(s.error());
     counted->uploaded = blobs.uploaded + blobs.mounted;

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/store.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/transfer.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 
@@ -27,9 +27,9 @@ struct PushedImage {
 struct PushSummary {
   std::string registry;
   std::vector<PushedImage> images;
-  int uploaded = 0;  // blobs sent
-  int mounted = 0;   // blobs linked from another repository of the registry
-  int skipped = 0;   // blobs the repository held already
+  int uploaded = 0;        // blobs sent
+  int mounted = 0;         // blobs linked from another repository of the registry
+  int skipped = 0;         // blobs the repository held already
   std::int64_t bytes = 0;  // bytes of the blobs sent
   // The records' referrers (SBOMs), counted apart from the images above.
   struct Referrers {

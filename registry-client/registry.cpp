@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "addressing/nodes.hpp"
 #include "addressing/reference.hpp"
@@ -44,8 +44,8 @@ class VerifyingSink final : public ByteSink {
 
   std::optional<std::string> problem() {
     if (m_size != m_expected.size) {
-      return "the registry sent " + std::to_string(m_size) + " of the " + std::to_string(m_expected.size) + " bytes of " +
-             m_expected.digest.str();
+      return "the registry sent " + std::to_string(m_size) + " of the " + std::to_string(m_expected.size) +
+             " bytes of " + m_expected.digest.str();
     }
     if (const auto got = m_hasher.finish(); got != m_expected.digest) {
       return "the content the registry sent for " + m_expected.digest.str() + " has the digest " + got.str();
@@ -121,19 +121,22 @@ Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, con
   if (!endpoint) return fail(endpoint.error());
   RegistryAddress address;
   address.host = *endpoint;
-  address.plain_http = plain_http_for(*endpoint, resolution->insecure_registry ? InsecureRegistry::yes : InsecureRegistry::no);
+  address.plain_http =
+      plain_http_for(*endpoint, resolution->insecure_registry ? InsecureRegistry::yes : InsecureRegistry::no);
   address.client = client;
   return address;
 }
 
-Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, const ClientSettings& client) {
+Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings,
+                                            const ClientSettings& client) {
   // The registry's name is no host to look up: it means the registry the settings place now.
   const auto is_registry_name = [&] {
     return std::ranges::equal(domain, settings.registry_name, [](char a, char b) {
       return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
     });
   };
-  if (domain.empty() || (!settings.registry_name.empty() && is_registry_name())) return registry_from_settings(settings, client);
+  if (domain.empty() || (!settings.registry_name.empty() && is_registry_name()))
+    return registry_from_settings(settings, client);
   InsecureRegistry insecure = InsecureRegistry::no;
   for (const auto& [name, node] : settings.nodes) {
     const auto port = node.ports.find("registry");
@@ -146,7 +149,9 @@ Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeS
 // ---- Registry --------------------------------------------------------------------------------------
 
 Registry::Registry(RegistryAddress address, Access access)
-    : m_address(std::move(address)), m_access(access), m_auth(m_address.host, http::origin_of(m_address.base_url() + "/"), m_address.client.credential_files) {}
+    : m_address(std::move(address)),
+      m_access(access),
+      m_auth(m_address.host, http::origin_of(m_address.base_url() + "/"), m_address.client.credential_files) {}
 
 std::string Registry::scope(std::string_view repository) const {
   return "repository:" + std::string(repository) + (m_access == Access::push ? ":pull,push" : ":pull");
@@ -166,7 +171,8 @@ RegistryResult<void> Registry::settle_scheme(http::Client& client) {
   }
   // Only a failed handshake may mean a plain HTTP server; an untrusted certificate, a refused
   // connection or an unknown name are reported as they are.
-  if (secure.error().cause != http::Failure::Cause::tls) return std::unexpected(RegistryError::from_failure(secure.error()));
+  if (secure.error().cause != http::Failure::Cause::tls)
+    return std::unexpected(RegistryError::from_failure(secure.error()));
   RegistryAddress plain = m_address;
   plain.scheme = Scheme::http;
   auto answered = client.perform({.url = plain.base_url() + "/v2/"});
@@ -199,7 +205,10 @@ Descriptor FetchedManifest::descriptor() const {
 
 // ---- Session ---------------------------------------------------------------------------------------
 
-Session::Session(Registry& registry) : m_registry(registry), m_client(http::ClientOptions{registry.address().client.ca_file, registry.address().client.stall_timeout, registry.address().client.min_rate}) {}
+Session::Session(Registry& registry)
+    : m_registry(registry),
+      m_client(http::ClientOptions{registry.address().client.ca_file, registry.address().client.stall_timeout,
+                                   registry.address().client.min_rate}) {}
 
 RegistryResult<http::Response> Session::send(const http::Request& request, const std::vector<std::string>& scopes) {
   Authenticator& auth = m_registry.authenticator();
@@ -212,7 +221,8 @@ RegistryResult<http::Response> Session::send(const http::Request& request, const
     if (!response) return std::unexpected(RegistryError::from_failure(response.error()));
     // A 401 from where a redirect led is that host's, not the registry's: its challenge is not
     // answered with the registry's credentials.
-    if (response->status != 401 || !ours || !auth.sends_to(response->url) || round == k_auth_rounds) return std::move(*response);
+    if (response->status != 401 || !ours || !auth.sends_to(response->url) || round == k_auth_rounds)
+      return std::move(*response);
     if (auto authorized = auth.authorize(response->headers, sent, scopes, m_client); !authorized) {
       return std::unexpected(authorized.error());
     }
@@ -253,8 +263,8 @@ RegistryResult<UploadStart> Session::start_upload(std::string_view repository, c
   return UploadStart{false, *location};
 }
 
-RegistryResult<void> Session::upload(const std::string& location, const Descriptor& blob, int fd, std::int64_t chunk_size,
-                                     const Progress& progress) {
+RegistryResult<void> Session::upload(const std::string& location, const Descriptor& blob, int fd,
+                                     std::int64_t chunk_size, const Progress& progress) {
   const std::vector<std::string> scopes;  // the upload URL is already authorized for the repository's scope
   // A token about to expire is renewed before the body goes out, rather than refused after it.
   if (auto renewed = m_registry.authenticator().renew_if_expiring(m_client); !renewed) return renewed;
@@ -265,8 +275,8 @@ RegistryResult<void> Session::upload(const std::string& location, const Descript
       const std::int64_t length = std::min(chunk_size, blob.size - offset);
       http::Request patch{.method = http::Method::patch,
                           .url = url,
-                          .headers = {std::string(k_octet_stream),
-                                      "Content-Range: " + std::to_string(offset) + "-" + std::to_string(offset + length - 1)},
+                          .headers = {std::string(k_octet_stream), "Content-Range: " + std::to_string(offset) + "-" +
+                                                                       std::to_string(offset + length - 1)},
                           .body = http::FileRange{fd, offset, length}};
       if (progress) patch.on_progress = [&progress, offset](std::int64_t now) { return progress(offset + now); };
       auto response = expect(send(patch, scopes), {202});
@@ -311,10 +321,11 @@ RegistryResult<void> Session::download_blob(std::string_view repository, const D
 
 RegistryResult<Digest> Session::put_manifest(std::string_view repository, std::string_view reference,
                                              std::string_view media_type, std::string_view bytes) {
-  http::Request request{.method = http::Method::put,
-                        .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
-                        .headers = {"Content-Type: " + std::string(media_type)},
-                        .body = bytes};
+  http::Request request{
+      .method = http::Method::put,
+      .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+      .headers = {"Content-Type: " + std::string(media_type)},
+      .body = bytes};
   auto response = expect(send(request, {m_registry.scope(repository)}), {200, 201});
   if (!response) return std::unexpected(response.error());
   const Digest digest = digest_of(bytes);
@@ -347,23 +358,24 @@ RegistryResult<FetchedManifest> fetched_manifest(http::Response& response, std::
 
 }  // namespace
 
-std::string referrers_tag(const Digest& subject) {
-  return std::string(subject.algorithm_name()) + "-" + subject.hex();
-}
+std::string referrers_tag(const Digest& subject) { return std::string(subject.algorithm_name()) + "-" + subject.hex(); }
 
 RegistryResult<FetchedManifest> Session::get_manifest(std::string_view repository, std::string_view reference) {
-  http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
-                        .headers = {manifest_accept()},
-                        .max_body = k_max_manifest};
+  http::Request request{
+      .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+      .headers = {manifest_accept()},
+      .max_body = k_max_manifest};
   auto response = expect(send(request, {m_registry.scope(repository)}), {200});
   if (!response) return std::unexpected(response.error());
   return fetched_manifest(*response, reference);
 }
 
-RegistryResult<std::optional<FetchedManifest>> Session::find_manifest(std::string_view repository, std::string_view reference) {
-  http::Request request{.url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
-                        .headers = {manifest_accept()},
-                        .max_body = k_max_manifest};
+RegistryResult<std::optional<FetchedManifest>> Session::find_manifest(std::string_view repository,
+                                                                      std::string_view reference) {
+  http::Request request{
+      .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+      .headers = {manifest_accept()},
+      .max_body = k_max_manifest};
   auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
   if (!response) return std::unexpected(response.error());
   if (response->status == 404) return std::optional<FetchedManifest>();
@@ -374,7 +386,8 @@ RegistryResult<std::optional<FetchedManifest>> Session::find_manifest(std::strin
 
 RegistryResult<std::optional<Index>> Session::referrers(std::string_view repository, const Digest& subject) {
   const std::string url = m_registry.url("/v2/" + std::string(repository) + "/referrers/" + subject.str());
-  http::Request request{.url = url, .headers = {"Accept: " + std::string(media_type::k_index)}, .max_body = k_max_manifest};
+  http::Request request{
+      .url = url, .headers = {"Accept: " + std::string(media_type::k_index)}, .max_body = k_max_manifest};
   auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
   if (!response) return std::unexpected(response.error());
   if (response->status == 404) return std::optional<Index>();
@@ -383,10 +396,12 @@ RegistryResult<std::optional<Index>> Session::referrers(std::string_view reposit
   return std::optional<Index>(std::move(*index));
 }
 
-RegistryResult<std::optional<ManifestInfo>> Session::head_manifest(std::string_view repository, std::string_view reference) {
-  http::Request request{.method = http::Method::head,
-                        .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
-                        .headers = {manifest_accept()}};
+RegistryResult<std::optional<ManifestInfo>> Session::head_manifest(std::string_view repository,
+                                                                   std::string_view reference) {
+  http::Request request{
+      .method = http::Method::head,
+      .url = m_registry.url("/v2/" + std::string(repository) + "/manifests/" + std::string(reference)),
+      .headers = {manifest_accept()}};
   auto response = expect(send(request, {m_registry.scope(repository)}), {200, 404});
   if (!response) return std::unexpected(response.error());
   if (response->status == 404) return std::optional<ManifestInfo>();
@@ -395,7 +410,9 @@ RegistryResult<std::optional<ManifestInfo>> Session::head_manifest(std::string_v
   info.size = std::atoll(response->headers.get("Content-Length").value_or("0").c_str());
   const auto reported = response->headers.get("Docker-Content-Digest");
   auto digest = reported ? Digest::parse(*reported) : Digest::parse(reference);
-  if (!digest) return std::unexpected(RegistryError::protocol("the registry reports no usable digest for " + std::string(reference)));
+  if (!digest)
+    return std::unexpected(
+        RegistryError::protocol("the registry reports no usable digest for " + std::string(reference)));
   info.digest = *digest;
   return std::optional<ManifestInfo>(std::move(info));
 }
@@ -433,20 +450,21 @@ RegistryResult<std::vector<std::string>> Session::list(std::string url, const st
     auto names = names_from_list_page(response->body, key);
     if (!names) return std::unexpected(RegistryError::protocol("the list at " + url + " is not a JSON object"));
     if (out.size() + names->size() > k_max_list_names) {
-      return std::unexpected(RegistryError::protocol("the list at " + first + " holds more than " + std::to_string(k_max_list_names) +
-                                                     " names; arec reads no more"));
+      return std::unexpected(RegistryError::protocol("the list at " + first + " holds more than " +
+                                                     std::to_string(k_max_list_names) + " names; arec reads no more"));
     }
     out.insert(out.end(), std::make_move_iterator(names->begin()), std::make_move_iterator(names->end()));
     const auto link = response->headers.get("Link");
     const auto next = link ? next_link(*link, url) : std::nullopt;
     if (!next) return out;
     if (pages >= k_max_list_pages) {
-      return std::unexpected(RegistryError::protocol("the list at " + first + " goes on past " + std::to_string(k_max_list_pages) +
-                                                     " pages; arec reads no more"));
+      return std::unexpected(RegistryError::protocol("the list at " + first + " goes on past " +
+                                                     std::to_string(k_max_list_pages) + " pages; arec reads no more"));
     }
     const std::string last = last_of(*next);
     if (!seen_urls.insert(*next).second || (!last.empty() && !seen_lasts.insert(last).second)) {
-      return std::unexpected(RegistryError::protocol("the list at " + first + " links back to a page it already sent (" + *next +
+      return std::unexpected(RegistryError::protocol("the list at " + first +
+                                                     " links back to a page it already sent (" + *next +
                                                      "); its paging goes round in circles"));
     }
     url = *next;
@@ -463,8 +481,9 @@ RegistryResult<std::vector<std::string>> checked_names(RegistryResult<std::vecto
   if (!names) return names;
   for (const auto& name : *names) {
     if (!valid(name)) {
-      return std::unexpected(RegistryError::protocol("the registry lists " + std::string(listed_as) + "\"" + printable(name) +
-                                                     "\", which is not " + std::string(noun) + " (" + std::string(grammar) + ")"));
+      return std::unexpected(RegistryError::protocol("the registry lists " + std::string(listed_as) + "\"" +
+                                                     printable(name) + "\", which is not " + std::string(noun) + " (" +
+                                                     std::string(grammar) + ")"));
     }
   }
   return names;
@@ -473,13 +492,14 @@ RegistryResult<std::vector<std::string>> checked_names(RegistryResult<std::vecto
 }  // namespace
 
 RegistryResult<std::vector<std::string>> Session::tags(std::string_view repository) {
-  return checked_names(list(m_registry.url("/v2/" + std::string(repository) + "/tags/list"), "tags", {m_registry.scope(repository)}),
-                       is_tag, "the tag ", "a tag", k_tag_grammar);
+  return checked_names(
+      list(m_registry.url("/v2/" + std::string(repository) + "/tags/list"), "tags", {m_registry.scope(repository)}),
+      is_tag, "the tag ", "a tag", k_tag_grammar);
 }
 
 RegistryResult<std::vector<std::string>> Session::catalog() {
-  return checked_names(list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"}), is_repository_path, "",
-                       "a repository name", k_repository_path_grammar);
+  return checked_names(list(m_registry.url("/v2/_catalog"), "repositories", {"registry:catalog:*"}), is_repository_path,
+                       "", "a repository name", k_repository_path_grammar);
 }
 
 std::optional<std::vector<std::string>> names_from_list_page(std::string_view body, std::string_view key) {
@@ -503,7 +523,8 @@ std::optional<std::string> next_link(std::string_view link, std::string_view req
     if (close == std::string_view::npos) return std::nullopt;
     const auto target = link.substr(pos + 1, close - pos - 1);
     const auto end = link.find('<', close);
-    const auto params = link.substr(close + 1, end == std::string_view::npos ? std::string_view::npos : end - close - 1);
+    const auto params =
+        link.substr(close + 1, end == std::string_view::npos ? std::string_view::npos : end - close - 1);
     if (params.find("rel=\"next\"") != std::string_view::npos || params.find("rel=next") != std::string_view::npos) {
       auto url = http::resolve_url(request_url, target);
       return url ? std::optional<std::string>(*url) : std::nullopt;

@@ -56,7 +56,8 @@ struct RegistryAddress {
 Result<RegistryAddress> registry_from_settings(const NodeSettings& settings, const ClientSettings& client);
 // The registry of a reference's domain; an empty domain, or the settings' registry_name, means the node
 // settings' registry. A domain that is a node's registry endpoint gets that node's insecure_registry.
-Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings, const ClientSettings& client);
+Result<RegistryAddress> registry_for_domain(std::string_view domain, const NodeSettings& settings,
+                                            const ClientSettings& client);
 
 // What a run asks of repositories, which is what a Bearer token is requested for.
 enum class Access { pull, push };
@@ -154,7 +155,8 @@ class Session {
  private:
   // Sends a request with the registry's authorization, answering 401 challenges for `scopes`.
   RegistryResult<http::Response> send(const http::Request& request, const std::vector<std::string>& scopes);
-  RegistryResult<std::vector<std::string>> list(std::string url, const std::string& key, const std::vector<std::string>& scopes);
+  RegistryResult<std::vector<std::string>> list(std::string url, const std::string& key,
+                                                const std::vector<std::string>& scopes);
 
   Registry& m_registry;
   http::Client m_client;

@@ -43,7 +43,8 @@ RegistryError RegistryError::from_response(const http::Response& response) {
     for (const auto& item : json["errors"]) {
       if (!item.is_object()) continue;
       const std::string code = item.contains("code") && item["code"].is_string() ? item["code"].get<std::string>() : "";
-      const std::string message = item.contains("message") && item["message"].is_string() ? item["message"].get<std::string>() : "";
+      const std::string message =
+          item.contains("message") && item["message"].is_string() ? item["message"].get<std::string>() : "";
       if (e.code.empty()) e.code = code;
       if (!e.message.empty()) e.message += "; ";
       e.message += message.empty() ? code : code.empty() ? message : code + ": " + message;
@@ -67,7 +68,8 @@ RegistryError RegistryError::from_failure(const http::Failure& failure) {
     case http::Failure::Cause::cancelled: e.origin = Origin::local; break;
   }
   e.message = failure.message;
-  if (failure.cause == http::Failure::Cause::certificate) e.message += " (trust the registry's CA with --ca-file FILE or AREC_CA_FILE)";
+  if (failure.cause == http::Failure::Cause::certificate)
+    e.message += " (trust the registry's CA with --ca-file FILE or AREC_CA_FILE)";
   e.local_error = failure.cause == http::Failure::Cause::local ? failure.local : Error::registry(failure.message);
   return e;
 }

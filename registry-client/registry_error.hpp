@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "util/error.hpp"
 #include "registry-client/http.hpp"
+#include "util/error.hpp"
 
 namespace arec {
 
@@ -23,14 +23,14 @@ struct RegistryError {
   };
 
   Origin origin = Origin::response;
-  int status = 0;        // HTTP status of a response; 0 when none arrived
-  std::string code;      // the first error code of the body ("BLOB_UNKNOWN"), when there is one
-  std::string message;   // the registry's message(s), or what went wrong on the way
+  int status = 0;       // HTTP status of a response; 0 when none arrived
+  std::string code;     // the first error code of the body ("BLOB_UNKNOWN"), when there is one
+  std::string message;  // the registry's message(s), or what went wrong on the way
   std::optional<std::chrono::milliseconds> retry_after;  // from a Retry-After header
-  int attempts = 1;      // how many times the step was tried
-  std::chrono::milliseconds elapsed{0};  // from the first try to giving up
-  std::string gave_up;   // why the retries stopped before the attempts ran out (the time budget)
-  Error local_error;     // for Origin::local: the underlying error, whose kind is kept
+  int attempts = 1;                                      // how many times the step was tried
+  std::chrono::milliseconds elapsed{0};                  // from the first try to giving up
+  std::string gave_up;  // why the retries stopped before the attempts ran out (the time budget)
+  Error local_error;    // for Origin::local: the underlying error, whose kind is kept
 
   static RegistryError from_response(const http::Response& response);
   static RegistryError from_failure(const http::Failure& failure);

@@ -10,18 +10,21 @@
 namespace arec {
 
 std::optional<std::chrono::milliseconds> RetryPolicy::next_delay(const RegistryError& error, int attempt,
-                                                                 std::chrono::milliseconds elapsed, double jitter) const {
+                                                                 std::chrono::milliseconds elapsed,
+                                                                 double jitter) const {
   if (!error.is_temporary() || attempt >= max_attempts) return std::nullopt;
   auto backoff = initial;
   for (int i = 1; i < attempt && backoff < cap; ++i) backoff *= 2;
   backoff = std::min(backoff, cap);
-  auto delay = backoff / 2 + std::chrono::milliseconds(static_cast<std::int64_t>(static_cast<double>(backoff.count()) / 2 * jitter));
+  auto delay = backoff / 2 +
+               std::chrono::milliseconds(static_cast<std::int64_t>(static_cast<double>(backoff.count()) / 2 * jitter));
   if (error.retry_after && *error.retry_after > delay) delay = *error.retry_after;
   if (elapsed + delay > budget) return std::nullopt;
   return delay;
 }
 
-std::string RetryPolicy::give_up_reason(const RegistryError& error, int attempt, std::chrono::milliseconds elapsed) const {
+std::string RetryPolicy::give_up_reason(const RegistryError& error, int attempt,
+                                        std::chrono::milliseconds elapsed) const {
   if (!error.is_temporary() || attempt >= max_attempts) return {};
   const std::string limit = "the retry budget of " + seconds_text(budget) + " (AREC_RETRY_BUDGET)";
   if (error.retry_after && elapsed + *error.retry_after > budget) {

@@ -13,10 +13,9 @@ namespace arec {
 
 struct RetryPolicy {
   int max_attempts = 5;
-  std::chrono::milliseconds initial{200};  // the first wait; each next one doubles
-  std::chrono::milliseconds cap{5000};     // no computed wait is longer (a Retry-After may be)
+  std::chrono::milliseconds initial{200};   // the first wait; each next one doubles
+  std::chrono::milliseconds cap{5000};      // no computed wait is longer (a Retry-After may be)
   std::chrono::milliseconds budget{60000};  // a step gives up when waiting would end past this (AREC_RETRY_BUDGET)
-
 
   // How long to wait before trying again after `error` ended attempt number `attempt` (from 1),
   // `elapsed` after the first attempt began; nothing when the step should give up. `jitter` in
@@ -38,12 +37,14 @@ bool wait_for(std::chrono::milliseconds delay, std::stop_token stop);
 // Runs `attempt` (returning RegistryResult<T>) until it succeeds, fails for good, or the policy gives
 // up; the error returned then says how many attempts were made. `step` names it in warnings.
 template <typename F>
-auto with_retry(const RetryPolicy& policy, std::string_view step, std::stop_token stop, F&& attempt) -> decltype(attempt()) {
+auto with_retry(const RetryPolicy& policy, std::string_view step, std::stop_token stop, F&& attempt)
+    -> decltype(attempt()) {
   const auto start = std::chrono::steady_clock::now();
   for (int n = 1;; ++n) {
     auto result = attempt();
     if (result || !result.error().is_temporary()) return result;
-    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    const auto elapsed =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
     const auto delay = policy.next_delay(result.error(), n, elapsed, detail::random_jitter());
     if (!delay || stop.stop_requested()) {
       result.error().attempts = n;

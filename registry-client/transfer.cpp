@@ -6,7 +6,8 @@
 
 namespace arec {
 
-Status run_parallel(Run& run, std::size_t count, const std::function<Status(Session&, std::size_t, std::stop_token)>& work) {
+Status run_parallel(Run& run, std::size_t count,
+                    const std::function<Status(Session&, std::size_t, std::stop_token)>& work) {
   if (count == 0) return {};
   std::stop_source stop;
   std::atomic<std::size_t> next{0};
@@ -22,7 +23,8 @@ Status run_parallel(Run& run, std::size_t count, const std::function<Status(Sess
   while (run.workers.size() + 1 < workers) run.workers.push_back(std::make_unique<Session>(run.registry));
   {
     std::vector<std::jthread> threads;
-    for (unsigned w = 1; w < workers; ++w) threads.emplace_back([&worker, s = run.workers[w - 1].get()] { worker(*s); });
+    for (unsigned w = 1; w < workers; ++w)
+      threads.emplace_back([&worker, s = run.workers[w - 1].get()] { worker(*s); });
     worker(run.session);
   }
   if (failure) return fail(*failure);
@@ -48,7 +50,8 @@ Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& 
     index = std::move(**api);
   } else {
     const std::string tag = referrers_tag(subject);
-    auto held = run.step(context + ": getting the referrers tag " + tag, {}, [&] { return run.session.find_manifest(repository, tag); });
+    auto held = run.step(context + ": getting the referrers tag " + tag, {},
+                         [&] { return run.session.find_manifest(repository, tag); });
     if (!held) return fail(held.error());
     if (!held->has_value()) return std::vector<Descriptor>{};
     auto parsed = parse_document<Index>((*held)->bytes, tag);

@@ -14,7 +14,7 @@ namespace arec {
 inline constexpr std::int64_t k_default_chunk_size = std::int64_t{64} << 20;
 
 struct TransferOptions {
-  unsigned jobs = 4;                                // blobs moved at once, each on its own connection
+  unsigned jobs = 4;                               // blobs moved at once, each on its own connection
   std::int64_t chunk_size = k_default_chunk_size;  // blobs larger than this go up in PATCH chunks
   ProgressDisplay progress = ProgressDisplay::none;
   RetryPolicy retry{};

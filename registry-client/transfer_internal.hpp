@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "store/store.hpp"
 #include "registry-client/progress.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/retry.hpp"
 #include "registry-client/transfer.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 
@@ -76,7 +76,8 @@ struct Run {
 
   // One step against the registry, retried per the policy; its error says what was being done.
   template <typename F>
-  auto step(const std::string& doing, std::stop_token stop, F&& attempt) -> Result<typename decltype(attempt())::value_type> {
+  auto step(const std::string& doing, std::stop_token stop, F&& attempt)
+      -> Result<typename decltype(attempt())::value_type> {
     auto result = with_retry(options.retry, doing, stop, std::forward<F>(attempt));
     if (!result) return fail(result.error().to_error(doing));
     if constexpr (std::is_void_v<typename decltype(attempt())::value_type>) {
@@ -94,7 +95,8 @@ struct Run {
 // Runs work(session, i, stop) for every i < count on up to `jobs` workers, each with a connection of
 // its own. After a failure no new item starts and transfers in flight are cancelled; the first
 // failure is returned.
-Status run_parallel(Run& run, std::size_t count, const std::function<Status(Session&, std::size_t, std::stop_token)>& work);
+Status run_parallel(Run& run, std::size_t count,
+                    const std::function<Status(Session&, std::size_t, std::stop_token)>& work);
 
 Progress progress_to(ProgressBoard& board, std::size_t slot, std::stop_token stop);
 

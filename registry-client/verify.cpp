@@ -37,7 +37,8 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
   if (store) {
     // The store's copy is what verify speaks for: a blob that is a link is not one arec wrote.
     for (const auto& record : all) {
-      if (auto files = store->check_image_files(record.manifest); !files) return fail(std::move(files.error()).context("verifying " + record.identity()));
+      if (auto files = store->check_image_files(record.manifest); !files)
+        return fail(std::move(files.error()).context("verifying " + record.identity()));
     }
   }
   if (auto s = run.ping("verifying records at " + run.host()); !s) return fail(s.error());
@@ -45,12 +46,14 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
     const Record& record = all[i];
     const std::string doing = "verifying " + record.repository() + " at " + run.host() + ": checking manifest " +
                               record.manifest.digest.str();
-    auto found = run.step(doing, {}, [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
+    auto found = run.step(doing, {},
+                          [&] { return run.session.head_manifest(record.repository(), record.manifest.digest.str()); });
     if (!found) return fail(found.error());
     VerifyItem item{record, VerifyState::present, {}, {}, {}};
     if (!found->has_value()) {
       item.state = VerifyState::missing;
-    } else if ((*found)->digest != record.manifest.digest || ((*found)->size > 0 && (*found)->size != record.manifest.size)) {
+    } else if ((*found)->digest != record.manifest.digest ||
+               ((*found)->size > 0 && (*found)->size != record.manifest.size)) {
       item.state = VerifyState::different;
       item.found = (*found)->digest.str();
     } else if (store) {
@@ -65,12 +68,15 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
         own = artifact->descriptor.digest;
       }
       if (!local->empty() || own) {
-        auto remote = registry_referrers(run, record.repository(), record.manifest.digest, "verifying " + record.identity());
+        auto remote =
+            registry_referrers(run, record.repository(), record.manifest.digest, "verifying " + record.identity());
         if (!remote) return fail(remote.error());
         for (const auto& d : *local) {
-          if (std::ranges::find(*remote, d.digest, &Descriptor::digest) == remote->end()) item.missing_referrers.push_back(d.digest.str());
+          if (std::ranges::find(*remote, d.digest, &Descriptor::digest) == remote->end())
+            item.missing_referrers.push_back(d.digest.str());
         }
-        if (own && std::ranges::find(*remote, *own, &Descriptor::digest) == remote->end()) item.missing_record = own->str();
+        if (own && std::ranges::find(*remote, *own, &Descriptor::digest) == remote->end())
+          item.missing_record = own->str();
         if (!item.missing_referrers.empty() || !item.missing_record.empty()) item.state = VerifyState::missing;
       }
     }

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "store/store.hpp"
 #include "registry-client/registry.hpp"
 #include "registry-client/transfer.hpp"
+#include "store/store.hpp"
 
 namespace arec {
 
@@ -17,9 +17,9 @@ std::string_view verify_state_name(VerifyState state);
 struct VerifyItem {
   Record record;
   VerifyState state = VerifyState::present;
-  std::string found;  // what the registry holds under the digest when it is different
+  std::string found;                           // what the registry holds under the digest when it is different
   std::vector<std::string> missing_referrers;  // referrers the store keeps that the registry does not list
-  std::string missing_record;  // the record artifact of a record whose image is there, when not listed
+  std::string missing_record;                  // the record artifact of a record whose image is there, when not listed
 };
 
 // Asks the registry for each record's manifest by digest in its repository; with a store, also that

@@ -80,7 +80,8 @@ Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Desc
     f.path = image_path(name != nullptr ? name : "");
     f.mode = static_cast<std::uint32_t>(archive_entry_perm(entry));
     if (f.type == LayerFile::Type::file) f.size = archive_entry_size(entry);
-    if (f.type == LayerFile::Type::symlink && archive_entry_symlink(entry) != nullptr) f.link_target = archive_entry_symlink(entry);
+    if (f.type == LayerFile::Type::symlink && archive_entry_symlink(entry) != nullptr)
+      f.link_target = archive_entry_symlink(entry);
     if (f.type == LayerFile::Type::hardlink) f.link_target = image_path(archive_entry_hardlink(entry));
     if (f.type == LayerFile::Type::other) {
       switch (archive_entry_filetype(entry)) {
@@ -112,7 +113,8 @@ Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& 
   if (!parsed) return fail(parsed.error());
   out.manifest = std::move(*parsed);
   // An artifact's config (an SBOM's empty one) is no image config: nothing to show of it.
-  if (out.manifest.config.media_type == media_type::k_config || out.manifest.config.media_type == media_type::k_docker_config) {
+  if (out.manifest.config.media_type == media_type::k_config ||
+      out.manifest.config.media_type == media_type::k_docker_config) {
     auto config = layout.read_config(out.manifest);
     if (!config) return fail(config.error());
     out.config = std::move(*config);
@@ -127,7 +129,8 @@ Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& 
   return out;
 }
 
-Result<std::vector<ReferrerDescription>> describe_referrers(const Layout& layout, const std::vector<Descriptor>& referrers) {
+Result<std::vector<ReferrerDescription>> describe_referrers(const Layout& layout,
+                                                            const std::vector<Descriptor>& referrers) {
   std::vector<ReferrerDescription> out;
   for (const auto& r : referrers) {
     auto manifest = layout.read_manifest(r);
@@ -151,7 +154,8 @@ std::string mode_string(const LayerFile& file) {
     case LayerFile::Type::file: out = "-"; break;
   }
   constexpr std::string_view k_letters = "rwxrwxrwx";
-  for (int bit = 0; bit < 9; ++bit) out.push_back((file.mode & (0400u >> bit)) != 0 ? k_letters[static_cast<std::size_t>(bit)] : '-');
+  for (int bit = 0; bit < 9; ++bit)
+    out.push_back((file.mode & (0400u >> bit)) != 0 ? k_letters[static_cast<std::size_t>(bit)] : '-');
   // As ls and tar: s (t) over an execute bit that is set, S (T) where it is not.
   const auto special = [&out, &file](std::uint32_t bit, std::size_t at, char letter) {
     if ((file.mode & bit) == 0) return;
@@ -198,8 +202,12 @@ nlohmann::json to_json(const ImageDescription& d) {
   nlohmann::json config = descriptor_json(d.manifest.config);
   config["platform"] = d.platform();
   config["created"] = d.config.created;
-  for (const auto& [key, field] : {std::pair{"entrypoint", "Entrypoint"}, {"cmd", "Cmd"}, {"env", "Env"},
-                                   {"workingDir", "WorkingDir"}, {"user", "User"}, {"labels", "Labels"}}) {
+  for (const auto& [key, field] : {std::pair{"entrypoint", "Entrypoint"},
+                                   {"cmd", "Cmd"},
+                                   {"env", "Env"},
+                                   {"workingDir", "WorkingDir"},
+                                   {"user", "User"},
+                                   {"labels", "Labels"}}) {
     config[key] = exec_field(d.config, field);
   }
   std::int64_t size = d.manifest.config.size;
@@ -255,10 +263,12 @@ Status copy_blob_data(archive* a, const Layout& store, const Descriptor& blob, s
   Hasher hasher(blob.digest.algorithm());
   std::int64_t remaining = blob.size;
   while (remaining > 0) {
-    const auto want = static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(buffer.size())));
+    const auto want =
+        static_cast<std::size_t>(std::min<std::int64_t>(remaining, static_cast<std::int64_t>(buffer.size())));
     auto n = fs::read_some(fd->get(), std::span(buffer.data(), want), path);
     if (!n) return fail(n.error());
-    if (*n == 0) return fail_input(path.string() + ": shorter than its descriptor's " + std::to_string(blob.size) + " bytes");
+    if (*n == 0)
+      return fail_input(path.string() + ": shorter than its descriptor's " + std::to_string(blob.size) + " bytes");
     hasher.update(std::span(buffer.data(), *n));
     if (archive_write_data(a, buffer.data(), *n) < 0) {
       if (!out.status) return out.status;
@@ -270,7 +280,8 @@ Status copy_blob_data(archive* a, const Layout& store, const Descriptor& blob, s
   return {};
 }
 
-Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, const fs::Path& output, std::int64_t mtime) {
+Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, const fs::Path& output,
+                        std::int64_t mtime) {
   std::sort(entries.begin(), entries.end(), [](const BundleEntry& x, const BundleEntry& y) { return x.path < y.path; });
   auto file = fs::AtomicFile::create(fs::directory_of(output), output);
   if (!file) return fail(std::move(file.error()).context("writing " + output.string()));
@@ -297,8 +308,9 @@ Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, c
     } else {
       archive_entry_set_filetype(e.get(), AE_IFREG);
       archive_entry_set_perm(e.get(), 0644);
-      archive_entry_set_size(e.get(), entry.kind == BundleEntry::Kind::blob ? entry.blob.size
-                                                                            : static_cast<std::int64_t>(entry.text.size()));
+      archive_entry_set_size(e.get(), entry.kind == BundleEntry::Kind::blob
+                                          ? entry.blob.size
+                                          : static_cast<std::int64_t>(entry.text.size()));
     }
     if (archive_write_header(a.get(), e.get()) < ARCHIVE_WARN) {
       if (!out.status) return out.status;
@@ -320,8 +332,9 @@ Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, c
   return file->commit();
 }
 
-std::string blob_entry_path(const Digest& digest) { return "blobs/" + std::string(digest.algorithm_name()) + "/" + digest.hex(); }
-
+std::string blob_entry_path(const Digest& digest) {
+  return "blobs/" + std::string(digest.algorithm_name()) + "/" + digest.hex();
+}
 
 }  // namespace
 
@@ -334,7 +347,8 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
   BundleSummary summary;
   std::map<Digest, Descriptor> blobs;
   auto add_blob = [&](const Descriptor& d, const std::string& of) -> Status {
-    if (!store.has_blob(d)) return fail_input(of + ": the store lacks its blob " + d.digest.str() + " (see arec check)");
+    if (!store.has_blob(d))
+      return fail_input(of + ": the store lacks its blob " + d.digest.str() + " (see arec check)");
     blobs.emplace(d.digest, d);
     return {};
   };
@@ -351,7 +365,8 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
   Index index;
   if (format == BundleFormat::oci) {
     for (const auto& image : *indexes) {
-      if (!std::ranges::all_of(image.platforms, [&](const Record& p) { return exported.contains(p.identity()); })) continue;
+      if (!std::ranges::all_of(image.platforms, [&](const Record& p) { return exported.contains(p.identity()); }))
+        continue;
       const auto repository = image.platforms.front().repository();
       last.erase(repository);
       Descriptor d = image.descriptor;
@@ -509,7 +524,8 @@ Status check_blob_data(archive* a, const Digest& digest, std::int64_t size, std:
     got += n;
   }
   if (got != size) return fail_input(what + ": entry " + in_quotes(path) + ": cut short");
-  if (hasher.finish() != digest) return fail_input(what + ": entry " + in_quotes(path) + ": content does not match its digest");
+  if (hasher.finish() != digest)
+    return fail_input(what + ": entry " + in_quotes(path) + ": content does not match its digest");
   return {};
 }
 
@@ -536,33 +552,40 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
     const std::string name = raw;
     const auto type = file_type(entry);
     if (type == LayerFile::Type::symlink || type == LayerFile::Type::hardlink) {
-      const char* target_text = type == LayerFile::Type::symlink ? archive_entry_symlink(entry) : archive_entry_hardlink(entry);
+      const char* target_text =
+          type == LayerFile::Type::symlink ? archive_entry_symlink(entry) : archive_entry_hardlink(entry);
       const std::string target = target_text != nullptr ? target_text : "";
       const std::string kind = type == LayerFile::Type::symlink ? "a symbolic link" : "a hard link";
       if (points_out(*path, target, type)) {
-        return fail_input(what + ": entry " + in_quotes(name) + ": " + kind + " pointing out of the bundle (to " + in_quotes(target) + ")");
+        return fail_input(what + ": entry " + in_quotes(name) + ": " + kind + " pointing out of the bundle (to " +
+                          in_quotes(target) + ")");
       }
-      return fail_input(what + ": entry " + in_quotes(name) + ": " + kind + " (to " + in_quotes(target) + "), not a regular file");
+      return fail_input(what + ": entry " + in_quotes(name) + ": " + kind + " (to " + in_quotes(target) +
+                        "), not a regular file");
     }
-    if (type == LayerFile::Type::other) return fail_input(what + ": entry " + in_quotes(name) + ": not a regular file or directory");
+    if (type == LayerFile::Type::other)
+      return fail_input(what + ": entry " + in_quotes(name) + ": not a regular file or directory");
     if (path->empty()) continue;
     if (!seen.insert(*path).second) return fail_input(what + ": entry " + in_quotes(name) + ": appears twice");
     if (type == LayerFile::Type::directory) continue;
     expanded += std::max<std::int64_t>(archive_entry_size(entry), 0);
     if (expanded > allowed) {
-      return fail_input(what + ": its entries hold more than " + std::to_string(allowed) + " bytes, " + std::to_string(max_expansion) +
-                        " times the bundle's " + std::to_string(bundle_size) + " (--max-expansion allows more)");
+      return fail_input(what + ": its entries hold more than " + std::to_string(allowed) + " bytes, " +
+                        std::to_string(max_expansion) + " times the bundle's " + std::to_string(bundle_size) +
+                        " (--max-expansion allows more)");
     }
     if (path->starts_with("blobs/")) {
       auto digest = blob_digest(*path);
-      if (!digest) return fail_input(what + ": entry " + in_quotes(name) + ": not a blob name (" + digest.error().message + ")");
+      if (!digest)
+        return fail_input(what + ": entry " + in_quotes(name) + ": not a blob name (" + digest.error().message + ")");
       // The store keeps sha256 blobs (blobs/sha256/): another algorithm is refused here, before the
       // store is created or a byte written.
       if (digest->algorithm() != DigestAlgorithm::sha256) {
-        return fail_input(what + ": entry " + in_quotes(name) + ": a blob under " + std::string(digest->algorithm_name()) +
-                          ", which arec does not accept (only sha256)");
+        return fail_input(what + ": entry " + in_quotes(name) + ": a blob under " +
+                          std::string(digest->algorithm_name()) + ", which arec does not accept (only sha256)");
       }
-      if (auto s = check_blob_data(a->get(), *digest, archive_entry_size(entry), buffer, what, name); !s) return fail(s.error());
+      if (auto s = check_blob_data(a->get(), *digest, archive_entry_size(entry), buffer, what, name); !s)
+        return fail(s.error());
       out.blobs.emplace(*digest, archive_entry_size(entry));
     } else if (*path == "index.json") {
       auto text = read_document(a->get(), entry, what, name);
@@ -578,7 +601,8 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
   }
   if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
   if (!layout || out.index.empty()) {
-    if (docker_manifest) return fail_input(what + ": a docker archive; arec import reads OCI bundles (arec export --format oci)");
+    if (docker_manifest)
+      return fail_input(what + ": a docker archive; arec import reads OCI bundles (arec export --format oci)");
     return fail_input(what + ": not an OCI bundle (no " + std::string(layout ? "index.json" : "oci-layout") + ")");
   }
   if (auto s = check_oci_layout(*layout, what + ": oci-layout"); !s) return fail(s.error());
@@ -587,7 +611,8 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
 
 // Calls `visit` with each regular entry under blobs/ of the bundle and the digest its name gives
 // (nothing when the name is not one); entries that `visit` does not read are skipped.
-using BlobEntryVisitor = std::function<Status(archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest)>;
+using BlobEntryVisitor =
+    std::function<Status(archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest)>;
 Status for_each_blob_entry(const fs::Path& bundle, const std::string& what, const BlobEntryVisitor& visit) {
   auto a = tar::open_reader(bundle, k_block, what);
   if (!a) return fail(a.error());
@@ -610,28 +635,30 @@ Status for_each_blob_entry(const fs::Path& bundle, const std::string& what, cons
 Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store, const BundleBlobs& blobs,
                    ImportSummary& summary) {
   std::vector<std::byte> buffer(k_block);
-  return for_each_blob_entry(bundle, what, [&](archive* a, archive_entry*, const std::string& path, const Result<Digest>& digest) -> Status {
-    if (!digest || !blobs.contains(*digest)) return fail_input(what + ": changed while it was being read");
-    const Descriptor d{"", *digest, blobs.at(*digest), {}, {}, {}, {}};
-    if (store.has_blob(d)) {
-      ++summary.blobs_present;
-      return {};
-    }
-    auto writer = store.begin_blob(Hashing::yes);
-    if (!writer) return fail(writer.error());
-    for (;;) {
-      const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
-      if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + tar::error_text(a));
-      if (n == 0) break;
-      if (auto s = writer->write(std::span(buffer.data(), static_cast<std::size_t>(n))); !s) return s;
-    }
-    auto written = writer->commit("");
-    if (!written) return fail(written.error());
-    if (written->digest != d.digest || written->size != d.size) return fail_input(what + ": changed while it was being read");
-    ++summary.blobs_written;
-    summary.bytes += d.size;
-    return {};
-  });
+  return for_each_blob_entry(
+      bundle, what, [&](archive* a, archive_entry*, const std::string& path, const Result<Digest>& digest) -> Status {
+        if (!digest || !blobs.contains(*digest)) return fail_input(what + ": changed while it was being read");
+        const Descriptor d{"", *digest, blobs.at(*digest), {}, {}, {}, {}};
+        if (store.has_blob(d)) {
+          ++summary.blobs_present;
+          return {};
+        }
+        auto writer = store.begin_blob(Hashing::yes);
+        if (!writer) return fail(writer.error());
+        for (;;) {
+          const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
+          if (n < 0) return fail_input(what + ": entry " + in_quotes(path) + ": " + tar::error_text(a));
+          if (n == 0) break;
+          if (auto s = writer->write(std::span(buffer.data(), static_cast<std::size_t>(n))); !s) return s;
+        }
+        auto written = writer->commit("");
+        if (!written) return fail(written.error());
+        if (written->digest != d.digest || written->size != d.size)
+          return fail_input(what + ": changed while it was being read");
+        ++summary.blobs_written;
+        summary.bytes += d.size;
+        return {};
+      });
 }
 
 // The manifests `wanted` (those index.json lists), read from the bundle; the other entries are skipped,
@@ -639,16 +666,19 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
 Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle, const std::string& what,
                                                          const std::set<Digest>& wanted) {
   std::map<Digest, Manifest> out;
-  auto s = for_each_blob_entry(bundle, what, [&](archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest) -> Status {
-    if (!digest || !wanted.contains(*digest)) return {};
-    auto text = read_document(a, entry, what, path);
-    if (!text) return fail(text.error());
-    if (digest_of(*text, digest->algorithm()) != *digest) return fail_input(what + ": changed while it was being read");
-    auto manifest = parse_document<Manifest>(*text, what + ": manifest " + digest->str());
-    if (!manifest) return fail(manifest.error());
-    out.emplace(*digest, std::move(*manifest));
-    return {};
-  });
+  auto s = for_each_blob_entry(
+      bundle, what,
+      [&](archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest) -> Status {
+        if (!digest || !wanted.contains(*digest)) return {};
+        auto text = read_document(a, entry, what, path);
+        if (!text) return fail(text.error());
+        if (digest_of(*text, digest->algorithm()) != *digest)
+          return fail_input(what + ": changed while it was being read");
+        auto manifest = parse_document<Manifest>(*text, what + ": manifest " + digest->str());
+        if (!manifest) return fail(manifest.error());
+        out.emplace(*digest, std::move(*manifest));
+        return {};
+      });
   if (!s) return fail(s.error());
   return out;
 }
@@ -676,7 +706,8 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
       records.push_back(std::move(*record));
     }
   }
-  if (records.empty()) return fail_input(what + ": index.json lists no records (arec import reads what arec export writes)");
+  if (records.empty())
+    return fail_input(what + ": index.json lists no records (arec import reads what arec export writes)");
   for (const auto& record : records) {
     if (auto s = validate_record_fields(record, what + ": index.json"); !s) return fail(s.error());
   }
@@ -698,10 +729,13 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   if (!manifests) return fail(manifests.error());
   for (const auto& [digest, manifest] : *manifests) {
     for (const auto& blob : manifest.layers) {
-      if (!held(blob)) return fail_input(what + ": manifest " + digest.str() + " needs the layer " + blob.digest.str() + ", which the bundle does not hold");
+      if (!held(blob))
+        return fail_input(what + ": manifest " + digest.str() + " needs the layer " + blob.digest.str() +
+                          ", which the bundle does not hold");
     }
     if (!held(manifest.config)) {
-      return fail_input(what + ": manifest " + digest.str() + " needs the config " + manifest.config.digest.str() + ", which the bundle does not hold");
+      return fail_input(what + ": manifest " + digest.str() + " needs the config " + manifest.config.digest.str() +
+                        ", which the bundle does not hold");
     }
   }
 

@@ -20,11 +20,11 @@ namespace arec {
 struct LayerFile {
   enum class Type { file, directory, symlink, hardlink, other };
   Type type = Type::file;
-  std::string path;         // absolute image path ("/usr/local/bin/app")
-  std::uint32_t mode = 0;   // permission bits
-  std::int64_t size = 0;    // regular files
-  std::string link_target;  // symbolic and hard links
-  char other_kind = '?';    // Type::other: 'c' character device, 'b' block device, 'p' FIFO, 's' socket
+  std::string path;                    // absolute image path ("/usr/local/bin/app")
+  std::uint32_t mode = 0;              // permission bits
+  std::int64_t size = 0;               // regular files
+  std::string link_target;             // symbolic and hard links
+  char other_kind = '?';               // Type::other: 'c' character device, 'b' block device, 'p' FIFO, 's' socket
   std::uint32_t major = 0, minor = 0;  // devices
 };
 
@@ -59,7 +59,8 @@ enum class LayerListing { no, yes };
 Result<ImageDescription> describe_image(const Layout& layout, const Descriptor& manifest, LayerListing listing);
 
 // Reads each referrer's manifest (verified against its descriptor) from `layout`.
-Result<std::vector<ReferrerDescription>> describe_referrers(const Layout& layout, const std::vector<Descriptor>& referrers);
+Result<std::vector<ReferrerDescription>> describe_referrers(const Layout& layout,
+                                                            const std::vector<Descriptor>& referrers);
 
 nlohmann::json to_json(const ImageDescription& description);
 nlohmann::json to_json(const LayerFile& file);

@@ -56,8 +56,8 @@ constexpr const char* k_configs_of_history =
 // SQL for the platform of the records row `r` as platform_text spells it: os/architecture[/variant].
 std::string platform_of(std::string_view r) {
   const std::string t(r);
-  return t + ".os || '/' || " + t + ".architecture || CASE WHEN IFNULL(" + t + ".variant, '') = '' THEN '' ELSE '/' || " + t +
-         ".variant END";
+  return t + ".os || '/' || " + t + ".architecture || CASE WHEN IFNULL(" + t +
+         ".variant, '') = '' THEN '' ELSE '/' || " + t + ".variant END";
 }
 
 constexpr const char* k_record_columns =
@@ -75,7 +75,8 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
 
   Statement& bind(std::string_view text) {
-    if (m_rc == SQLITE_OK) m_rc = sqlite3_bind_text(m_stmt, ++m_bound, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    if (m_rc == SQLITE_OK)
+      m_rc = sqlite3_bind_text(m_stmt, ++m_bound, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
     return *this;
   }
   Statement& bind(std::int64_t value) {
@@ -100,7 +101,9 @@ class Statement {
   }
   std::string text(int column) const {
     const auto* p = sqlite3_column_text(m_stmt, column);
-    return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
+    return p == nullptr ? std::string()
+                        : std::string(reinterpret_cast<const char*>(p),
+                                      static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
   }
   std::int64_t integer(int column) const { return sqlite3_column_int64(m_stmt, column); }
   bool is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
@@ -202,21 +205,24 @@ Result<std::shared_ptr<HistoryDb>> HistoryDb::open(const fs::Path& path, DbAcces
   }
   if (format > k_store_format) {
     return fail_input("store " + fs::directory_of(fs::directory_of(path)).string() + ": its format (" +
-                      std::to_string(format) + ") is newer than this arec understands (" + std::to_string(k_store_format) +
-                      "); use a newer arec " + (access == DbAccess::write ? "to write to it" : "to read it"));
+                      std::to_string(format) + ") is newer than this arec understands (" +
+                      std::to_string(k_store_format) + "); use a newer arec " +
+                      (access == DbAccess::write ? "to write to it" : "to read it"));
   }
   if (format == 2 || format == 3) {
     if (access == DbAccess::read && sqlite3_db_readonly(raw, "main") == 1) {
       // A reader that may not write reads an older format as it is, through the history.
       db->m_format = format;
     } else if (auto s = db->upgrade(format); !s) {
-      return fail(std::move(s.error()).context("bringing the store's history to format " + std::to_string(k_store_format)));
+      return fail(
+          std::move(s.error()).context("bringing the store's history to format " + std::to_string(k_store_format)));
     }
   } else if (format != k_store_format) {
     return fail_input(path.string() + ": format " + std::to_string(format) + " is not one this arec wrote");
   }
   // Without AREC_SYNC nothing is synced, as for every other file of the store (fs::syncing).
-  if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s) return fail(s.error());
+  if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s)
+    return fail(s.error());
   // The latest of each module/name lies on pages spread over the file: mapped, they cost no read call each.
   if (auto s = db->exec("PRAGMA mmap_size=1073741824"); !s) return fail(s.error());
   return db;
@@ -229,7 +235,8 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   std::shared_ptr<HistoryDb> db(new HistoryDb(raw, path));
   if (rc != SQLITE_OK) return fail_input(path.string() + ": " + sqlite3_errstr(rc));
-  if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s) return fail(s.error());
+  if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s)
+    return fail(s.error());
   auto filled = db->transaction([&]() -> Result<Outcome> {
     if (auto s = db->exec(k_schema); !s) return fail(s.error());
     if (auto s = db->exec(k_platforms_schema); !s) return fail(s.error());
@@ -247,9 +254,10 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
     for (const auto& d : legacy.manifests) {
       auto record = record_from_descriptor(d);
       if (!record || d.annotation(annotation::k_ref_name) != record->repository()) continue;
-      Statement latest(raw,
-                       "UPDATE latest SET seq = (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = ?2 AND digest = ?3) "
-                       "WHERE module = ?1 AND name = ?2");
+      Statement latest(
+          raw,
+          "UPDATE latest SET seq = (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = ?2 AND digest = ?3) "
+          "WHERE module = ?1 AND name = ?2");
       latest.bind(record->module).bind(record->name).bind(record->manifest.digest.str()).step();
       if (auto s = latest.status(path.string()); !s) return fail(s.error());
     }
@@ -262,7 +270,8 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
       if (auto s = db->bump_generation(); !s) return fail(s.error());
     }
     // Last: a database cut short by a crash has no version and is made again.
-    if (auto s = db->exec(("PRAGMA user_version=" + std::to_string(k_store_format)).c_str()); !s) return fail(s.error());
+    if (auto s = db->exec(("PRAGMA user_version=" + std::to_string(k_store_format)).c_str()); !s)
+      return fail(s.error());
     return Outcome::commit;
   });
   if (!filled) return fail(filled.error());
@@ -305,9 +314,10 @@ Status HistoryDb::transaction(const std::function<Result<Outcome>()>& work) {
 }
 
 Status HistoryDb::append(const Record& r) {
-  Statement insert(m_db,
-                   "INSERT INTO records (module, name, digest, size, media_type, recorded, target, config, revision, base, "
-                   "architecture, os, variant, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Statement insert(
+      m_db,
+      "INSERT INTO records (module, name, digest, size, media_type, recorded, target, config, revision, base, "
+      "architecture, os, variant, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(r.module).bind(r.name).bind(r.manifest.digest.str()).bind(r.manifest.size).bind(r.manifest.media_type);
   insert.bind(r.recorded).bind(r.target).bind(r.config).bind(r.revision).bind(r.base_digest);
   if (const auto& p = r.manifest.platform) {
@@ -375,7 +385,8 @@ Status HistoryDb::for_each_record(const RecordVisitor& visit) const {
 
 Result<std::vector<Record>> HistoryDb::history_of(std::string_view module, std::string_view name) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM records r WHERE r.module = ? AND r.name = ? ORDER BY r.seq");
+  Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                        " FROM records r WHERE r.module = ? AND r.name = ? ORDER BY r.seq");
   q.bind(module).bind(name);
   return all_records(q, m_path.string());
 }
@@ -398,10 +409,12 @@ Status HistoryDb::for_each_config_latest(const RecordVisitor& visit) const {
   std::lock_guard guard(m_mutex);
   if (m_format < 4) {
     Statement q(m_db, std::string("SELECT ") + k_record_columns +
-                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records GROUP BY module, name, config) ORDER BY r.seq");
+                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records GROUP BY module, name, config) "
+                          "ORDER BY r.seq");
     return each_record(q, m_path.string(), visit);
   }
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM configs c JOIN records r ON r.seq = c.seq ORDER BY c.seq");
+  Statement q(m_db, std::string("SELECT ") + k_record_columns +
+                        " FROM configs c JOIN records r ON r.seq = c.seq ORDER BY c.seq");
   return each_record(q, m_path.string(), visit);
 }
 
@@ -409,21 +422,25 @@ Result<std::vector<Record>> HistoryDb::config_latest_of(std::string_view module,
   std::lock_guard guard(m_mutex);
   if (m_format < 4) {
     Statement q(m_db, std::string("SELECT ") + k_record_columns +
-                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = ?2 GROUP BY config) "
+                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = "
+                          "?2 GROUP BY config) "
                           "ORDER BY r.config");
     q.bind(module).bind(name);
     return all_records(q, m_path.string());
   }
-  Statement q(m_db, std::string("SELECT ") + k_record_columns +
-                        " FROM configs c JOIN records r ON r.seq = c.seq WHERE c.module = ? AND c.name = ? ORDER BY c.config");
+  Statement q(
+      m_db, std::string("SELECT ") + k_record_columns +
+                " FROM configs c JOIN records r ON r.seq = c.seq WHERE c.module = ? AND c.name = ? ORDER BY c.config");
   q.bind(module).bind(name);
   return all_records(q, m_path.string());
 }
 
 Result<std::vector<Record>> HistoryDb::platform_set(std::string_view module, std::string_view name) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, std::string("SELECT ") + k_record_columns +
-                        " FROM platforms p JOIN records r ON r.seq = p.seq WHERE p.module = ? AND p.name = ? ORDER BY p.platform");
+  Statement q(
+      m_db,
+      std::string("SELECT ") + k_record_columns +
+          " FROM platforms p JOIN records r ON r.seq = p.seq WHERE p.module = ? AND p.name = ? ORDER BY p.platform");
   q.bind(module).bind(name);
   return all_records(q, m_path.string());
 }
@@ -465,7 +482,8 @@ Result<std::vector<Descriptor>> HistoryDb::others_in_view() const {
       std::nullopt);
 }
 
-Result<std::vector<Descriptor>> HistoryDb::others_where(std::string_view where, std::optional<std::string_view> subject) const {
+Result<std::vector<Descriptor>> HistoryDb::others_where(std::string_view where,
+                                                        std::optional<std::string_view> subject) const {
   std::lock_guard guard(m_mutex);
   Statement q(m_db, "SELECT descriptor FROM others " + std::string(where) + " ORDER BY seq");
   if (subject) q.bind(*subject);
@@ -522,33 +540,40 @@ Result<std::size_t> HistoryDb::remove(std::string_view module, std::string_view 
                    "SELECT module, name, MAX(seq) FROM records WHERE module = ?1 AND name = ?2 GROUP BY module, name");
   latest.bind(module).bind(name).step();
   if (auto s = latest.status(m_path.string()); !s) return fail(s.error());
-  Statement gone(m_db, "DELETE FROM latest WHERE module = ?1 AND name = ?2 AND NOT EXISTS "
-                       "(SELECT 1 FROM records WHERE module = ?1 AND name = ?2)");
+  Statement gone(m_db,
+                 "DELETE FROM latest WHERE module = ?1 AND name = ?2 AND NOT EXISTS "
+                 "(SELECT 1 FROM records WHERE module = ?1 AND name = ?2)");
   gone.bind(module).bind(name).step();
   if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
   // Each configuration's newest is the newest entry of it left, or it has none.
   Statement configs(m_db, "DELETE FROM configs WHERE module = ?1 AND name = ?2");
   configs.bind(module).bind(name).step();
   if (auto s = configs.status(m_path.string()); !s) return fail(s.error());
-  Statement refill(m_db, "INSERT INTO configs (module, name, config, seq) SELECT module, name, config, MAX(seq) FROM records "
-                         "WHERE module = ?1 AND name = ?2 GROUP BY config");
+  Statement refill(m_db,
+                   "INSERT INTO configs (module, name, config, seq) SELECT module, name, config, MAX(seq) FROM records "
+                   "WHERE module = ?1 AND name = ?2 GROUP BY config");
   refill.bind(module).bind(name).step();
   if (auto s = refill.status(m_path.string()); !s) return fail(s.error());
   // A platform whose record went is made of the newest record of that platform left, or leaves the set.
-  const std::string newest_of_platform = "(SELECT MAX(r.seq) FROM records r WHERE r.module = p.module AND r.name = p.name AND " +
-                                         platform_of("r") + " = p.platform)";
-  Statement replaced(m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) SELECT p.module, p.name, p.platform, " +
-                               newest_of_platform + " FROM platforms p WHERE p.module = ?1 AND p.name = ?2 AND " +
-                               "NOT EXISTS (SELECT 1 FROM records WHERE seq = p.seq) AND " + newest_of_platform + " IS NOT NULL");
+  const std::string newest_of_platform =
+      "(SELECT MAX(r.seq) FROM records r WHERE r.module = p.module AND r.name = p.name AND " + platform_of("r") +
+      " = p.platform)";
+  Statement replaced(
+      m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) SELECT p.module, p.name, p.platform, " +
+                newest_of_platform + " FROM platforms p WHERE p.module = ?1 AND p.name = ?2 AND " +
+                "NOT EXISTS (SELECT 1 FROM records WHERE seq = p.seq) AND " + newest_of_platform + " IS NOT NULL");
   replaced.bind(module).bind(name).step();
   if (auto s = replaced.status(m_path.string()); !s) return fail(s.error());
-  Statement left(m_db, "DELETE FROM platforms WHERE module = ?1 AND name = ?2 AND NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = platforms.seq)");
+  Statement left(m_db,
+                 "DELETE FROM platforms WHERE module = ?1 AND name = ?2 AND NOT EXISTS (SELECT 1 FROM records r WHERE "
+                 "r.seq = platforms.seq)");
   left.bind(module).bind(name).step();
   if (auto s = left.status(m_path.string()); !s) return fail(s.error());
   return removed;
 }
 
-Status HistoryDb::set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms) {
+Status HistoryDb::set_platforms(std::string_view module, std::string_view name,
+                                const std::vector<std::string>& platforms) {
   Statement clear(m_db, "DELETE FROM platforms WHERE module = ? AND name = ?");
   clear.bind(module).bind(name).step();
   if (auto s = clear.status(m_path.string()); !s) return s;
@@ -563,8 +588,8 @@ Status HistoryDb::set_platforms(std::string_view module, std::string_view name, 
       if (!recorded) return fail(recorded.error());
       std::string list;
       for (const auto& r : *recorded) list += (list.empty() ? "" : ", ") + r;
-      return fail_input(std::string(module) + "/" + std::string(name) + " has no record for " + platform + " (it has records for " +
-                        list + ")");
+      return fail_input(std::string(module) + "/" + std::string(name) + " has no record for " + platform +
+                        " (it has records for " + list + ")");
     }
   }
   return {};
@@ -608,18 +633,22 @@ Result<std::vector<std::string>> HistoryDb::integrity_problems() const {
     }
   }
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
-  Statement gone(m_db, "SELECT p.module, p.name, p.platform FROM platforms p WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = p.seq)");
+  Statement gone(m_db,
+                 "SELECT p.module, p.name, p.platform FROM platforms p WHERE NOT EXISTS (SELECT 1 FROM records r WHERE "
+                 "r.seq = p.seq)");
   while (gone.step()) {
-    problems.push_back(m_path.string() + ": the image of " + gone.text(0) + "/" + gone.text(1) + " names a record for " +
-                       gone.text(2) + " that is not in the history");
+    problems.push_back(m_path.string() + ": the image of " + gone.text(0) + "/" + gone.text(1) +
+                       " names a record for " + gone.text(2) + " that is not in the history");
   }
   if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
-  Statement configs(m_db,
-                    "SELECT r.module, r.name, r.config FROM records r LEFT JOIN configs c ON c.module = r.module AND c.name = r.name "
-                    "AND c.config = r.config GROUP BY r.module, r.name, r.config HAVING MAX(r.seq) != MAX(IFNULL(c.seq, -1))");
+  Statement configs(
+      m_db,
+      "SELECT r.module, r.name, r.config FROM records r LEFT JOIN configs c ON c.module = r.module AND c.name = r.name "
+      "AND c.config = r.config GROUP BY r.module, r.name, r.config HAVING MAX(r.seq) != MAX(IFNULL(c.seq, -1))");
   while (configs.step()) {
-    problems.push_back(m_path.string() + ": " + configs.text(0) + "/" + configs.text(1) + " does not name the newest record of configuration \"" +
-                       configs.text(2) + "\" as its latest of that configuration");
+    problems.push_back(m_path.string() + ": " + configs.text(0) + "/" + configs.text(1) +
+                       " does not name the newest record of configuration \"" + configs.text(2) +
+                       "\" as its latest of that configuration");
   }
   if (auto s = configs.status(m_path.string()); !s) return fail(s.error());
   Statement check(m_db, "PRAGMA quick_check");

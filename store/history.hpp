@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "util/fs.hpp"
 #include "oci/oci.hpp"
 #include "oci/record.hpp"
+#include "util/fs.hpp"
 
 struct sqlite3;
 
@@ -109,7 +109,7 @@ class HistoryDb {
   sqlite3* m_db;
   fs::Path m_path;
   std::int64_t m_format = k_store_format;  // older only for a reader that may not bring it up
-  mutable std::recursive_mutex m_mutex;  // push reads from several threads
+  mutable std::recursive_mutex m_mutex;    // push reads from several threads
 };
 
 }  // namespace arec

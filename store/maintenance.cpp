@@ -29,7 +29,8 @@ void reach(const Store& store, const Descriptor& d, std::set<Digest>& reached, s
     if (::lstat(path.c_str(), &st) != 0) {
       problems.push_back(path.string() + ": missing (" + d.media_type + ")");
     } else if (!S_ISREG(st.st_mode)) {
-      problems.push_back(path.string() + ": " + fs::file_kind(st.st_mode) + " where a blob must be (arec writes only regular files)");
+      problems.push_back(path.string() + ": " + fs::file_kind(st.st_mode) +
+                         " where a blob must be (arec writes only regular files)");
     } else if (st.st_size != d.size) {
       problems.push_back(path.string() + ": " + std::to_string(st.st_size) + " bytes, its descriptor says " +
                          std::to_string(d.size));
@@ -161,11 +162,8 @@ Result<CheckReport> check_store(const Store& store) {
     auto state = store.view_state();
     if (!state) return fail(state.error());
     switch (*state) {
-      case Store::ViewState::current:
-        break;
-      case Store::ViewState::behind:
-        report.index_behind = true;
-        break;
+      case Store::ViewState::current: break;
+      case Store::ViewState::behind: report.index_behind = true; break;
       case Store::ViewState::missing:
         report.problems.push_back(index_path + ": missing (--repair writes it from the history)");
         break;
@@ -203,7 +201,8 @@ Result<RepairReport> repair_store(StoreWriter& writer) {
 Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun dry_run) {
   const Store& store = writer.store();
   if (!writer.excludes_blob_writers()) {
-    return fail_input("collecting garbage in " + store.dir().string() + ": a recorder may be adding blobs (gc needs Store::writer(BlobWriters::excluded))");
+    return fail_input("collecting garbage in " + store.dir().string() +
+                      ": a recorder may be adding blobs (gc needs Store::writer(BlobWriters::excluded))");
   }
   auto& db = writer.history();
 
@@ -224,8 +223,8 @@ Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun d
     std::vector<std::string> problems;
     for (const auto& d : *entries) reach(store, d, reached, problems);
     if (!problems.empty()) {
-      return fail_input("collecting garbage in " + store.dir().string() + ": the store has problems (run arec check): " +
-                        problems.front());
+      return fail_input("collecting garbage in " + store.dir().string() +
+                        ": the store has problems (run arec check): " + problems.front());
     }
     return dry_run == DryRun::yes || report.records_dropped == 0 ? HistoryDb::Outcome::roll_back
                                                                  : HistoryDb::Outcome::commit;
@@ -239,7 +238,8 @@ Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun d
     for (const auto& blob : std::filesystem::directory_iterator(algorithm.path(), ec)) {
       auto digest = Digest::parse(algorithm.path().filename().string() + ":" + blob.path().filename().string());
       if (digest && reached.contains(*digest)) continue;
-      if (!digest || !blob.is_regular_file(ec) || blob.is_symlink(ec)) continue;  // not a blob arec could have written: left alone
+      if (!digest || !blob.is_regular_file(ec) || blob.is_symlink(ec))
+        continue;  // not a blob arec could have written: left alone
       ++report.blobs_removed;
       report.bytes_removed += static_cast<std::int64_t>(blob.file_size(ec));
       doomed.push_back(blob.path());
@@ -267,9 +267,9 @@ Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun d
   for (const auto& path : shortcuts) {
     auto text = fs::read_file(path);
     auto diff_id = Digest::parse(text ? *text : std::string());
-    const bool layer_kept = diff_id && std::ranges::any_of(std::array{Compression::gzip, Compression::zstd}, [&](Compression c) {
-                              return store.cached_layer(*diff_id, c).has_value();
-                            });
+    const bool layer_kept =
+        diff_id && std::ranges::any_of(std::array{Compression::gzip, Compression::zstd},
+                                       [&](Compression c) { return store.cached_layer(*diff_id, c).has_value(); });
     if (!layer_kept) ::unlink(path.c_str());
   }
   // So are the repositories noted for a blob that is gone: no push will send it.

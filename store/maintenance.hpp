@@ -10,7 +10,7 @@
 namespace arec {
 
 struct CheckReport {
-  std::vector<std::string> problems;       // each names the file and what is wrong
+  std::vector<std::string> problems;  // each names the file and what is wrong
   // Left by killed writers. Nothing refers to them and no reader sees them, so they do not make a
   // store unsound; writers sweep them when they open the store, and --repair removes them at once.
   std::vector<fs::Path> stray_temporaries;
@@ -25,8 +25,8 @@ struct CheckReport {
 // Verifies the store: every blob a history entry or an index entry reaches exists, has the size its
 // descriptor says and hashes to its name; the history agrees with itself (the latest of each
 // module/name is its newest entry) and index.json is the view derived from it; and lists the
-// temporaries of dead writers. Reads only. An index.json that is missing or does not parse is a problem reported, not an error. A
-// store not converted yet is checked as index.json holds it.
+// temporaries of dead writers. Reads only. An index.json that is missing or does not parse is a problem reported, not
+// an error. A store not converted yet is checked as index.json holds it.
 Result<CheckReport> check_store(const Store& store);
 
 struct RepairReport {
@@ -46,8 +46,8 @@ struct GcReport {
 
 enum class DryRun { yes, no };
 
-// Keeps the newest `keep` history entries of each configuration of each module/name (0: all of them) and removes every blob
-// no history entry or index entry reaches. The writer must keep the writers of blobs out
+// Keeps the newest `keep` history entries of each configuration of each module/name (0: all of them) and removes every
+// blob no history entry or index entry reaches. The writer must keep the writers of blobs out
 // (Store::writer(BlobWriters::excluded): it waited until no writer was recording), or a blob a record
 // about to be committed needs could go.
 Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun dry_run);

@@ -53,7 +53,9 @@ fs::Path Layout::blob_path(const Digest& digest) const {
   return m_dir / "blobs" / std::string(digest.algorithm_name()) / digest.hex();
 }
 
-bool Layout::has_blob(const Descriptor& descriptor) const { return is_complete_blob(blob_path(descriptor.digest), descriptor.size); }
+bool Layout::has_blob(const Descriptor& descriptor) const {
+  return is_complete_blob(blob_path(descriptor.digest), descriptor.size);
+}
 
 Result<fs::Fd> Layout::open_blob(const Digest& digest) const { return fs::open_own_file(blob_path(digest)); }
 
@@ -62,7 +64,8 @@ Status Layout::check_image_files(const Descriptor& manifest) const {
     struct stat st {};
     const auto path = blob_path(digest);
     if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
-    return fail_input(path.string() + ": " + fs::file_kind(st.st_mode) + " where a blob must be; arec reads no blob through it (see arec check)");
+    return fail_input(path.string() + ": " + fs::file_kind(st.st_mode) +
+                      " where a blob must be; arec reads no blob through it (see arec check)");
   };
   if (auto s = regular_or_absent(manifest.digest); !s) return s;
   if (media_type::is_index(manifest.media_type)) {
@@ -92,7 +95,8 @@ Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
   const auto path = blob_path(descriptor.digest);
   // A manifest or config: small, and read only up to one byte past its size.
   if (descriptor.size < 0 || descriptor.size > (std::int64_t{256} << 20)) {
-    return fail_input(path.string() + ": a document of " + std::to_string(descriptor.size) + " bytes is more than arec reads whole");
+    return fail_input(path.string() + ": a document of " + std::to_string(descriptor.size) +
+                      " bytes is more than arec reads whole");
   }
   auto fd = open_blob(descriptor.digest);
   if (!fd) return fail(fd.error());
@@ -106,7 +110,10 @@ Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
   }
   bytes.resize(got);
   if (static_cast<std::int64_t>(bytes.size()) != descriptor.size) {
-    return fail_input(path.string() + ": size " + (got > static_cast<std::size_t>(descriptor.size) ? "larger than" : std::to_string(bytes.size()) + " does not match") +
+    return fail_input(path.string() + ": size " +
+                      (got > static_cast<std::size_t>(descriptor.size)
+                           ? "larger than"
+                           : std::to_string(bytes.size()) + " does not match") +
                       " the descriptor's " + std::to_string(descriptor.size));
   }
   if (digest_of(bytes, descriptor.digest.algorithm()) != descriptor.digest) {
@@ -131,9 +138,7 @@ Result<Manifest> Layout::read_manifest(const Descriptor& manifest) const {
   return read_document<Manifest>(*this, manifest);
 }
 
-Result<Index> Layout::read_image_index(const Descriptor& index) const {
-  return read_document<Index>(*this, index);
-}
+Result<Index> Layout::read_image_index(const Descriptor& index) const { return read_document<Index>(*this, index); }
 
 Result<ImageConfig> Layout::read_config(const Manifest& manifest) const {
   return read_document<ImageConfig>(*this, manifest.config);
@@ -192,9 +197,13 @@ namespace {
 std::atomic<std::int64_t> g_lock_timeout_ms{k_default_lock_timeout.count()};
 }  // namespace
 
-std::chrono::milliseconds Store::lock_timeout() { return std::chrono::milliseconds(g_lock_timeout_ms.load(std::memory_order_relaxed)); }
+std::chrono::milliseconds Store::lock_timeout() {
+  return std::chrono::milliseconds(g_lock_timeout_ms.load(std::memory_order_relaxed));
+}
 
-void Store::set_lock_timeout(std::chrono::milliseconds timeout) { g_lock_timeout_ms.store(timeout.count(), std::memory_order_relaxed); }
+void Store::set_lock_timeout(std::chrono::milliseconds timeout) {
+  g_lock_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
+}
 
 Status Store::check_own_directories(const fs::Path& dir) {
   for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts"}) {
@@ -357,7 +366,8 @@ void Store::note_repository(const Digest& digest, std::string_view repository) {
   std::string text;
   for (const auto& r : known) text += r + "\n";
   // Only a hint: failing to note it (a read-only store, two pushes noting at once) costs an upload later.
-  if (fs::make_directories(mount_hints_dir())) (void)fs::write_file_atomic(temp_dir(), mount_hints_dir() / digest.hex(), text);
+  if (fs::make_directories(mount_hints_dir()))
+    (void)fs::write_file_atomic(temp_dir(), mount_hints_dir() / digest.hex(), text);
 }
 
 namespace {
@@ -399,7 +409,8 @@ Status Store::open_history() {
         return fail(std::move(s.error()).context("converting store " + m_dir.string()));
       }
       if (::rename(building.c_str(), path.c_str()) != 0) {
-        return fail_input("converting store " + m_dir.string() + ": renaming " + building.string() + ": " + fs::errno_text(errno));
+        return fail_input("converting store " + m_dir.string() + ": renaming " + building.string() + ": " +
+                          fs::errno_text(errno));
       }
       if (fs::syncing()) {
         if (auto s = fs::fsync_directory(path.parent_path()); !s) return s;
@@ -447,7 +458,8 @@ Result<Store::LatestImage> index_over(std::vector<Record> set) {
   }
   auto bytes = canonical_json(to_json(index));
   if (!bytes) return fail(bytes.error());
-  image.descriptor = Descriptor{std::string(media_type::k_index), digest_of(*bytes), static_cast<std::int64_t>(bytes->size()), {}, {}, {}, {}};
+  image.descriptor = Descriptor{
+      std::string(media_type::k_index), digest_of(*bytes), static_cast<std::int64_t>(bytes->size()), {}, {}, {}, {}};
   image.index = std::move(*bytes);
   image.platforms = std::move(set);
   return image;
@@ -480,7 +492,7 @@ Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view m
 }
 
 Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view module, std::string_view name,
-                                                             const std::optional<std::string>& config) const {
+                                                              const std::optional<std::string>& config) const {
   auto image = latest_image(module, name);
   if (!image || !*image || !config) return image;
   // The image of module/name is of this configuration already: nothing else to do.
@@ -494,7 +506,8 @@ Result<std::optional<Store::LatestImage>> Store::latest_image(std::string_view m
   for (const auto& p : (*image)->platforms) {
     if (!p.manifest.platform) continue;
     for (auto r = history->rbegin(); r != history->rend(); ++r) {
-      if (r->config == *config && r->manifest.platform && platform_text(*r->manifest.platform) == platform_text(*p.manifest.platform)) {
+      if (r->config == *config && r->manifest.platform &&
+          platform_text(*r->manifest.platform) == platform_text(*p.manifest.platform)) {
         set.push_back(*r);
         break;
       }
@@ -512,7 +525,8 @@ Result<std::vector<Record>> Store::config_latest_of(std::string_view module, std
   return *latest ? std::vector<Record>{**latest} : std::vector<Record>();
 }
 
-Result<std::optional<Record>> Store::latest_of_config(std::string_view module, std::string_view name, std::string_view config) const {
+Result<std::optional<Record>> Store::latest_of_config(std::string_view module, std::string_view name,
+                                                      std::string_view config) const {
   auto lines = config_latest_of(module, name);
   if (!lines) return fail(lines.error());
   for (auto& r : *lines) {
@@ -606,7 +620,9 @@ Status Store::for_each_view_entry(const std::function<Status(Descriptor&&, std::
     listed.insert(d.digest.str());
     return visit(std::move(d), index_bytes);
   };
-  auto add_once = [&](Descriptor&& d) -> Status { return listed.contains(d.digest.str()) ? Status{} : add(std::move(d)); };
+  auto add_once = [&](Descriptor&& d) -> Status {
+    return listed.contains(d.digest.str()) ? Status{} : add(std::move(d));
+  };
   auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
     const auto found = images->find(r.repository());
     if (found == images->end()) return add(to_descriptor(r, Latest::yes));
@@ -746,7 +762,8 @@ Result<std::vector<Record>> Store::records(History history) const {
 }
 
 Status Store::for_each_record(History history, const HistoryDb::RecordVisitor& visit) const {
-  if (m_history) return history == History::latest ? m_history->for_each_latest(visit) : m_history->for_each_record(visit);
+  if (m_history)
+    return history == History::latest ? m_history->for_each_latest(visit) : m_history->for_each_record(visit);
   auto index = read_index();
   if (!index) return fail(index.error());
   for (auto& r : legacy_records(*index, history)) {
@@ -791,7 +808,8 @@ Result<std::vector<Descriptor>> Store::referrers(const Digest& subject) const {
 // is appended, so the history keeps every revision that built them. Also says whether anything was
 // written, a referrer included.
 namespace {
-Result<std::pair<Store::Commit, bool>> add_record(HistoryDb& db, const Record& record, const std::vector<Descriptor>& referrers) {
+Result<std::pair<Store::Commit, bool>> add_record(HistoryDb& db, const Record& record,
+                                                  const std::vector<Descriptor>& referrers) {
   auto lines = db.config_latest_of(record.module, record.name);
   if (!lines) return fail(lines.error());
   const auto latest = std::ranges::find(*lines, record.config, &Record::config);
@@ -829,7 +847,8 @@ Result<Store::Commit> StoreWriter::commit(const Record& record, const std::vecto
   return std::move(*committed);
 }
 
-Result<std::vector<Store::Commit>> StoreWriter::commit_all(const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) {
+Result<std::vector<Store::Commit>> StoreWriter::commit_all(
+    const std::vector<std::pair<Record, std::vector<Descriptor>>>& records) {
   HistoryDb* db = &history();
   std::vector<Commit> out;
   bool any = false;
@@ -935,13 +954,14 @@ std::vector<Record> Store::with_platforms(std::vector<Record> records, const std
 }
 
 Result<Store::LatestImage> StoreWriter::set_platforms(std::string_view module, std::string_view name,
-                                                     const std::vector<std::string>& platforms) {
+                                                      const std::vector<std::string>& platforms) {
   HistoryDb* db = &history();
   const std::string repository = std::string(module) + "/" + std::string(name);
   auto s = db->transaction([&]() -> Result<HistoryDb::Outcome> {
     auto recorded = db->recorded_platforms(module, name);
     if (!recorded) return fail(recorded.error());
-    if (recorded->empty()) return fail_input(repository + ": no record with a platform in store " + m_store->dir().string());
+    if (recorded->empty())
+      return fail_input(repository + ": no record with a platform in store " + m_store->dir().string());
     std::vector<std::string> wanted = platforms.empty() ? *recorded : platforms;
     std::ranges::sort(wanted);
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());

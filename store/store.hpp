@@ -32,11 +32,11 @@
 #include <utility>
 #include <vector>
 
-#include "util/byte_sink.hpp"
-#include "util/fs.hpp"
-#include "store/history.hpp"
 #include "oci/oci.hpp"
 #include "oci/record.hpp"
+#include "store/history.hpp"
+#include "util/byte_sink.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 
@@ -148,7 +148,8 @@ class Store : public Layout {
   // The newest record of each configuration of module/name, by configuration.
   Result<std::vector<Record>> config_latest_of(std::string_view module, std::string_view name) const;
   // The newest record of module/name in `config` ("": records naming none), if any.
-  Result<std::optional<Record>> latest_of_config(std::string_view module, std::string_view name, std::string_view config) const;
+  Result<std::optional<Record>> latest_of_config(std::string_view module, std::string_view name,
+                                                 std::string_view config) const;
   // The newest record of each configuration of each module/name, in the order they were made.
   Status for_each_config_latest(const HistoryDb::RecordVisitor& visit) const;
   // The latest record of module/name in the configuration `choice` means (choose_config), and the note
@@ -205,7 +206,8 @@ class Store : public Layout {
   // `change(writer)`, the lock held for that call alone: for one change amid work that must not hold
   // the lock (a pull between downloads, a command before its output).
   template <typename Change>
-  auto with_writer(Change&& change, BlobWriters blob_writers = BlobWriters::allowed) -> decltype(change(std::declval<StoreWriter&>()));
+  auto with_writer(Change&& change, BlobWriters blob_writers = BlobWriters::allowed)
+      -> decltype(change(std::declval<StoreWriter&>()));
 
   // The history database, read only, or null for a store not converted yet opened by a reader.
   const HistoryDb* history() const { return m_history.get(); }
@@ -287,7 +289,8 @@ class StoreWriter {
   // Makes module/name's image the newest record of each of `platforms` ("os/arch[/variant]"), or of
   // every platform recorded when it is empty. A single platform's newest record also becomes the
   // latest, as `tag` makes it (a new history entry), so the image and the latest agree.
-  Result<LatestImage> set_platforms(std::string_view module, std::string_view name, const std::vector<std::string>& platforms);
+  Result<LatestImage> set_platforms(std::string_view module, std::string_view name,
+                                    const std::vector<std::string>& platforms);
   // Rewrites index.json from the history: the bytes of canonical_json(to_json(Store::view())), written
   // entry by entry; each derived index blob is written before the view names it.
   Status write_view();

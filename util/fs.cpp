@@ -1,10 +1,10 @@
 #include "util/fs.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/statvfs.h>
-#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -80,7 +80,8 @@ Result<Fd> open_own_file(const Path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ELOOP) {
-      return fail_input(path.string() + ": a symbolic link where arec keeps a file it wrote; arec reads none through a link");
+      return fail_input(path.string() +
+                        ": a symbolic link where arec keeps a file it wrote; arec reads none through a link");
     }
     return fail(io_error("opening", path, errno));
   }
@@ -88,7 +89,8 @@ Result<Fd> open_own_file(const Path& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return fail(io_error("reading the status of", path, errno));
   if (!S_ISREG(st.st_mode)) {
-    return fail_input(path.string() + ": " + file_kind(st.st_mode) + " where arec keeps a file it wrote; arec reads only regular files");
+    return fail_input(path.string() + ": " + file_kind(st.st_mode) +
+                      " where arec keeps a file it wrote; arec reads only regular files");
   }
   // Reads of a regular file never block; clear the flag so that nothing downstream sees EAGAIN.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -236,8 +238,8 @@ Result<FileLock> FileLock::acquire(const Path& path, std::chrono::milliseconds t
     if (std::chrono::steady_clock::now() >= deadline) {
       // Tenths of a second: a short AREC_LOCK_TIMEOUT must not read "after 0 s".
       const auto tenths = (timeout.count() + 50) / 100;
-      return fail_input("locking " + path.string() + ": still held by another process after " + std::to_string(tenths / 10) +
-                        (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "") +
+      return fail_input("locking " + path.string() + ": still held by another process after " +
+                        std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "") +
                         " s (AREC_LOCK_TIMEOUT); if no arec is running, something else holds it (see `fuser " +
                         path.string() + "`)");
     }
@@ -280,7 +282,8 @@ Result<TemporaryScan> scan_temporaries(const Path& dir, RemoveAbandoned remove) 
     if (errno == ELOOP || errno == ENOTDIR) {
       struct stat st {};
       const std::string kind = ::lstat(dir.c_str(), &st) == 0 ? file_kind(st.st_mode) : "not a directory";
-      return fail_input(dir.string() + ": " + kind + " where the store keeps its temporary files; arec follows no link it did not make (remove it)");
+      return fail_input(dir.string() + ": " + kind +
+                        " where the store keeps its temporary files; arec follows no link it did not make (remove it)");
     }
     return fail(io_error("opening directory", dir, errno));
   }
@@ -293,7 +296,8 @@ Result<TemporaryScan> scan_temporaries(const Path& dir, RemoveAbandoned remove) 
     struct stat st {};
     if (::fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
     if (!S_ISREG(st.st_mode)) {
-      scan.foreign.push_back((dir / name).string() + ": " + file_kind(st.st_mode) + ", not a temporary file arec writes");
+      scan.foreign.push_back((dir / name).string() + ": " + file_kind(st.st_mode) +
+                             ", not a temporary file arec writes");
       continue;
     }
     if (!name.starts_with(".tmp-")) {

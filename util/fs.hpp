@@ -2,9 +2,9 @@
 // and the store lock. Errors name the path and what was being done.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstddef>
-#include <sys/types.h>
 
 #include <filesystem>
 #include <optional>
@@ -103,7 +103,8 @@ class AtomicFile {
   Status commit();
 
  private:
-  AtomicFile(Fd fd, Path temp, Path target) : m_fd(std::move(fd)), m_temp(std::move(temp)), m_target(std::move(target)) {}
+  AtomicFile(Fd fd, Path temp, Path target)
+      : m_fd(std::move(fd)), m_temp(std::move(temp)), m_target(std::move(target)) {}
 
   Fd m_fd;
   Path m_temp;

@@ -46,7 +46,8 @@ void write_input(int fd, std::string_view input) {
 bool read_output(int fd, std::string& out, std::size_t max_output, std::chrono::steady_clock::time_point deadline) {
   std::array<char, 4096> buffer{};
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
@@ -55,7 +56,8 @@ bool read_output(int fd, std::string& out, std::size_t max_output, std::chrono::
     const ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return true;
-    if (out.size() < max_output) out.append(buffer.data(), std::min(static_cast<std::size_t>(n), max_output - out.size()));
+    if (out.size() < max_output)
+      out.append(buffer.data(), std::min(static_cast<std::size_t>(n), max_output - out.size()));
   }
 }
 
@@ -90,7 +92,8 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, std::str
   write_input(stdin_write.get(), input);
   stdin_write = fs::Fd();
   ProcessOutput result;
-  const bool finished = read_output(stdout_read.get(), result.out, max_output, std::chrono::steady_clock::now() + timeout);
+  const bool finished =
+      read_output(stdout_read.get(), result.out, max_output, std::chrono::steady_clock::now() + timeout);
   if (!finished) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -72,8 +72,9 @@ TEST(BaseSpec, AnyOtherReferenceIsAnImageOfARegistry) {
 }
 
 TEST(BaseSpec, OtherTransportsAndNonReferencesAreRefusedNamingTheThreeKinds) {
-  const std::string kinds = ": expected oci:DIR[:REF], MODULE/NAME of a record, or a registry reference "
-                            "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]";
+  const std::string kinds =
+      ": expected oci:DIR[:REF], MODULE/NAME of a record, or a registry reference "
+      "[HOST[:PORT]/]REPOSITORY[:TAG][@DIGEST]";
   for (const std::string text : {"docker-archive:/tmp/debian.tar", "containers-storage:debian", "dir:/tmp/image"}) {
     auto base = parse_base(text);
     ASSERT_FALSE(base) << text;

@@ -34,12 +34,14 @@ class Records {
  public:
   Records() : m_store(*Store::open(m_tmp / "store")) {}
 
-  Record record(const std::string& module, const std::string& name, const std::string& content, const std::string& config = "") {
+  Record record(const std::string& module, const std::string& name, const std::string& content,
+                const std::string& config = "") {
     write_file(m_tmp / "src" / module / name / "app", content);
     RecordRequest request;
     request.module = module;
     request.name = name;
-    request.entries = *collect_entries({*parse_layer_input(LayerInput::Kind::directory, (m_tmp / "src" / module / name).string() + "=/srv")});
+    request.entries = *collect_entries(
+        {*parse_layer_input(LayerInput::Kind::directory, (m_tmp / "src" / module / name).string() + "=/srv")});
     request.threads = 1;
     request.config = config;
     auto outcome = record_image(request, m_store);
@@ -104,12 +106,17 @@ TEST(ScanRequests, FindsEachKindAndWhereItEnds) {
 
 TEST(ScanRequests, ImageRequestsEndAfterModuleNameTagAndDigest) {
   const std::string digest = "sha256:" + std::string(64, 'a');
-  const std::string text = "image: arec://image/mesh/controlplane\n"
-                           "image: \"arec://image/mesh/builder:1.2-rc.1\"\n"
-                           "image: arec://image/mesh/builder@" + digest + ", next\n"
-                           "image: arec://image/mesh/builder:v2@" + digest + "\n"
-                           "see arec://image/mesh/app.\n"
-                           "port: arec://image/mesh/app: 5\n";
+  const std::string text =
+      "image: arec://image/mesh/controlplane\n"
+      "image: \"arec://image/mesh/builder:1.2-rc.1\"\n"
+      "image: arec://image/mesh/builder@" +
+      digest +
+      ", next\n"
+      "image: arec://image/mesh/builder:v2@" +
+      digest +
+      "\n"
+      "see arec://image/mesh/app.\n"
+      "port: arec://image/mesh/app: 5\n";
   const auto r = scan_requests(text);
   ASSERT_EQ(r.size(), 6u);
   for (const auto& request : r) EXPECT_EQ(request.kind, Request::Kind::image) << request.text(text);
@@ -156,9 +163,10 @@ TEST(ScanRequests, UnknownKindsAreKeptWithTheirName) {
 }
 
 TEST(ScanRequests, KnownKindsThatBreakTheirGrammarAreMalformed) {
-  for (const std::string& text : std::vector<std::string>{"arec://port", "arec://port/", "arec://port/Store", "arec://image/mesh", "arec://image/Mesh/x",
-                                 "arec://image/mesh/", "arec://image/a/b/c", "arec://image/mesh/x@sha256:abc",
-                                 "arec://image/mesh/x:" + std::string(129, 't')}) {
+  for (const std::string& text :
+       std::vector<std::string>{"arec://port", "arec://port/", "arec://port/Store", "arec://image/mesh",
+                                "arec://image/Mesh/x", "arec://image/mesh/", "arec://image/a/b/c",
+                                "arec://image/mesh/x@sha256:abc", "arec://image/mesh/x:" + std::string(129, 't')}) {
     const auto r = scan_requests(text);
     ASSERT_EQ(r.size(), 1u) << text;
     EXPECT_EQ(r[0].kind, Request::Kind::malformed) << text;
@@ -189,23 +197,26 @@ TEST(ScanRequests, NeverReadsPastTheEnd) {
 TEST(Compose, FillsEveryKindInPlaceAndNothingElse) {
   Records records;
   const auto cp = records.record("mesh", "controlplane", "cp v1");
-  const std::string text = "# keep: ünïcode, tabs\t, CRLF\r\n"
-                           "image: arec://image/mesh/controlplane:1.0\n"
-                           "store: arec://endpoint/store\n"
-                           "store_host: arec://address/store\n"
-                           "store_port: arec://port/store\n"
-                           "broker: arec://endpoint/broker-mgmt\n"
-                           "broker_host: arec://address/broker-mgmt\n"
-                           "no trailing newline";
+  const std::string text =
+      "# keep: ünïcode, tabs\t, CRLF\r\n"
+      "image: arec://image/mesh/controlplane:1.0\n"
+      "store: arec://endpoint/store\n"
+      "store_host: arec://address/store\n"
+      "store_port: arec://port/store\n"
+      "broker: arec://endpoint/broker-mgmt\n"
+      "broker_host: arec://address/broker-mgmt\n"
+      "no trailing newline";
   EXPECT_EQ(composed_text(text, settings(), records.reader()),
             "# keep: ünïcode, tabs\t, CRLF\r\n"
-            "image: 10.20.0.11:5000/mesh/controlplane:1.0@" + cp.manifest.digest.str() + "\n"
-            "store: 10.20.0.11:6852\n"
-            "store_host: 10.20.0.11\n"
-            "store_port: 6852\n"
-            "broker: [fd00::12]:15672\n"
-            "broker_host: fd00::12\n"
-            "no trailing newline");
+            "image: 10.20.0.11:5000/mesh/controlplane:1.0@" +
+                cp.manifest.digest.str() +
+                "\n"
+                "store: 10.20.0.11:6852\n"
+                "store_host: 10.20.0.11\n"
+                "store_port: 6852\n"
+                "broker: [fd00::12]:15672\n"
+                "broker_host: fd00::12\n"
+                "no trailing newline");
 }
 
 TEST(Compose, ConnectionStringsKeepCredentialsAndPath) {
@@ -217,7 +228,8 @@ TEST(Compose, ConnectionStringsKeepCredentialsAndPath) {
 }
 
 TEST(Compose, APortNotGivenComposesEmpty) {
-  EXPECT_EQ(composed_text("legacy_port: arec://port/legacy\nx=[arec://port/legacy]\n", settings()), "legacy_port: \nx=[]\n");
+  EXPECT_EQ(composed_text("legacy_port: arec://port/legacy\nx=[arec://port/legacy]\n", settings()),
+            "legacy_port: \nx=[]\n");
 }
 
 TEST(Compose, AnEndpointWithoutAPortIsAnError) {
@@ -230,12 +242,14 @@ TEST(Compose, ImagesUseTheLatestRecordAndPinnedOnesMustExist) {
   const auto v1 = records.record("mesh", "builder", "v1");
   const auto v2 = records.record("mesh", "builder", "v2");
   const auto s = settings();
-  EXPECT_EQ(composed_text("arec://image/mesh/builder", s, records.reader()), "10.20.0.11:5000/mesh/builder@" + v2.manifest.digest.str());
+  EXPECT_EQ(composed_text("arec://image/mesh/builder", s, records.reader()),
+            "10.20.0.11:5000/mesh/builder@" + v2.manifest.digest.str());
   EXPECT_EQ(composed_text("arec://image/mesh/builder@" + v1.manifest.digest.str(), s, records.reader()),
             "10.20.0.11:5000/mesh/builder@" + v1.manifest.digest.str());
   const std::string unknown = "sha256:" + std::string(64, 'c');
   EXPECT_EQ(error_of(compose_text("arec://image/mesh/builder@" + unknown, s, records.reader())),
-            "deploy.yaml.in:1: arec://image/mesh/builder@" + unknown + ": no record of mesh/builder@" + unknown + " in the store");
+            "deploy.yaml.in:1: arec://image/mesh/builder@" + unknown + ": no record of mesh/builder@" + unknown +
+                " in the store");
 }
 
 TEST(Compose, ImagesNameTheRegistryNameWhenTheSettingsGiveOne) {
@@ -258,9 +272,11 @@ TEST(Compose, ImagesNameTheRegistryNameWhenTheSettingsGiveOne) {
 TEST(Compose, AnImageWithNoRecordIsAnErrorNamingIt) {
   Records records;
   records.record("mesh", "builder", "v1");
-  const auto message = error_of(compose_text("one\ntwo\nimage: arec://image/mesh/controlplane\n", settings(), records.reader()));
-  EXPECT_EQ(message, "deploy.yaml.in:3: arec://image/mesh/controlplane: no record of mesh/controlplane in the store "
-                     "(record it with arec record --module mesh --name controlplane)");
+  const auto message =
+      error_of(compose_text("one\ntwo\nimage: arec://image/mesh/controlplane\n", settings(), records.reader()));
+  EXPECT_EQ(message,
+            "deploy.yaml.in:3: arec://image/mesh/controlplane: no record of mesh/controlplane in the store "
+            "(record it with arec record --module mesh --name controlplane)");
 }
 
 TEST(Compose, TheStoreIsReadOnceAndOnlyWhenAnImageIsAsked) {
@@ -303,8 +319,9 @@ TEST(Compose, UnknownKindsWarnAndStayButFailWhenStrict) {
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->text, "a: 6852\nb: arec://vault/db-password\n");
   ASSERT_EQ(c->warnings.size(), 1u);
-  EXPECT_EQ(c->warnings[0], "deploy.yaml.in:2: arec://vault/db-password: unknown request kind \"vault\"; left as it is "
-                            "(is the template newer than this arec?)");
+  EXPECT_EQ(c->warnings[0],
+            "deploy.yaml.in:2: arec://vault/db-password: unknown request kind \"vault\"; left as it is "
+            "(is the template newer than this arec?)");
   EXPECT_EQ(error_of(compose_text(text, settings(), k_no_store, Strictness::strict)),
             "deploy.yaml.in:2: arec://vault/db-password: unknown request kind \"vault\" (--strict)");
 }
@@ -314,10 +331,12 @@ TEST(Compose, AnUnknownKindNearAKnownOneWarnsWithTheRequestItMayMean) {
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->text, "a: arec://imag/mesh/app\nb: arec://adress/db\n");
   ASSERT_EQ(c->warnings.size(), 2u);
-  EXPECT_EQ(c->warnings[0], "deploy.yaml.in:1: arec://imag/mesh/app: unknown request kind \"imag\"; left as it is "
-                            "(did you mean arec://image/mesh/app?)");
-  EXPECT_EQ(c->warnings[1], "deploy.yaml.in:2: arec://adress/db: unknown request kind \"adress\"; left as it is "
-                            "(did you mean arec://address/db?)");
+  EXPECT_EQ(c->warnings[0],
+            "deploy.yaml.in:1: arec://imag/mesh/app: unknown request kind \"imag\"; left as it is "
+            "(did you mean arec://image/mesh/app?)");
+  EXPECT_EQ(c->warnings[1],
+            "deploy.yaml.in:2: arec://adress/db: unknown request kind \"adress\"; left as it is "
+            "(did you mean arec://address/db?)");
 }
 
 TEST(Compose, AFillThatJoinsTheTextAroundItIntoANewRequestIsAnError) {
@@ -329,15 +348,18 @@ TEST(Compose, AFillThatJoinsTheTextAroundItIntoANewRequestIsAnError) {
   // A host named "arec" before "://port/store".
   auto s = settings();
   s.nodes["n3"].address = "arec";
-  EXPECT_NE(error_of(compose_text("arec://address/legacy://port/store", s)).find("made a new request \"arec://port/store\""),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(compose_text("arec://address/legacy://port/store", s)).find("made a new request \"arec://port/store\""),
+      std::string::npos);
   // A fill inside a request left as it is changes nothing that request is read as: it stays.
-  EXPECT_EQ(composed_text("arec://vault/x?url=arec://endpoint/store", settings()), "arec://vault/x?url=10.20.0.11:6852");
+  EXPECT_EQ(composed_text("arec://vault/x?url=arec://endpoint/store", settings()),
+            "arec://vault/x?url=10.20.0.11:6852");
 }
 
 TEST(Compose, MalformedRequestsAreErrors) {
-  EXPECT_EQ(error_of(compose_text("x: arec://image/mesh\n", settings())),
-            "deploy.yaml.in:1: arec://image/mesh: expected arec://image/MODULE/NAME[:TAG][@sha256:HEX][?config=CONFIG]");
+  EXPECT_EQ(
+      error_of(compose_text("x: arec://image/mesh\n", settings())),
+      "deploy.yaml.in:1: arec://image/mesh: expected arec://image/MODULE/NAME[:TAG][@sha256:HEX][?config=CONFIG]");
 }
 
 TEST(Compose, EveryProblemIsListed) {
@@ -422,8 +444,9 @@ TEST(ComposeFormat, JsonByFileName) {
 }
 
 TEST(ScanRequests, AnImageRequestMayNameItsConfiguration) {
-  const std::string text = "a: arec://image/team/api?config=Release b: arec://image/team/api:v1@sha256:" + std::string(64, 'a') +
-                           "?config=Debug_2 c: arec://image/team/api?page=2 d: arec://image/team/api?config=";
+  const std::string text =
+      "a: arec://image/team/api?config=Release b: arec://image/team/api:v1@sha256:" + std::string(64, 'a') +
+      "?config=Debug_2 c: arec://image/team/api?page=2 d: arec://image/team/api?config=";
   const auto found = scan_requests(text);
   ASSERT_EQ(found.size(), 4U);
   EXPECT_EQ(found[0].kind, Request::Kind::image);
@@ -450,25 +473,31 @@ TEST(Compose, AnImageIsTheLatestOfTheConfigurationMeant) {
   ASSERT_TRUE(plain) << plain.error().message;
   EXPECT_EQ(plain->text, at + release.manifest.digest.str());
   ASSERT_EQ(plain->notes.size(), 1U);
-  EXPECT_EQ(plain->notes[0], "team/api has records of Debug, Release: using the default configuration, Release (choose another with --config)");
+  EXPECT_EQ(plain->notes[0],
+            "team/api has records of Debug, Release: using the default configuration, Release (choose another with "
+            "--config)");
   EXPECT_EQ(composed_text("arec://image/team/api?config=Debug", s, records.reader()), at + debug.manifest.digest.str());
   // compose --config, and the default configuration, as the command line passes them.
-  auto asked = compose("arec://image/team/api", {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{"Debug"}}, s, records.reader());
+  auto asked =
+      compose("arec://image/team/api", {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{"Debug"}}, s,
+              records.reader());
   ASSERT_TRUE(asked);
   EXPECT_EQ(asked->text, at + debug.manifest.digest.str());
-  auto other_default =
-      compose("arec://image/team/api", {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{std::nullopt, "Debug"}}, s,
-              records.reader());
+  auto other_default = compose(
+      "arec://image/team/api",
+      {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{std::nullopt, "Debug"}}, s, records.reader());
   ASSERT_TRUE(other_default);
   EXPECT_EQ(other_default->text, at + debug.manifest.digest.str());
   // A configuration with no record is refused, naming those recorded.
   auto missing = compose_text("x: arec://image/team/api?config=MinSizeRel", s, records.reader());
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("team/api: no record of configuration MinSizeRel (its records are of Debug, Release)"),
+  EXPECT_NE(missing.error().message.find(
+                "team/api: no record of configuration MinSizeRel (its records are of Debug, Release)"),
             std::string::npos)
       << missing.error().message;
   // A digest of another configuration than the one named is no record of it.
-  auto mismatch = compose_text("arec://image/team/api@" + debug.manifest.digest.str() + "?config=Release", s, records.reader());
+  auto mismatch =
+      compose_text("arec://image/team/api@" + debug.manifest.digest.str() + "?config=Release", s, records.reader());
   ASSERT_FALSE(mismatch);
   EXPECT_NE(mismatch.error().message.find("in configuration Release"), std::string::npos) << mismatch.error().message;
 }

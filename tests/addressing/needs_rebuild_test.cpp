@@ -43,8 +43,8 @@ std::string kinds(const std::vector<Finding>& findings) {
 std::string places(const std::vector<Finding>& findings) {
   std::string out;
   for (const auto& f : findings) {
-    out += f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + " " + std::string(kind_name(f.kind)) + " " +
-           f.reference + "\n";
+    out += f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + " " +
+           std::string(kind_name(f.kind)) + " " + f.reference + "\n";
   }
   return out;
 }
@@ -72,7 +72,7 @@ TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
                                 "10.20.0.11:6852/controlplane",          // the store's port, not the registry's
                                 "[fd00::2]:5000/x",                      // a node that never held the registry
                                 "registry.example.com/mesh/controlplane",  // another registry
-                                "controlplane"}) {                       // no domain: not the mesh's
+                                "controlplane"}) {                         // no domain: not the mesh's
     ASSERT_TRUE(q.add_reference(ref, "--ref")) << ref;
   }
   EXPECT_EQ(kinds(q.findings(RebuildQuery::External::include)),
@@ -80,7 +80,8 @@ TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
             "n3:5001/builder genesis-pinned --ref\n"
             "localhost:5000/mesh/builder no-build --ref\n"
             "127.0.0.1:5001/a/b/c no-build --ref\n" +
-                pinned + " hard-coded-address --ref\n"
+                pinned +
+                " hard-coded-address --ref\n"
                 "[::1]:5000/x genesis-pinned --ref\n"
                 "10.20.0.11:6852/controlplane external --ref\n"
                 "[fd00::2]:5000/x external --ref\n"
@@ -89,10 +90,13 @@ TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
   const auto findings = q.findings(RebuildQuery::External::omit);
   ASSERT_EQ(findings.size(), 6u);
   // Actions name what is known: the name of a two-segment repository, the last segment of one.
-  EXPECT_EQ(findings[0].action,
-            "rebuild it through arec (arec_record) as <module>/controlplane, then use arec://image/<module>/controlplane");
-  EXPECT_EQ(findings[2].action, "rebuild it through arec (arec_record) as mesh/builder, then use arec://image/mesh/builder");
-  EXPECT_EQ(findings[3].action, "rebuild it through arec (arec_record) as <module>/<name>, then use arec://image/<module>/<name>");
+  EXPECT_EQ(
+      findings[0].action,
+      "rebuild it through arec (arec_record) as <module>/controlplane, then use arec://image/<module>/controlplane");
+  EXPECT_EQ(findings[2].action,
+            "rebuild it through arec (arec_record) as mesh/builder, then use arec://image/mesh/builder");
+  EXPECT_EQ(findings[3].action,
+            "rebuild it through arec (arec_record) as <module>/<name>, then use arec://image/<module>/<name>");
   EXPECT_EQ(findings[4].action, "replace it with arec://image/mesh/controlplane@sha256:" + std::string(k_zeros));
 }
 
@@ -101,47 +105,55 @@ TEST(NeedsRebuild, AReferenceNamingTheRegistryNameFollowsIt) {
   named.registry_name = "localhost:5000";
   RebuildQuery q(named, recorded({{"mesh", "controlplane"}}));
   // At the registry's name: never reported, whatever its path; at its address: as before.
-  ASSERT_TRUE(q.scan_text("a: localhost:5000/controlplane:genesis\n"
-                          "b: LOCALHOST:5000/mesh/nope\n"
-                          "c: 10.20.0.11:5000/mesh/controlplane:1\n",
-                          "deploy.yaml"));
-  EXPECT_EQ(kinds(q.findings(RebuildQuery::External::omit)), "10.20.0.11:5000/mesh/controlplane:1 hard-coded-address deploy.yaml:3\n");
+  ASSERT_TRUE(
+      q.scan_text("a: localhost:5000/controlplane:genesis\n"
+                  "b: LOCALHOST:5000/mesh/nope\n"
+                  "c: 10.20.0.11:5000/mesh/controlplane:1\n",
+                  "deploy.yaml"));
+  EXPECT_EQ(kinds(q.findings(RebuildQuery::External::omit)),
+            "10.20.0.11:5000/mesh/controlplane:1 hard-coded-address deploy.yaml:3\n");
   const auto all = q.findings(RebuildQuery::External::include);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].action, "none: it names the registry by registry_name, which follows it");
   RebuildQuery without(mesh(), recorded({{"mesh", "controlplane"}}));
   ASSERT_TRUE(without.scan_text("a: localhost:5000/controlplane:genesis\n", "deploy.yaml"));
-  EXPECT_EQ(kinds(without.findings(RebuildQuery::External::omit)), "localhost:5000/controlplane:genesis genesis-pinned deploy.yaml:1\n");
+  EXPECT_EQ(kinds(without.findings(RebuildQuery::External::omit)),
+            "localhost:5000/controlplane:genesis genesis-pinned deploy.yaml:1\n");
 }
 
 TEST(NeedsRebuild, EveryFormOfDeclaration) {
   RebuildQuery q(mesh(), recorded({{"mesh", "agent"}}));
-  ASSERT_TRUE(q.scan_text("FROM 10.20.0.11:5000/controlplane:genesis AS build\n"
-                          "FROM docker.io/library/nginx:1.25\n"
-                          "COPY --from=build /cp /usr/local/bin/cp\n",
-                          "d/Dockerfile"));
-  ASSERT_TRUE(q.scan_text("spec:\n"
-                          "  containers:\n"
-                          "    - name: builder\n"
-                          "      image: arec://image/mesh/agent\n"
-                          "      args: [\"--image=10.20.0.11:5000/builder:genesis\", --pull=never]\n"
-                          "      env:\n"
-                          "        - name: BUILDER_IMAGE\n"
-                          "          value: 10.20.0.11:5000/builder:genesis\n"
-                          "        - {name: STORE, value: 'postgres://cp@10.20.0.11:6852/cp'}\n",
-                          "d/deploy.yaml"));
-  ASSERT_TRUE(q.scan_text("image:\n"
-                          "  repository: 10.20.0.11:5000/agent\n"
-                          "  tag: \"1.2\"\n"
-                          "sidecar:\n"
-                          "  repository: \"127.0.0.1:5000/demo/nope\"\n"
-                          "  tag: 2\n",
-                          "d/values.yaml"));
-  ASSERT_TRUE(q.scan_text("{\"data\": {\"images\": \"a=10.20.0.11:5000/mesh/agent:v1,b=docker://10.20.0.11:5000/mesh/agent.\"}}\n",
-                          "d/configmap.json"));
-  ASSERT_TRUE(q.scan_text("AGENT=arec://endpoint/registry/agent:1\n"
-                          "REGISTRY=10.20.0.11:5000\n",
-                          "d/.env.in"));
+  ASSERT_TRUE(
+      q.scan_text("FROM 10.20.0.11:5000/controlplane:genesis AS build\n"
+                  "FROM docker.io/library/nginx:1.25\n"
+                  "COPY --from=build /cp /usr/local/bin/cp\n",
+                  "d/Dockerfile"));
+  ASSERT_TRUE(
+      q.scan_text("spec:\n"
+                  "  containers:\n"
+                  "    - name: builder\n"
+                  "      image: arec://image/mesh/agent\n"
+                  "      args: [\"--image=10.20.0.11:5000/builder:genesis\", --pull=never]\n"
+                  "      env:\n"
+                  "        - name: BUILDER_IMAGE\n"
+                  "          value: 10.20.0.11:5000/builder:genesis\n"
+                  "        - {name: STORE, value: 'postgres://cp@10.20.0.11:6852/cp'}\n",
+                  "d/deploy.yaml"));
+  ASSERT_TRUE(
+      q.scan_text("image:\n"
+                  "  repository: 10.20.0.11:5000/agent\n"
+                  "  tag: \"1.2\"\n"
+                  "sidecar:\n"
+                  "  repository: \"127.0.0.1:5000/demo/nope\"\n"
+                  "  tag: 2\n",
+                  "d/values.yaml"));
+  ASSERT_TRUE(q.scan_text(
+      "{\"data\": {\"images\": \"a=10.20.0.11:5000/mesh/agent:v1,b=docker://10.20.0.11:5000/mesh/agent.\"}}\n",
+      "d/configmap.json"));
+  ASSERT_TRUE(
+      q.scan_text("AGENT=arec://endpoint/registry/agent:1\n"
+                  "REGISTRY=10.20.0.11:5000\n",
+                  "d/.env.in"));
   EXPECT_EQ(places(q.findings(RebuildQuery::External::omit)),
             "d/.env.in:1:7 genesis-pinned arec://endpoint/registry/agent:1\n"
             "d/.env.in:2:10 hard-coded-address 10.20.0.11:5000\n"
@@ -154,7 +166,8 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
             "d/values.yaml:2:15 genesis-pinned 10.20.0.11:5000/agent:1.2\n"
             "d/values.yaml:5:16 no-build 127.0.0.1:5000/demo/nope:2\n");
   const auto findings = q.findings(RebuildQuery::External::omit);
-  EXPECT_EQ(findings[0].action, "rebuild it through arec (arec_record) as <module>/agent, then use arec://image/<module>/agent");
+  EXPECT_EQ(findings[0].action,
+            "rebuild it through arec (arec_record) as <module>/agent, then use arec://image/<module>/agent");
   EXPECT_EQ(findings[1].action, "replace it with arec://endpoint/registry");
   EXPECT_EQ(findings[3].action, "replace it with arec://image/mesh/agent:v1");
   EXPECT_EQ(findings[9].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");
@@ -162,23 +175,29 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
   EXPECT_EQ(count.references, 8u);  // builder:genesis twice; the store's address breaks nothing
   EXPECT_EQ(count.occurrences, 9u);
   // The external image is there with -v, and only then.
-  EXPECT_NE(places(q.findings(RebuildQuery::External::include)).find("d/Dockerfile:2:6 external docker.io/library/nginx:1.25\n"), std::string::npos);
+  EXPECT_NE(places(q.findings(RebuildQuery::External::include))
+                .find("d/Dockerfile:2:6 external docker.io/library/nginx:1.25\n"),
+            std::string::npos);
 }
 
 TEST(NeedsRebuild, RequestsThatComposeTheRegistryAddressIntoAnImage) {
   RebuildQuery q(mesh(), recorded({{"mesh", "agent"}}));
-  ASSERT_TRUE(q.scan_text("a: arec://endpoint/registry/agent\n"
-                          "b: arec://address/registry:5000/demo/nope:1.0\n"
-                          "c: arec://endpoint/registry/mesh/agent@sha256:" + std::string(k_zeros) + "\n"
-                          "d: http://arec://endpoint/registry/v2/\n"
-                          "e: arec://endpoint/registry\n"
-                          "g: arec://endpoint/registry/v2/\n"
-                          "f: arec://endpoint/store/agent\n",
-                          "r.yaml"));
+  ASSERT_TRUE(
+      q.scan_text("a: arec://endpoint/registry/agent\n"
+                  "b: arec://address/registry:5000/demo/nope:1.0\n"
+                  "c: arec://endpoint/registry/mesh/agent@sha256:" +
+                      std::string(k_zeros) +
+                      "\n"
+                      "d: http://arec://endpoint/registry/v2/\n"
+                      "e: arec://endpoint/registry\n"
+                      "g: arec://endpoint/registry/v2/\n"
+                      "f: arec://endpoint/store/agent\n",
+                  "r.yaml"));
   EXPECT_EQ(places(q.findings(RebuildQuery::External::omit)),
             "r.yaml:1:4 genesis-pinned arec://endpoint/registry/agent\n"
             "r.yaml:2:4 no-build arec://address/registry:5000/demo/nope:1.0\n"
-            "r.yaml:3:4 hard-coded-address arec://endpoint/registry/mesh/agent@sha256:" + std::string(k_zeros) + "\n");
+            "r.yaml:3:4 hard-coded-address arec://endpoint/registry/mesh/agent@sha256:" +
+                std::string(k_zeros) + "\n");
   const auto findings = q.findings(RebuildQuery::External::omit);
   EXPECT_EQ(findings[1].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");
   EXPECT_EQ(findings[2].action, "use arec://image/mesh/agent");
@@ -192,19 +211,21 @@ TEST(NeedsRebuild, ImageRequestsWithoutARecord) {
 
 TEST(NeedsRebuild, AddressesOfServicesThatDoNotMoveAreInformationNeverBreaks) {
   RebuildQuery q(mesh(), {});
-  ASSERT_TRUE(q.scan_text("STORE=postgres://cp@10.20.0.11:6852/cp\n"
-                          "BUS=amqp://[fd00::2]:5679/vhost\n"
-                          "LOCAL=127.0.0.1:6852\n"
-                          "OTHER=10.20.0.11:1234 110.20.0.11:6852 10.20.0.11:68520\n"
-                          "REGISTRY=10.20.0.11:5000\n",
-                          "app.env"));
+  ASSERT_TRUE(
+      q.scan_text("STORE=postgres://cp@10.20.0.11:6852/cp\n"
+                  "BUS=amqp://[fd00::2]:5679/vhost\n"
+                  "LOCAL=127.0.0.1:6852\n"
+                  "OTHER=10.20.0.11:1234 110.20.0.11:6852 10.20.0.11:68520\n"
+                  "REGISTRY=10.20.0.11:5000\n",
+                  "app.env"));
   const auto findings = q.findings(RebuildQuery::External::omit);
   EXPECT_EQ(kinds(findings),
             "10.20.0.11:6852 other-service app.env:1\n"
             "[fd00::2]:5679 other-service app.env:2\n"
             "127.0.0.1:6852 other-service app.env:3\n"
             "10.20.0.11:5000 hard-coded-address app.env:5\n");
-  EXPECT_EQ(findings[0].action, "none: store does not move with the registry (arec://endpoint/store would follow it if it did)");
+  EXPECT_EQ(findings[0].action,
+            "none: store does not move with the registry (arec://endpoint/store would follow it if it did)");
   EXPECT_EQ(findings[3].action, "replace it with arec://endpoint/registry");
   // Only the registry's address is counted: it is what a move strands.
   EXPECT_EQ(count_breaking(findings).occurrences, 1u);
@@ -212,11 +233,12 @@ TEST(NeedsRebuild, AddressesOfServicesThatDoNotMoveAreInformationNeverBreaks) {
 
 TEST(NeedsRebuild, FindsReferencesInShellAndComposeDefaults) {
   RebuildQuery q(mesh(), {});
-  ASSERT_TRUE(q.scan_text("WEB=${REGISTRY:-10.20.0.11:5000}/demo/web:1\n"
-                          "API=${R-10.20.0.11:5000}/demo/api:2 X=${Y:=127.0.0.1:5001/demo/x} Z=${Y=localhost:5000/demo/z}\n"
-                          "NESTED=${A:-${B:-10.20.0.11:5000}/demo/n}\n"
-                          "PLAIN=${HOME}/x OPEN=${UNCLOSED:-\n",
-                          "compose.env"));
+  ASSERT_TRUE(
+      q.scan_text("WEB=${REGISTRY:-10.20.0.11:5000}/demo/web:1\n"
+                  "API=${R-10.20.0.11:5000}/demo/api:2 X=${Y:=127.0.0.1:5001/demo/x} Z=${Y=localhost:5000/demo/z}\n"
+                  "NESTED=${A:-${B:-10.20.0.11:5000}/demo/n}\n"
+                  "PLAIN=${HOME}/x OPEN=${UNCLOSED:-\n",
+                  "compose.env"));
   EXPECT_EQ(places(q.findings(RebuildQuery::External::omit)),
             "compose.env:1:17 no-build 10.20.0.11:5000/demo/web:1\n"
             "compose.env:2:9 no-build 10.20.0.11:5000/demo/api:2\n"
@@ -230,7 +252,8 @@ TEST(NeedsRebuild, ADigestNoRecordHasIsToBeRebuiltNeverRequested) {
   RebuildQuery q(mesh(), {record_with_digest("tools", "sha256", ones)});
   ASSERT_TRUE(q.add_reference("127.0.0.1:5000/tools/sha256@sha256:" + std::string(k_zeros), "--ref"));
   ASSERT_TRUE(q.add_reference("127.0.0.1:5000/tools/sha256@sha256:" + ones, "--ref"));
-  ASSERT_TRUE(q.scan_text("a: arec://image/tools/sha256@sha256:" + std::string(k_zeros) + "\nb: arec://image/tools/sha256@sha256:" + ones + "\n",
+  ASSERT_TRUE(q.scan_text("a: arec://image/tools/sha256@sha256:" + std::string(k_zeros) +
+                              "\nb: arec://image/tools/sha256@sha256:" + ones + "\n",
                           "t.yaml"));
   const auto findings = q.findings(RebuildQuery::External::omit);
   EXPECT_EQ(kinds(findings), "arec://image/tools/sha256@sha256:" + std::string(k_zeros) + " no-build t.yaml:1\n" +
@@ -238,8 +261,9 @@ TEST(NeedsRebuild, ADigestNoRecordHasIsToBeRebuiltNeverRequested) {
                                  "127.0.0.1:5000/tools/sha256@sha256:" + ones + " hard-coded-address --ref\n");
   EXPECT_EQ(findings[0].action, "no record of tools/sha256 has sha256:" + std::string(k_zeros) +
                                     ": rebuild it through arec (arec_record), then use arec://image/tools/sha256");
-  EXPECT_EQ(findings[1].action, "no record of tools/sha256 has sha256:" + std::string(k_zeros) +
-                                    ": rebuild it through arec (arec_record) as tools/sha256, then use arec://image/tools/sha256");
+  EXPECT_EQ(findings[1].action,
+            "no record of tools/sha256 has sha256:" + std::string(k_zeros) +
+                ": rebuild it through arec (arec_record) as tools/sha256, then use arec://image/tools/sha256");
   EXPECT_EQ(findings[2].action, "replace it with arec://image/tools/sha256@sha256:" + ones);
 }
 
@@ -253,16 +277,17 @@ TEST(NeedsRebuild, ArecsOwnReferrerTagsAreNoReferences) {
 
 TEST(NeedsRebuild, TheThreeKeyHelmFormIsOneReference) {
   RebuildQuery q(mesh(), {});
-  ASSERT_TRUE(q.scan_text("web:\n"
-                          "  image:\n"
-                          "    registry: 10.20.0.11:5000\n"
-                          "    repository: demo/web\n"
-                          "    tag: \"1.0\"\n"
-                          "api:\n"
-                          "  image: {registry: \"127.0.0.1:5001\", repository: demo/api}\n"
-                          "ext:\n"
-                          "  image: {registry: docker.io, repository: library/nginx, tag: \"1.25\"}\n",
-                          "values.yaml"));
+  ASSERT_TRUE(
+      q.scan_text("web:\n"
+                  "  image:\n"
+                  "    registry: 10.20.0.11:5000\n"
+                  "    repository: demo/web\n"
+                  "    tag: \"1.0\"\n"
+                  "api:\n"
+                  "  image: {registry: \"127.0.0.1:5001\", repository: demo/api}\n"
+                  "ext:\n"
+                  "  image: {registry: docker.io, repository: library/nginx, tag: \"1.25\"}\n",
+                  "values.yaml"));
   EXPECT_EQ(places(q.findings(RebuildQuery::External::omit)),
             "values.yaml:3:15 no-build 10.20.0.11:5000/demo/web:1.0\n"
             "values.yaml:7:22 no-build 127.0.0.1:5001/demo/api\n");
@@ -293,8 +318,9 @@ TEST(NeedsRebuild, TheSearchFirstScanFindsWhatParsingEveryFileFinds) {
 
 TEST(NeedsRebuild, ALongRunOfRequestsOrAddressesIsReadInLinearTime) {
   RebuildQuery q(mesh(), {});
-  for (const std::string unit : {"arec://", "arec://image/", "arec://endpoint/registry/", "arec://address/registry:5000/",
-                                 "10.20.0.11:5000/", "${A:-", "::::", "[[[[", "10.20.0.11:6852 "}) {
+  for (const std::string unit :
+       {"arec://", "arec://image/", "arec://endpoint/registry/", "arec://address/registry:5000/", "10.20.0.11:5000/",
+        "${A:-", "::::", "[[[[", "10.20.0.11:6852 "}) {
     std::string text;
     while (text.size() < (1u << 20)) text += unit;
     const auto start = std::chrono::steady_clock::now();
@@ -308,8 +334,9 @@ TEST(NeedsRebuild, ALongRunOfRequestsOrAddressesIsReadInLinearTime) {
 TEST(NeedsRebuild, OneRowPerOccurrenceSortedByFileAndLine) {
   RebuildQuery q(mesh(), recorded({{"mesh", "cp"}}));
   ASSERT_TRUE(q.add_reference("10.20.0.11:5000/mesh/cp", "--ref"));
-  ASSERT_TRUE(q.scan_text("b: 10.20.0.11:5000/builder:genesis\nc: x\nd: 10.20.0.11:5000/builder:genesis 10.20.0.11:5000/builder:genesis\n",
-                          "z.yaml"));
+  ASSERT_TRUE(q.scan_text(
+      "b: 10.20.0.11:5000/builder:genesis\nc: x\nd: 10.20.0.11:5000/builder:genesis 10.20.0.11:5000/builder:genesis\n",
+      "z.yaml"));
   ASSERT_TRUE(q.scan_text("image: 10.20.0.11:5000/mesh/cp\n", "a.yaml"));
   q.add_catalog_entry("10.20.0.11:5000", "mesh/cp", "v1");  // pushed by arec: fine
   q.add_catalog_entry("10.20.0.11:5000", "builder", "genesis");
@@ -346,7 +373,10 @@ TEST(NeedsRebuild, BadInput) {
   // Where no node can start, yaml-cpp 0.7's LoadAll would loop forever, growing; it is an error instead.
   EXPECT_EQ(yaml_error("a: 1\n---\n,\n"), "broken.yaml:3: malformed YAML: no node can start at \",\"");
   EXPECT_EQ(yaml_error(","), "broken.yaml:1: malformed YAML: no node can start at \",\"");
-  EXPECT_EQ(yaml_error(std::string(",i20\0" "0020", 9)), "broken.yaml:1: malformed YAML: no node can start at \",\"");
+  EXPECT_EQ(yaml_error(std::string(",i20\0"
+                                   "0020",
+                                   9)),
+            "broken.yaml:1: malformed YAML: no node can start at \",\"");
   EXPECT_EQ(yaml_error("a: 1\n---\nb: 2\n---\n---\n"), "accepted");
   auto missing = q.scan_path("/nonexistent/declarations");
   ASSERT_FALSE(missing);

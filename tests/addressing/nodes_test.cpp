@@ -64,7 +64,8 @@ TEST(NodeSettings, BuiltInIsOneLocalNodeWithRegistryPort5000) {
 }
 
 TEST(NodeSettings, UnknownKeysAreErrorsWithTheirPath) {
-  EXPECT_EQ(refused(R"({"nodes": {}, "registry": "n1"})"), "node settings nodes.json: .registry: unknown key (expected self, registry_name, nodes, services)");
+  EXPECT_EQ(refused(R"({"nodes": {}, "registry": "n1"})"),
+            "node settings nodes.json: .registry: unknown key (expected self, registry_name, nodes, services)");
   EXPECT_EQ(refused(R"({"nodes": {"n1": {"adress": "10.0.0.1"}}})"),
             "node settings nodes.json: .nodes.n1.adress: unknown key (expected address, ports, insecure_registry)");
 }
@@ -73,9 +74,12 @@ TEST(NodeSettings, WrongTypesAreErrorsWithTheirPath) {
   EXPECT_EQ(refused(R"([])"), "node settings nodes.json: .: must be an object, got array");
   EXPECT_EQ(refused(R"({"self": 1})"), "node settings nodes.json: .self: must be a string, got number");
   EXPECT_EQ(refused(R"({"nodes": []})"), "node settings nodes.json: .nodes: must be an object, got array");
-  EXPECT_EQ(refused(R"({"nodes": {"n1": "10.0.0.1"}})"), "node settings nodes.json: .nodes.n1: must be an object, got string");
-  EXPECT_EQ(refused(R"({"nodes": {"n1": {"address": 10}}})"), "node settings nodes.json: .nodes.n1.address: must be a string, got number");
-  EXPECT_EQ(refused(R"({"nodes": {"n1": {"ports": [5000]}}})"), "node settings nodes.json: .nodes.n1.ports: must be an object, got array");
+  EXPECT_EQ(refused(R"({"nodes": {"n1": "10.0.0.1"}})"),
+            "node settings nodes.json: .nodes.n1: must be an object, got string");
+  EXPECT_EQ(refused(R"({"nodes": {"n1": {"address": 10}}})"),
+            "node settings nodes.json: .nodes.n1.address: must be a string, got number");
+  EXPECT_EQ(refused(R"({"nodes": {"n1": {"ports": [5000]}}})"),
+            "node settings nodes.json: .nodes.n1.ports: must be an object, got array");
   EXPECT_EQ(refused(R"({"nodes": {"n1": {"insecure_registry": "yes"}}})"),
             "node settings nodes.json: .nodes.n1.insecure_registry: must be true or false, got string");
   EXPECT_EQ(refused(R"({"nodes": {"n1": {}}, "services": {"registry": 1}})"),
@@ -114,8 +118,9 @@ TEST(NodeSettings, PortsThatAreNotNumbersAreErrors) {
 }
 
 TEST(NodeSettings, AddressesMustBeIpOrDnsNames) {
-  EXPECT_NE(refused(R"({"nodes": {"n1": {"address": "10.0.0.1:5000"}}})").find(".nodes.n1.address: \"10.0.0.1:5000\" is not"),
-            std::string::npos);
+  EXPECT_NE(
+      refused(R"({"nodes": {"n1": {"address": "10.0.0.1:5000"}}})").find(".nodes.n1.address: \"10.0.0.1:5000\" is not"),
+      std::string::npos);
   EXPECT_NE(refused(R"({"nodes": {"n1": {"address": "[::1]"}}})").find("without brackets"), std::string::npos);
   EXPECT_NE(refused(R"({"nodes": {"n1": {"address": ""}}})").find(".nodes.n1.address: is empty"), std::string::npos);
 }
@@ -126,13 +131,16 @@ TEST(NodeSettings, AServiceHeldByAnUnknownNodeIsAnError) {
 }
 
 TEST(NodeSettings, ServiceNamesFollowTheRequestGrammar) {
-  EXPECT_NE(refused(R"({"nodes": {"n1": {}}, "services": {"Registry": "n1"}})").find(".services.Registry: \"Registry\" is not a service name"),
+  EXPECT_NE(refused(R"({"nodes": {"n1": {}}, "services": {"Registry": "n1"}})")
+                .find(".services.Registry: \"Registry\" is not a service name"),
             std::string::npos);
-  EXPECT_NE(refused(R"({"nodes": {"n1": {"ports": {"my_store": 1}}}})").find(".nodes.n1.ports.my_store"), std::string::npos);
+  EXPECT_NE(refused(R"({"nodes": {"n1": {"ports": {"my_store": 1}}}})").find(".nodes.n1.ports.my_store"),
+            std::string::npos);
 }
 
 TEST(NodeSettings, SelfNamingAnUnknownNodeIsAnError) {
-  EXPECT_EQ(refused(R"({"self": "n9", "nodes": {"n1": {}}})"), "node settings nodes.json: .self: names node \"n9\", which is not in .nodes");
+  EXPECT_EQ(refused(R"({"self": "n9", "nodes": {"n1": {}}})"),
+            "node settings nodes.json: .self: names node \"n9\", which is not in .nodes");
 }
 
 TEST(NodeSettings, MalformedJsonNamesTheLine) {
@@ -182,7 +190,8 @@ TEST(NodeSettings, WrittenSettingsReadBackTheSame) {
 }
 
 TEST(NodeSettings, ARegistryNameIsAReferenceDomain) {
-  for (const std::string name : {"registry.mesh", "registry.mesh:5000", "localhost", "10.0.0.5:5000", "[fd00::1]:5000"}) {
+  for (const std::string name :
+       {"registry.mesh", "registry.mesh:5000", "localhost", "10.0.0.5:5000", "[fd00::1]:5000"}) {
     auto s = NodeSettings::parse(R"({"registry_name": ")" + name + R"(", "nodes": {}})", "nodes.json");
     ASSERT_TRUE(s) << s.error().message;
     EXPECT_EQ(s->registry_name, name);
@@ -192,17 +201,21 @@ TEST(NodeSettings, ARegistryNameIsAReferenceDomain) {
     EXPECT_EQ(again->to_json_text(), s->to_json_text());
   }
   EXPECT_TRUE(NodeSettings::parse(R"({"nodes": {}})", "nodes.json")->registry_name.empty());
-  EXPECT_EQ(NodeSettings::parse(R"({"nodes": {}})", "nodes.json")->to_json_text().find("registry_name"), std::string::npos);
-  const std::string why = " is not a registry name that references read as their domain (a DNS name with a '.', optionally "
-                          ":PORT, e.g. \"registry.mesh\", or localhost)";
+  EXPECT_EQ(NodeSettings::parse(R"({"nodes": {}})", "nodes.json")->to_json_text().find("registry_name"),
+            std::string::npos);
+  const std::string why =
+      " is not a registry name that references read as their domain (a DNS name with a '.', optionally "
+      ":PORT, e.g. \"registry.mesh\", or localhost)";
   // A single word is a path component to every runtime, never a domain.
-  EXPECT_EQ(refused(R"({"registry_name": "registry", "nodes": {}})"), "node settings nodes.json: .registry_name: \"registry\"" + why);
+  EXPECT_EQ(refused(R"({"registry_name": "registry", "nodes": {}})"),
+            "node settings nodes.json: .registry_name: \"registry\"" + why);
   EXPECT_EQ(refused(R"({"registry_name": "registry.mesh/mesh", "nodes": {}})"),
             "node settings nodes.json: .registry_name: \"registry.mesh/mesh\"" + why);
   EXPECT_EQ(refused(R"({"registry_name": "", "nodes": {}})"), "node settings nodes.json: .registry_name: \"\"" + why);
   EXPECT_EQ(refused(R"({"registry_name": "Registry.mesh:x", "nodes": {}})"),
             "node settings nodes.json: .registry_name: \"Registry.mesh:x\"" + why);
-  EXPECT_EQ(refused(R"({"registry_name": 5000, "nodes": {}})"), "node settings nodes.json: .registry_name: must be a string, got number");
+  EXPECT_EQ(refused(R"({"registry_name": 5000, "nodes": {}})"),
+            "node settings nodes.json: .registry_name: must be a string, got number");
 }
 
 TEST(Resolve, TheHoldersAddressAndPort) {
@@ -265,7 +278,8 @@ TEST(Resolve, AHolderWithNoAddressIsAnErrorForAnotherNodeNamingBoth) {
   s->self = "second";
   auto r = resolve(*s, "registry");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("held by node first, which has no address yet, and this is node second"), std::string::npos)
+  EXPECT_NE(r.error().message.find("held by node first, which has no address yet, and this is node second"),
+            std::string::npos)
       << r.error().message;
   // The port needs no address.
   auto port = given_port(*s, "registry");
@@ -283,8 +297,10 @@ TEST(Resolve, AHolderWithNoAddressIsAnErrorWhenSelfIsNotSet) {
 }
 
 TEST(Loopback, RecognisesLoopbackHosts) {
-  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"}) EXPECT_TRUE(is_loopback_host(host)) << host;
-  for (const char* host : {"10.0.0.1", "fd00::1", "example.com", "128.0.0.1"}) EXPECT_FALSE(is_loopback_host(host)) << host;
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"})
+    EXPECT_TRUE(is_loopback_host(host)) << host;
+  for (const char* host : {"10.0.0.1", "fd00::1", "example.com", "128.0.0.1"})
+    EXPECT_FALSE(is_loopback_host(host)) << host;
 }
 
 TEST(ServiceName, FollowsTheGrammar) {

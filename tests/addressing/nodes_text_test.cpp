@@ -38,7 +38,8 @@ TEST(NodesText, MovesTheRegistryAndKeepsEveryOtherByte) {
 TEST(NodesText, KeepsTheKeyOrderAndTheCommentMember) {
   const auto moved = with_registry_moved(k_file, "n2", 5001);
   ASSERT_TRUE(moved);
-  EXPECT_TRUE(moved->starts_with("{\n  \"//\": \"the mesh's nodes; ask ops before changing\",\n  \"services\": {\n    \"bus\""))
+  EXPECT_TRUE(
+      moved->starts_with("{\n  \"//\": \"the mesh's nodes; ask ops before changing\",\n  \"services\": {\n    \"bus\""))
       << *moved;
   EXPECT_LT(moved->find("\"n2\": {"), moved->find("\"n1\": {")) << *moved;
   EXPECT_NE(moved->find("\"note \\\"x\\\"\": 1.50"), std::string::npos) << *moved;
@@ -53,11 +54,13 @@ TEST(NodesText, RewritesAPortWhereItIs) {
 }
 
 TEST(NodesText, GivesANodeWithoutPortsItsPortsInline) {
-  const std::string file = R"({"services": {"registry": "n1"}, "nodes": {"n1": {"address": "10.0.0.1"}, "n3": {"address": "10.0.0.3"}}})";
+  const std::string file =
+      R"({"services": {"registry": "n1"}, "nodes": {"n1": {"address": "10.0.0.1"}, "n3": {"address": "10.0.0.3"}}})";
   const auto moved = with_registry_moved(file, "n3", 5002);
   ASSERT_TRUE(moved);
-  EXPECT_EQ(*moved,
-            R"({"services": {"registry": "n3"}, "nodes": {"n1": {"address": "10.0.0.1"}, "n3": {"address": "10.0.0.3", "ports": {"registry": 5002}}}})");
+  EXPECT_EQ(
+      *moved,
+      R"({"services": {"registry": "n3"}, "nodes": {"n1": {"address": "10.0.0.1"}, "n3": {"address": "10.0.0.3", "ports": {"registry": 5002}}}})");
 }
 
 TEST(NodesText, AddsTheRegistryServiceWhenNoneHoldsIt) {

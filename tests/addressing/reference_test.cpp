@@ -7,7 +7,8 @@
 namespace arec {
 namespace {
 
-const std::string k_sha256 = "sha256:" + std::string("ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
+const std::string k_sha256 =
+    "sha256:" + std::string("ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
 const std::string k_sha512 = "sha512:" + std::string(128, 'a');
 
 struct Valid {
@@ -29,7 +30,8 @@ const std::vector<Valid> k_valid = {
     {"lowercase:Uppercase", "", "lowercase", "Uppercase", "", 1},
     {"sub-dom1.foo.com/bar/baz/quux", "sub-dom1.foo.com", "bar/baz/quux", "", "", 3},
     {"sub-dom1.foo.com/bar/baz/quux:some-long-tag", "sub-dom1.foo.com", "bar/baz/quux", "some-long-tag", "", 3},
-    {"b.gcr.io/test.example.com/my-app:test.example.com", "b.gcr.io", "test.example.com/my-app", "test.example.com", "", 2},
+    {"b.gcr.io/test.example.com/my-app:test.example.com", "b.gcr.io", "test.example.com/my-app", "test.example.com", "",
+     2},
     {"xn--n3h.com/myimage:xn--n3h.com", "xn--n3h.com", "myimage", "xn--n3h.com", "", 1},
     {"xn--7o8h.com/myimage:xn--7o8h.com@" + k_sha512, "xn--7o8h.com", "myimage", "xn--7o8h.com", k_sha512, 1},
     {"foo_bar.com:8080", "", "foo_bar.com", "8080", "", 1},
@@ -168,7 +170,8 @@ TEST(Reference, RepositoryPathsAndTagsAsARegistryListsThem) {
   for (const std::string ok : {"a", "mesh/controlplane", "a/b/c", "a.b_c__d---e/f0", "0/9"}) {
     EXPECT_TRUE(is_repository_path(ok)) << ok;
   }
-  for (const char* bad : {"", "../../etc", "a//b", "/a", "a/", "Mesh/cp", "a/b:tag", "evil/\x1b[31mred", "a___b", "a/-b"}) {
+  for (const char* bad :
+       {"", "../../etc", "a//b", "/a", "a/", "Mesh/cp", "a/b:tag", "evil/\x1b[31mred", "a___b", "a/-b"}) {
     EXPECT_FALSE(is_repository_path(bad)) << bad;
   }
   EXPECT_TRUE(is_repository_path(std::string(255, 'a')));
@@ -200,7 +203,8 @@ std::string scanned(std::string_view text) {
   std::string out;
   for (const auto& r : scan_references(text)) {
     EXPECT_EQ(text.substr(r.offset, r.length), r.reference.str());
-    out += std::to_string(r.offset) + ":" + std::to_string(r.line) + ":" + std::to_string(r.column) + " " + r.reference.str() + "\n";
+    out += std::to_string(r.offset) + ":" + std::to_string(r.line) + ":" + std::to_string(r.column) + " " +
+           r.reference.str() + "\n";
   }
   return out;
 }
@@ -210,14 +214,16 @@ TEST(ScanReferences, FindsFullReferencesWhereverTheyAreWritten) {
   EXPECT_EQ(scanned("FROM 10.0.0.5:5000/controlplane:genesis AS build\n"
                     "args: [\"--image=10.0.0.5:5000/builder:genesis\", '--x=y']\n"
                     "IMAGES=a.io/x:1,b.io/y,localhost/z\n"
-                    "\t- [::1]:5000/v6  `" + digest + "`\n"),
+                    "\t- [::1]:5000/v6  `" +
+                    digest + "`\n"),
             "5:1:6 10.0.0.5:5000/controlplane:genesis\n"
             "65:2:17 10.0.0.5:5000/builder:genesis\n"
             "113:3:8 a.io/x:1\n"
             "122:3:17 b.io/y\n"
             "129:3:24 localhost/z\n"
             "144:4:4 [::1]:5000/v6\n"
-            "160:4:20 " + digest + "\n");
+            "160:4:20 " +
+                digest + "\n");
 }
 
 TEST(ScanReferences, TokenBoundaries) {
@@ -234,7 +240,6 @@ TEST(ScanReferences, TokenBoundaries) {
   EXPECT_EQ(scanned("mesh/cp apps/v1 controlplane:genesis Mesh/cp b.io/UPPER " + std::string(700, 'a') + ".io/x"), "");
   EXPECT_EQ(scanned(""), "");
 }
-
 
 }  // namespace
 }  // namespace arec

@@ -43,14 +43,15 @@ TEST(RegistryConfig, ContainerdHostsOverHttpsWithACa) {
   const auto hosts = containerd_hosts(registry(settings(), "/etc/arec/ca.pem"));
   ASSERT_EQ(hosts.size(), 1u);
   EXPECT_EQ(hosts[0].host, "registry.mesh");
-  EXPECT_EQ(hosts[0].text,
-            "# Written by arec registry-config containerd from node settings nodes.json: references to registry.mesh pull "
-            "from the registry at 10.20.0.11:5000 (node n1).\n"
-            "server = \"https://10.20.0.11:5000\"\n"
-            "\n"
-            "[host.\"https://10.20.0.11:5000\"]\n"
-            "  capabilities = [\"pull\", \"resolve\"]\n"
-            "  ca = \"/etc/arec/ca.pem\"\n");
+  EXPECT_EQ(
+      hosts[0].text,
+      "# Written by arec registry-config containerd from node settings nodes.json: references to registry.mesh pull "
+      "from the registry at 10.20.0.11:5000 (node n1).\n"
+      "server = \"https://10.20.0.11:5000\"\n"
+      "\n"
+      "[host.\"https://10.20.0.11:5000\"]\n"
+      "  capabilities = [\"pull\", \"resolve\"]\n"
+      "  ca = \"/etc/arec/ca.pem\"\n");
 }
 
 TEST(RegistryConfig, ContainerdHostsOverHttpsWithoutACa) {
@@ -67,13 +68,14 @@ TEST(RegistryConfig, PlainHttpOnLoopbackAndForAnInsecureRegistryNode) {
   // n3 has no address and is self: loopback (rule 4). A CA means nothing without TLS, so none is written.
   const auto loopback = containerd_hosts(registry(settings("n3", "n3"), "/etc/arec/ca.pem"));
   ASSERT_EQ(loopback.size(), 1u);
-  EXPECT_EQ(loopback[0].text,
-            "# Written by arec registry-config containerd from node settings nodes.json: references to registry.mesh pull "
-            "from the registry at 127.0.0.1:5002 (node n3).\n"
-            "server = \"http://127.0.0.1:5002\"\n"
-            "\n"
-            "[host.\"http://127.0.0.1:5002\"]\n"
-            "  capabilities = [\"pull\", \"resolve\"]\n");
+  EXPECT_EQ(
+      loopback[0].text,
+      "# Written by arec registry-config containerd from node settings nodes.json: references to registry.mesh pull "
+      "from the registry at 127.0.0.1:5002 (node n3).\n"
+      "server = \"http://127.0.0.1:5002\"\n"
+      "\n"
+      "[host.\"http://127.0.0.1:5002\"]\n"
+      "  capabilities = [\"pull\", \"resolve\"]\n");
   const auto insecure = registry(settings("n2"));
   EXPECT_EQ(insecure.scheme, RuntimeScheme::http);
   EXPECT_EQ(insecure.location, "10.20.0.12:5001");
@@ -81,7 +83,8 @@ TEST(RegistryConfig, PlainHttpOnLoopbackAndForAnInsecureRegistryNode) {
 }
 
 TEST(RegistryConfig, BridgesMapOldAddressesToTheCurrentOne) {
-  const auto hosts = containerd_hosts(registry(settings("n2"), "", {"10.20.0.11:5000", "[fd00::1]:5000", "10.20.0.11:5000"}));
+  const auto hosts =
+      containerd_hosts(registry(settings("n2"), "", {"10.20.0.11:5000", "[fd00::1]:5000", "10.20.0.11:5000"}));
   ASSERT_EQ(hosts.size(), 3u);
   EXPECT_EQ(hosts[0].host, "registry.mesh");
   EXPECT_EQ(hosts[1].host, "10.20.0.11:5000");
@@ -123,7 +126,8 @@ TEST(RegistryConfig, NoRegistryNameSaysWhatToAdd) {
   auto s = settings();
   s.registry_name.clear();
   EXPECT_EQ(refused(s, {}),
-            "node settings nodes.json give no registry_name: add \"registry_name\": \"registry.mesh\" (a name of your choosing "
+            "node settings nodes.json give no registry_name: add \"registry_name\": \"registry.mesh\" (a name of your "
+            "choosing "
             "with a '.'), then compose again so that declarations name it");
 }
 
@@ -140,11 +144,13 @@ TEST(RegistryConfig, BadBridgesAreRefusedNamingThem) {
   }
   auto s = settings();
   s.registry_name = "registry.mesh:5000";
-  EXPECT_EQ(refused(s, {"registry.mesh:5000"}), "--bridge \"registry.mesh:5000\": that is the registry_name, which is mapped already");
+  EXPECT_EQ(refused(s, {"registry.mesh:5000"}),
+            "--bridge \"registry.mesh:5000\": that is the registry_name, which is mapped already");
 }
 
 TEST(RegistryConfig, HostPortFollowsTheReferenceGrammar) {
-  for (const std::string good : {"10.20.0.11:5000", "[fd00::1]:5000", "localhost:1", "n1.mesh:65535", "registry.mesh:443"}) {
+  for (const std::string good :
+       {"10.20.0.11:5000", "[fd00::1]:5000", "localhost:1", "n1.mesh:65535", "registry.mesh:443"}) {
     EXPECT_TRUE(is_host_port(good)) << good;
   }
   EXPECT_FALSE(is_host_port("localhost"));

@@ -62,9 +62,7 @@ TEST(TextDiff, ARemovedLineComesBeforeTheLineThatReplacesIt) {
             "@@ -1,3 +1,3 @@\n {\n-  \"registry\": \"n1\"\n+  \"registry\": \"n2\"\n }\n");
 }
 
-TEST(TextDiff, TheSameTextHasNoHunk) {
-  EXPECT_EQ(body_of(letters(), letters()), "");
-}
+TEST(TextDiff, TheSameTextHasNoHunk) { EXPECT_EQ(body_of(letters(), letters()), ""); }
 
 }  // namespace
 }  // namespace arec

@@ -77,7 +77,10 @@ TEST(Settings, TheDefaultStoreFollowsXdgDataHome) {
 
 TEST(Settings, FlagsTakeThePlaceOfTheirVariables) {
   auto s = read_settings(Flags{"/flag-store", "/flag-nodes.json", "n3", "/flag-ca.pem", "Debug"},
-                         env_of({{"AREC_STORE", "/s"}, {"AREC_NODES", "/n.json"}, {"AREC_SELF", "n2"}, {"AREC_CA_FILE", "/ca.pem"},
+                         env_of({{"AREC_STORE", "/s"},
+                                 {"AREC_NODES", "/n.json"},
+                                 {"AREC_SELF", "n2"},
+                                 {"AREC_CA_FILE", "/ca.pem"},
                                  {"AREC_DEFAULT_CONFIG", "RelWithDebInfo"}}));
   ASSERT_TRUE(s);
   EXPECT_EQ(s->default_config, "Debug");
@@ -118,14 +121,19 @@ TEST(Settings, ABadValueIsOneMessageNamingTheVariableTheValueAndWhatItAccepts) {
             "AREC_LOCK_TIMEOUT=0: not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)");
   EXPECT_EQ(error_of({{"AREC_LOCK_TIMEOUT", "1e400"}}),
             "AREC_LOCK_TIMEOUT=1e400: not a duration (seconds, more than 0 and at most 86400, e.g. 2.5)");
-  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "5x"}}), "AREC_RETRY_BUDGET=5x: not a duration (seconds from 0 to 86400, e.g. 2.5)");
-  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "-1"}}), "AREC_RETRY_BUDGET=-1: not a duration (seconds from 0 to 86400, e.g. 2.5)");
-  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "nan"}}), "AREC_RETRY_BUDGET=nan: not a duration (seconds from 0 to 86400, e.g. 2.5)");
-  EXPECT_EQ(error_of({{"AREC_STALL_TIMEOUT", "1.5"}}), "AREC_STALL_TIMEOUT=1.5: not a duration (whole seconds from 1 to 86400)");
+  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "5x"}}),
+            "AREC_RETRY_BUDGET=5x: not a duration (seconds from 0 to 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "-1"}}),
+            "AREC_RETRY_BUDGET=-1: not a duration (seconds from 0 to 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_RETRY_BUDGET", "nan"}}),
+            "AREC_RETRY_BUDGET=nan: not a duration (seconds from 0 to 86400, e.g. 2.5)");
+  EXPECT_EQ(error_of({{"AREC_STALL_TIMEOUT", "1.5"}}),
+            "AREC_STALL_TIMEOUT=1.5: not a duration (whole seconds from 1 to 86400)");
   EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "5x"}}),
             "AREC_CHUNK_SIZE=5x: not a size (bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M)");
   EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "17179869185G"}}), "AREC_CHUNK_SIZE=17179869185G: too large (at most 64G)");
-  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "1000000000000000000"}}), "AREC_CHUNK_SIZE=1000000000000000000: too large (at most 64G)");
+  EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "1000000000000000000"}}),
+            "AREC_CHUNK_SIZE=1000000000000000000: too large (at most 64G)");
   EXPECT_EQ(error_of({{"AREC_CHUNK_SIZE", "1"}}), "AREC_CHUNK_SIZE=1: at least 64k");
   EXPECT_EQ(error_of({{"SOURCE_DATE_EPOCH", "12x"}}),
             "SOURCE_DATE_EPOCH=12x: not a time (whole seconds since 1970-01-01 UTC, 0 or more)");
@@ -155,8 +163,9 @@ TEST(Settings, EveryNumberRefusesExtremeValuesNamingItsRange) {
     }
     const std::string too_large = size ? "too large (at most 64G)" : "at most " + std::to_string(number->high);
     for (const std::string& huge : {std::string("9223372036854775808"), std::string("18446744073709551616"),
-                                   std::string(400, '9'), std::to_string(number->high) + "0"}) {
-      if (number->high == std::numeric_limits<std::int64_t>::max() && huge == std::to_string(number->high) + "0") continue;
+                                    std::string(400, '9'), std::to_string(number->high) + "0"}) {
+      if (number->high == std::numeric_limits<std::int64_t>::max() && huge == std::to_string(number->high) + "0")
+        continue;
       EXPECT_EQ(why(*number, huge), too_large) << kind << " " << huge.substr(0, 30);
     }
     if (number->high < std::numeric_limits<std::int64_t>::max()) {
@@ -172,8 +181,7 @@ TEST(Settings, EveryNumberRefusesExtremeValuesNamingItsRange) {
   EXPECT_EQ(why(k_chunk_size, "65G"), "too large (at most 64G)");
   EXPECT_EQ(why(k_chunk_size, "8589934592G"), "too large (at most 64G)");  // 2^33 G wraps to 0
   EXPECT_EQ(why(k_chunk_size, "1k"), "at least 64k");
-  EXPECT_EQ(why(k_chunk_size, "1X"),
-            "not a size (bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M)");
+  EXPECT_EQ(why(k_chunk_size, "1X"), "not a size (bytes from 64k to 64G, or a whole number with k, M or G, e.g. 64M)");
 }
 
 // Sizes are bytes or binary units, spelt as people write them; anything else is not a size.
@@ -203,10 +211,10 @@ TEST(Settings, TheTableNamesEveryVariableOnceWithWhatItDoes) {
     EXPECT_FALSE(v.does.empty()) << v.name;
     EXPECT_FALSE(v.accepts.empty()) << v.name;
   }
-  for (const auto* name : {"AREC_STORE", "AREC_NODES", "AREC_SELF", "AREC_CA_FILE", "AREC_THREADS", "AREC_SYNC",
-                           "AREC_LOCK_TIMEOUT", "AREC_CHUNK_SIZE", "AREC_RETRY_BUDGET", "AREC_STALL_TIMEOUT",
-                           "SOURCE_DATE_EPOCH", "XDG_DATA_HOME", "HOME", "DOCKER_CONFIG", "REGISTRY_AUTH_FILE",
-                           "XDG_RUNTIME_DIR"}) {
+  for (const auto* name :
+       {"AREC_STORE", "AREC_NODES", "AREC_SELF", "AREC_CA_FILE", "AREC_THREADS", "AREC_SYNC", "AREC_LOCK_TIMEOUT",
+        "AREC_CHUNK_SIZE", "AREC_RETRY_BUDGET", "AREC_STALL_TIMEOUT", "SOURCE_DATE_EPOCH", "XDG_DATA_HOME", "HOME",
+        "DOCKER_CONFIG", "REGISTRY_AUTH_FILE", "XDG_RUNTIME_DIR"}) {
     EXPECT_TRUE(names.contains(name)) << name;
   }
 }

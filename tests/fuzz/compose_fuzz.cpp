@@ -48,17 +48,19 @@ void check_scan(std::string_view text) {
     require(text.substr(r.offset).starts_with(arec::k_request_scheme), "a request starts with arec://");
     require(i == 0 || r.offset > requests[i - 1].offset, "requests come in order");
     require(r.offset >= previous_end, "a filled request does not overlap the next");
-    require(r.line == 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(r.offset), '\n')),
+    require(r.line == 1 + static_cast<std::size_t>(
+                              std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(r.offset), '\n')),
             "a request's line counts the newlines before it");
-    for (auto part : {r.service, r.module, r.name, r.tag, r.digest, r.config, r.written}) require(within(part, text), "parts are views of the text");
+    for (auto part : {r.service, r.module, r.name, r.tag, r.digest, r.config, r.written})
+      require(within(part, text), "parts are views of the text");
     if (r.kind == Kind::malformed) require(!r.problem.empty(), "a malformed request says what is wrong");
     if (!fillable(r.kind)) continue;
     previous_end = r.offset + r.length;
     // A request ends where its grammar ends: read on its own, it is the same request.
     const auto alone = arec::scan_requests(r.text(text));
-    require(alone.size() == 1 && alone[0].kind == r.kind && alone[0].length == r.length && alone[0].service == r.service &&
-                alone[0].module == r.module && alone[0].name == r.name && alone[0].tag == r.tag && alone[0].digest == r.digest &&
-                alone[0].config == r.config,
+    require(alone.size() == 1 && alone[0].kind == r.kind && alone[0].length == r.length &&
+                alone[0].service == r.service && alone[0].module == r.module && alone[0].name == r.name &&
+                alone[0].tag == r.tag && alone[0].digest == r.digest && alone[0].config == r.config,
             "a request reads the same on its own");
   }
 }
@@ -69,7 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const auto text = arec::fuzz::as_text(data + 1, size - 1);
   check_scan(text);
-  arec::fuzz::require_linear(text, [](std::string_view t) { (void)arec::scan_requests(t); }, "the request scanner is linear");
+  arec::fuzz::require_linear(
+      text, [](std::string_view t) { (void)arec::scan_requests(t); }, "the request scanner is linear");
 
   static const auto nodes = settings();
   const bool store_fails = (data[0] & 4) != 0;
@@ -82,8 +85,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     release.config = "Release";
     return std::vector{debug, record("mesh", "agent", 'b'), release};
   };
-  arec::ComposeOptions options{"deploy.yaml.in", "store", (data[0] & 1) ? arec::TemplateFormat::json : arec::TemplateFormat::text,
-                               (data[0] & 2) ? arec::Strictness::strict : arec::Strictness::lenient, arec::ConfigChoice{}};
+  arec::ComposeOptions options{
+      "deploy.yaml.in", "store", (data[0] & 1) ? arec::TemplateFormat::json : arec::TemplateFormat::text,
+      (data[0] & 2) ? arec::Strictness::strict : arec::Strictness::lenient, arec::ConfigChoice{}};
   const auto composed = arec::compose(text, options, nodes, read_records);
   if (!composed) {
     require(composed.error().message.find(options.source) != std::string::npos, "an error names the template");
@@ -98,7 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto requests = arec::scan_requests(text);
   const auto filled = std::count_if(requests.begin(), requests.end(), [](const auto& r) { return fillable(r.kind); });
   require(composed->requests == static_cast<std::size_t>(filled), "every request is counted as filled");
-  const bool images = std::any_of(requests.begin(), requests.end(), [](const auto& r) { return r.kind == Kind::image; });
+  const bool images =
+      std::any_of(requests.begin(), requests.end(), [](const auto& r) { return r.kind == Kind::image; });
   require(composed->reads_records == images, "the store is read exactly when an image is asked for");
   const auto before = requests.empty() ? text : text.substr(0, requests.front().offset);
   require(composed->text.starts_with(before), "text before the first request is kept byte for byte");

@@ -50,15 +50,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto findings = query.findings(external);
   for (const auto& f : findings) {
     require(f.file == file && f.line >= 1 && f.line <= lines && f.column >= 1, "a finding is at a place in the text");
-    require((!f.reference.empty() && !f.action.empty()) || !arec::breaks(f.kind), "a finding that breaks says what to do");
+    require((!f.reference.empty() && !f.action.empty()) || !arec::breaks(f.kind),
+            "a finding that breaks says what to do");
   }
   const auto count = arec::count_breaking(findings);
   require(count.occurrences <= findings.size() && count.references <= count.occurrences, "findings are counted once");
   if (file == "deploy.txt") {
-    arec::fuzz::require_linear(text, [&](std::string_view t) {
-      arec::RebuildQuery again(nodes, recorded, external);
-      (void)again.scan_text(t, file);
-    }, "needs-rebuild's scan is linear");
+    arec::fuzz::require_linear(
+        text,
+        [&](std::string_view t) {
+          arec::RebuildQuery again(nodes, recorded, external);
+          (void)again.scan_text(t, file);
+        },
+        "needs-rebuild's scan is linear");
   }
   return 0;
 }

@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto again = arec::NodeSettings::parse(written, "nodes.json");
   require(again.has_value(), "written settings parse");
   require(again->to_json_text() == written, "written settings are a fixed point");
-  require(again->self == settings->self && again->registry_name == settings->registry_name && again->services == settings->services &&
-              again->nodes.size() == settings->nodes.size(),
+  require(again->self == settings->self && again->registry_name == settings->registry_name &&
+              again->services == settings->services && again->nodes.size() == settings->nodes.size(),
           "written settings hold the same nodes and services");
   for (const auto& [service, holder] : settings->services) {
     const auto resolution = arec::resolve(*settings, service);

@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto record = arec::record_from_descriptor(descriptor);
       if (!record) continue;
       const auto back = arec::record_from_descriptor(arec::to_descriptor(*record, arec::Latest::yes));
-      require(back.has_value() && back->identity() == record->identity(), "a record round-trips through its descriptor");
+      require(back.has_value() && back->identity() == record->identity(),
+              "a record round-trips through its descriptor");
     }
   }
   return 0;

@@ -19,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(arec::to_json(*again) == arec::to_json(*record), "a record round-trips through its document");
   require(arec::record_document(*again).value_or("") == *written, "a record's document is the same bytes every time");
   const auto artifact = arec::record_artifact(*record);
-  require(artifact.has_value() && artifact->descriptor.digest == arec::digest_of(artifact->manifest), "an accepted record has an artifact");
+  require(artifact.has_value() && artifact->descriptor.digest == arec::digest_of(artifact->manifest),
+          "an accepted record has an artifact");
   return 0;
 }

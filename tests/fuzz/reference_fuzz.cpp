@@ -17,8 +17,10 @@ void check_scan(std::string_view text) {
     previous_end = found.offset + found.length;
     const auto before = text.substr(0, found.offset);
     const auto newline = before.rfind('\n');
-    require(found.line == 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n')), "the line counts newlines");
-    require(found.column == (newline == std::string_view::npos ? found.offset + 1 : found.offset - newline), "the column");
+    require(found.line == 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n')),
+            "the line counts newlines");
+    require(found.column == (newline == std::string_view::npos ? found.offset + 1 : found.offset - newline),
+            "the column");
     const auto again = arec::Reference::parse(text.substr(found.offset, found.length));
     require(again.has_value() && again->str() == found.reference.str(), "the text parses as the reference found");
     require(!found.reference.domain.empty(), "a reference found in a text is a full one");
@@ -30,7 +32,8 @@ void check_scan(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto text = arec::fuzz::as_text(data, size);
   check_scan(text);
-  arec::fuzz::require_linear(text, [](std::string_view t) { (void)arec::scan_references(t); }, "the reference scanner is linear");
+  arec::fuzz::require_linear(
+      text, [](std::string_view t) { (void)arec::scan_references(t); }, "the reference scanner is linear");
   (void)arec::is_tag(text);
   const auto ref = arec::Reference::parse(text);
   if (!ref) {

@@ -25,12 +25,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   if (const auto token = arec::parse_token_response(text, now)) {
     require(!token->value.empty(), "a token read is not empty");
-    require(token->expires > now && token->renew < token->expires && token->renew >= now, "a token is renewed in its life");
+    require(token->expires > now && token->renew < token->expires && token->renew >= now,
+            "a token is renewed in its life");
   }
 
   for (const char* key : {"tags", "repositories"}) {
     if (const auto names = arec::names_from_list_page(text, key)) {
-      require(names->size() * 2 <= static_cast<std::size_t>(std::count(text.begin(), text.end(), '"')), "names come from strings in the page");
+      require(names->size() * 2 <= static_cast<std::size_t>(std::count(text.begin(), text.end(), '"')),
+              "names come from strings in the page");
     }
   }
   return 0;

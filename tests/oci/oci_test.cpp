@@ -53,7 +53,8 @@ TEST(Oci, ConfigKeepsWhatItDoesNotModel) {
   const json base = json::parse(R"({
     "architecture": "amd64", "os": "linux", "created": "2020-01-01T00:00:00Z",
     "config": {"User": "1000", "ExposedPorts": {"80/tcp": {}}, "Env": ["PATH=/bin"]},
-    "rootfs": {"type": "layers", "diff_ids": ["sha256:)" + std::string(64, 'a') + R"("]},
+    "rootfs": {"type": "layers", "diff_ids": ["sha256:)" +
+                                std::string(64, 'a') + R"("]},
     "history": [{"created_by": "base", "empty_layer": true}],
     "os.features": ["x"]
   })");
@@ -115,7 +116,9 @@ TEST(Oci, ParseJsonRefusesNumbersBeyondADouble) {
 }
 
 TEST(Oci, ParseJsonRefusesDocumentsNestedTooDeep) {
-  const auto nested = [](std::size_t depth) { return R"({"config":)" + std::string(depth, '[') + std::string(depth, ']') + "}"; };
+  const auto nested = [](std::size_t depth) {
+    return R"({"config":)" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  };
   EXPECT_TRUE(parse_json(nested(100), "config.json"));
   // Deep enough that writing it would exhaust the stack under AddressSanitizer.
   auto j = parse_json(nested(100'000), "config.json");
@@ -132,13 +135,16 @@ namespace {
 TEST(Printable, ControlCharactersAreWrittenAsText) {
   EXPECT_EQ(printable("plain /usr/bin/app é"), "plain /usr/bin/app é");
   EXPECT_EQ(printable("\x1b]0;t\x07\x1b[31m\nx\ty\r\x7f"), "\\x1b]0;t\\x07\\x1b[31m\\nx\\ty\\r\\x7f");
-  EXPECT_EQ(printable("a\xc2\x9b" "b"), "a\\u009bb");  // U+009B, the one-byte CSI
+  EXPECT_EQ(printable("a\xc2\x9b"
+                      "b"),
+            "a\\u009bb");  // U+009B, the one-byte CSI
   EXPECT_TRUE(has_control_characters("TOKEN\r\nX-Injected: yes"));
   EXPECT_FALSE(has_control_characters("eyJhbGciOi.x-y_z"));
 }
 
 TEST(Rfc3339, OnlyTimesWithEveryFieldInRange) {
-  for (const char* good : {"2026-12-02T11:39:53Z", "2024-02-29T00:00:00Z", "2026-12-02T11:39:53.123+01:00", "2016-12-31T23:59:60Z"}) {
+  for (const char* good :
+       {"2026-12-02T11:39:53Z", "2024-02-29T00:00:00Z", "2026-12-02T11:39:53.123+01:00", "2016-12-31T23:59:60Z"}) {
     EXPECT_TRUE(is_rfc3339(good)) << good;
   }
   for (const char* bad : {"9999-99-99T99:99:99Z", "2023-02-29T00:00:00Z", "2026-12-02 11:39:53Z", "2026-12-02T11:39:53",

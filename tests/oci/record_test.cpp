@@ -107,8 +107,8 @@ TEST(RecordDocument, HoldsNoAddress) {
   const auto json = nlohmann::json::parse(*record_document(sample()));
   std::vector<std::string> keys;
   for (const auto& [key, value] : json.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"base", "config", "digest", "mediaType", "module", "name", "platform", "recorded",
-                                             "revision", "size", "target"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"base", "config", "digest", "mediaType", "module", "name", "platform",
+                                            "recorded", "revision", "size", "target"}));
 }
 
 TEST(RecordDocument, RefusesWhatArecDoesNotWriteNamingTheDocument) {

@@ -52,7 +52,8 @@ TEST(PortReader, AnyUnfilledRequestKindIsNothingSaid) {
 }
 
 TEST(PortReader, GarbageIsNotAPort) {
-  for (const char* value : {"abc", "0", "65536", "-1", "+80", "80x", "8 0", "5000.0", "99999999999999999999", "http://x"}) {
+  for (const char* value :
+       {"abc", "0", "65536", "-1", "+80", "80x", "8 0", "5000.0", "99999999999999999999", "http://x"}) {
     auto r = read_port(value, 5000);
     ASSERT_FALSE(r) << value;
     EXPECT_EQ(r.error().kind, ErrorKind::input);

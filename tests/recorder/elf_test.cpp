@@ -30,7 +30,8 @@ std::string platform_of(const ElfFile& f) {
 
 // Writes an executable ELF file of `elf_class` and `machine` with libelf; with `attributes`, it gets an
 // ARM attributes section holding those bytes, as the ARM toolchains write it.
-void write_elf(const fs::Path& path, int elf_class, int machine, const std::string& attributes = {}, int type = ET_EXEC) {
+void write_elf(const fs::Path& path, int elf_class, int machine, const std::string& attributes = {},
+               int type = ET_EXEC) {
   elf_version(EV_CURRENT);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0755);
   ASSERT_GE(fd, 0);
@@ -68,10 +69,12 @@ std::string arm_attributes(const std::string& cpu_name, char arch) {
   tags += '\x05' + cpu_name + '\0';  // Tag_CPU_name
   tags += '\x06';                    // Tag_CPU_arch
   tags += arch;
-  tags += "\x07" "A";                // Tag_CPU_arch_profile: application
+  tags +=
+      "\x07"
+      "A";  // Tag_CPU_arch_profile: application
   auto le32 = [](std::size_t n) {
-    return std::string{static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff), static_cast<char>((n >> 16) & 0xff),
-                       static_cast<char>((n >> 24) & 0xff)};
+    return std::string{static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                       static_cast<char>((n >> 16) & 0xff), static_cast<char>((n >> 24) & 0xff)};
   };
   const std::string file = '\x01' + le32(5 + tags.size()) + tags;  // Tag_File, its size, its tags
   const std::string vendor = std::string("aeabi") + '\0' + file;
@@ -118,7 +121,8 @@ TEST(ElfPlatform, ArmAttributesOfAFileGiveItsVariant) {
   write_elf(dir / "v7", ELFCLASS32, EM_ARM, arm_attributes("7-A", 10));
   write_elf(dir / "v6", ELFCLASS32, EM_ARM, arm_attributes("ARM1176JZF-S", 9));
   write_elf(dir / "bare", ELFCLASS32, EM_ARM);
-  for (const auto& [name, arch, platform] : {std::tuple{"v7", 10, "linux/arm/v7"}, {"v6", 9, "linux/arm/v6"}, {"bare", -1, "linux/arm"}}) {
+  for (const auto& [name, arch, platform] :
+       {std::tuple{"v7", 10, "linux/arm/v7"}, {"v6", 9, "linux/arm/v6"}, {"bare", -1, "linux/arm"}}) {
     auto file = read_elf(dir / name);
     ASSERT_TRUE(file.has_value()) << file.error().message;
     ASSERT_TRUE(file->has_value()) << name;
@@ -131,7 +135,11 @@ TEST(ElfPlatform, DamagedArmAttributesGiveNoVariant) {
   TempDir dir;
   const std::string whole = arm_attributes("7-A", 10);
   // Cut inside the Tag_File subsection, a length past the end, another format version.
-  for (const std::string& bytes : {whole.substr(0, whole.size() - 3), std::string("A\xff\xff\x00\x00" "aeabi\0", 12), "B" + whole.substr(1)}) {
+  for (const std::string& bytes : {whole.substr(0, whole.size() - 3),
+                                   std::string("A\xff\xff\x00\x00"
+                                               "aeabi\0",
+                                               12),
+                                   "B" + whole.substr(1)}) {
     write_elf(dir / "arm", ELFCLASS32, EM_ARM, bytes);
     auto file = read_elf(dir / "arm");
     ASSERT_TRUE(file.has_value()) << file.error().message;
@@ -161,7 +169,13 @@ TEST(ElfPlatform, ParsesAndSpellsPlatforms) {
 }
 
 LayerEntry file_entry(const fs::Path& source, const std::string& path) {
-  return {LayerEntry::Type::file, path, source, {}, 0755, static_cast<std::int64_t>(std::filesystem::file_size(source)), {}};
+  return {LayerEntry::Type::file,
+          path,
+          source,
+          {},
+          0755,
+          static_cast<std::int64_t>(std::filesystem::file_size(source)),
+          {}};
 }
 
 TEST(ElfPlatform, InputsHaveOnePlatform) {
@@ -199,7 +213,8 @@ TEST(ElfPlatform, InputsHaveOnePlatform) {
   auto unknown = inputs_platform({arm64, file_entry(dir / "sparc", "usr/local/bin/s")}, std::nullopt);
   ASSERT_FALSE(unknown.has_value());
   EXPECT_NE(unknown.error().message.find("/usr/local/bin/s"), std::string::npos) << unknown.error().message;
-  EXPECT_NE(unknown.error().message.find("which arec has no platform for"), std::string::npos) << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("which arec has no platform for"), std::string::npos)
+      << unknown.error().message;
   auto bpf = inputs_platform({arm64, file_entry(dir / "bpf.o", "usr/lib/bpf/probe.o")}, std::nullopt);
   ASSERT_TRUE(bpf.has_value()) << bpf.error().message;
   EXPECT_EQ(platform_text(**bpf), "linux/arm64");

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "recorder/compress.hpp"
@@ -48,10 +48,12 @@ TEST(FileHashing, ChecksumsFromThePackingReadAreThoseOfEachFileAndTheTarIsUnchan
   // As sha1sum and sha256sum say.
   EXPECT_EQ(table.find("srv/big"), (FileChecksums{"cc1866f69bde700fa3105b4edae96d24dbd94a4e",
                                                   "72412c79e4e19a11b796d1d7ef964aafb109c29e0a20707f56da7c7ba889d4ae"}));
-  EXPECT_EQ(table.find("srv/small"), (FileChecksums{"f572d396fae9206628714fb2ce00f72e94f2258f",
-                                                    "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"}));
-  EXPECT_EQ(table.find("srv/empty"), (FileChecksums{"da39a3ee5e6b4b0d3255bfef95601890afd80709",
-                                                    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}));
+  EXPECT_EQ(table.find("srv/small"),
+            (FileChecksums{"f572d396fae9206628714fb2ce00f72e94f2258f",
+                           "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"}));
+  EXPECT_EQ(table.find("srv/empty"),
+            (FileChecksums{"da39a3ee5e6b4b0d3255bfef95601890afd80709",
+                           "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}));
   EXPECT_EQ(table.find("srv/big"), checksums_of(big_content()));
 }
 
@@ -79,8 +81,9 @@ TEST(FileHashing, ManyFilesOneAfterAnotherEachGetTheirOwn) {
   {
     FileHashing hashing(table);
     for (int f = 0; f < 5; ++f) {
-      const std::string content(static_cast<std::size_t>(FileHashing::k_hashed_inline) + 1 + static_cast<std::size_t>(f) * 777,
-                                static_cast<char>('a' + f));
+      const std::string content(
+          static_cast<std::size_t>(FileHashing::k_hashed_inline) + 1 + static_cast<std::size_t>(f) * 777,
+          static_cast<char>('a' + f));
       hashing.begin("f" + std::to_string(f), static_cast<std::int64_t>(content.size()));
       for (std::size_t pos = 0; pos < content.size(); pos += pool.block_size()) {
         auto block = pool.take();
@@ -93,8 +96,9 @@ TEST(FileHashing, ManyFilesOneAfterAnotherEachGetTheirOwn) {
     hashing.finish();
   }
   for (int f = 0; f < 5; ++f) {
-    const std::string content(static_cast<std::size_t>(FileHashing::k_hashed_inline) + 1 + static_cast<std::size_t>(f) * 777,
-                              static_cast<char>('a' + f));
+    const std::string content(
+        static_cast<std::size_t>(FileHashing::k_hashed_inline) + 1 + static_cast<std::size_t>(f) * 777,
+        static_cast<char>('a' + f));
     EXPECT_EQ(table.find("f" + std::to_string(f)), checksums_of(content)) << f;
   }
 }

@@ -19,22 +19,20 @@ class ImageFilesTest : public ::testing::Test {
     auto store = Store::open(m_dir / "store");
     ASSERT_TRUE(store.has_value()) << store.error().message;
     m_store.emplace(std::move(*store));
-    const std::string lower = make_tar(
-        {{"usr/lib/x/libfoo.so", TarItem::file, "foo one"},
-         {"./lib", TarItem::symlink, "usr/lib"},
-         {"etc/passwd", TarItem::file, "root"},
-         {"opt/dir/a", TarItem::file, "a"},
-         {"../evil", TarItem::file, "outside"}},
-        Gzip::yes);
-    const std::string upper = make_tar(
-        {{"etc/.wh.passwd", TarItem::file, ""},
-         {"opt/dir/.wh..wh..opq", TarItem::file, ""},
-         {"opt/dir/b", TarItem::file, "b"},
-         {"usr/lib/x/libbaz.so", TarItem::file, "baz"},
-         {"usr/lib/x/libbar.so", TarItem::hardlink, "usr/lib/x/libbaz.so"},
-         {"up", TarItem::symlink, "../../../../usr"},
-         {"loop", TarItem::symlink, "loop"}},
-        Gzip::no);
+    const std::string lower = make_tar({{"usr/lib/x/libfoo.so", TarItem::file, "foo one"},
+                                        {"./lib", TarItem::symlink, "usr/lib"},
+                                        {"etc/passwd", TarItem::file, "root"},
+                                        {"opt/dir/a", TarItem::file, "a"},
+                                        {"../evil", TarItem::file, "outside"}},
+                                       Gzip::yes);
+    const std::string upper = make_tar({{"etc/.wh.passwd", TarItem::file, ""},
+                                        {"opt/dir/.wh..wh..opq", TarItem::file, ""},
+                                        {"opt/dir/b", TarItem::file, "b"},
+                                        {"usr/lib/x/libbaz.so", TarItem::file, "baz"},
+                                        {"usr/lib/x/libbar.so", TarItem::hardlink, "usr/lib/x/libbaz.so"},
+                                        {"up", TarItem::symlink, "../../../../usr"},
+                                        {"loop", TarItem::symlink, "loop"}},
+                                       Gzip::no);
     for (const auto& [bytes, type] : {std::pair{lower, media_type::k_layer_gzip}, {upper, media_type::k_layer_tar}}) {
       auto d = m_store->put_blob(bytes, type);
       ASSERT_TRUE(d.has_value()) << d.error().message;

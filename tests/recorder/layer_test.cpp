@@ -35,10 +35,17 @@ std::vector<TarEntry> read_tar(const std::string& bytes) {
   std::vector<TarEntry> out;
   archive_entry* e = nullptr;
   while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
-    TarEntry t{archive_entry_pathname(e), archive_entry_filetype(e), archive_entry_perm(e), archive_entry_uid(e),
-               archive_entry_gid(e), archive_entry_mtime(e), archive_entry_size(e),
+    TarEntry t{archive_entry_pathname(e),
+               archive_entry_filetype(e),
+               archive_entry_perm(e),
+               archive_entry_uid(e),
+               archive_entry_gid(e),
+               archive_entry_mtime(e),
+               archive_entry_size(e),
                archive_entry_uname(e) ? archive_entry_uname(e) : "",
-               archive_entry_symlink(e) ? archive_entry_symlink(e) : "", "", archive_entry_atime_is_set(e) != 0,
+               archive_entry_symlink(e) ? archive_entry_symlink(e) : "",
+               "",
+               archive_entry_atime_is_set(e) != 0,
                archive_entry_ctime_is_set(e) != 0};
     std::string content(static_cast<std::size_t>(t.size), '\0');
     if (t.size > 0) archive_read_data(a, content.data(), content.size());
@@ -133,8 +140,8 @@ TEST(Layer, SameContentSameBytesWhateverTimesModesAndOrder) {
   TempDir tmp;
   // Two copies made in different orders, with different mtimes and group/other bits.
   for (const std::string copy : {"a", "b"}) {
-    const std::vector<std::string> names = copy == "a" ? std::vector<std::string>{"x/1", "y/2", "z"}
-                                                       : std::vector<std::string>{"z", "y/2", "x/1"};
+    const std::vector<std::string> names =
+        copy == "a" ? std::vector<std::string>{"x/1", "y/2", "z"} : std::vector<std::string>{"z", "y/2", "x/1"};
     for (const auto& n : names) write_file(tmp / copy / n, "content of " + n);
     if (copy == "b") {
       ::chmod((tmp / copy / "z").c_str(), 0640);
@@ -201,13 +208,16 @@ TEST(Layer, EntryThroughARecordedSymlinkIsRefused) {
   ::symlink("/etc", (tmp / "a/link").c_str());
   write_file(tmp / "b/g", "g");
   const std::string a = (tmp / "a").string(), b = (tmp / "b").string();
-  auto through = collect_entries(inputs({{LayerInput::Kind::directory, a + "=/x"}, {LayerInput::Kind::directory, b + "=/x/link/sub"}}));
+  auto through = collect_entries(
+      inputs({{LayerInput::Kind::directory, a + "=/x"}, {LayerInput::Kind::directory, b + "=/x/link/sub"}}));
   ASSERT_FALSE(through);
   EXPECT_EQ(through.error().message,
             "/x/link/sub (--dir " + b + ") passes through the symlink /x/link -> /etc (--dir " + a + ")");
-  auto file = collect_entries(inputs({{LayerInput::Kind::directory, a + "=/x"}, {LayerInput::Kind::file, b + "/g=/x/link/"}}));
+  auto file =
+      collect_entries(inputs({{LayerInput::Kind::directory, a + "=/x"}, {LayerInput::Kind::file, b + "/g=/x/link/"}}));
   ASSERT_FALSE(file);
-  EXPECT_EQ(file.error().message, "/x/link/g (--file " + b + "/g) passes through the symlink /x/link -> /etc (--dir " + a + ")");
+  EXPECT_EQ(file.error().message,
+            "/x/link/g (--file " + b + "/g) passes through the symlink /x/link -> /etc (--dir " + a + ")");
 }
 
 TEST(LayerInput, FileIntoADirectory) {

@@ -27,21 +27,28 @@ struct Root {
     std::filesystem::create_symlink("usr/lib", dir / "root/lib");
     write_file(dir / "dpkg/info/libfoo1:amd64.list",
                "/.\n" + root + "/lib\n" + root + "/usr/lib/libfoo.so.1.0\n" + root + "/lib/libfoo.so.1\n" + root +
-                   "/usr/lib/libfoo-extra.so.1\n" + root + "/usr/lib/foo\n" + root + "/usr/lib/foo/plugins/p.so\n" + root +
-                   "/usr/share/doc/libfoo1/copyright\n");
+                   "/usr/lib/libfoo-extra.so.1\n" + root + "/usr/lib/foo\n" + root + "/usr/lib/foo/plugins/p.so\n" +
+                   root + "/usr/share/doc/libfoo1/copyright\n");
     write_file(dir / "dpkg/status",
                "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.0-1\n\n");
   }
 
   LayerEntry file(const std::string& image_path, const std::string& host) const {
-    return {LayerEntry::Type::file, image_path, dir / host, {}, 0644, static_cast<std::int64_t>(std::filesystem::file_size(dir / host)), {}};
+    return {LayerEntry::Type::file,
+            image_path,
+            dir / host,
+            {},
+            0644,
+            static_cast<std::int64_t>(std::filesystem::file_size(dir / host)),
+            {}};
   }
   DpkgDatabase dpkg() const { return DpkgDatabase(dir / "dpkg"); }
 };
 
 std::vector<std::string> paths_of(const LayerGroup& group) {
   std::vector<std::string> out;
-  for (const auto& e : group.entries) out.push_back(e.path + (e.type == LayerEntry::Type::symlink ? " -> " + e.link_target : ""));
+  for (const auto& e : group.entries)
+    out.push_back(e.path + (e.type == LayerEntry::Type::symlink ? " -> " + e.link_target : ""));
   return out;
 }
 
@@ -66,16 +73,19 @@ TEST(Layering, GroupsByOriginInLayerOrder) {
   EXPECT_EQ((*groups)[0].origin, "deb:libfoo1=1.0-1:amd64");
   EXPECT_EQ((*groups)[0].kind, LayerOrigin::package);
   // All of the package's files under the library directories, with the link leading there; not its docs.
-  EXPECT_EQ(paths_of((*groups)[0]), (std::vector<std::string>{"lib -> usr/lib", "usr", "usr/lib", "usr/lib/foo", "usr/lib/foo/plugins",
-                                                               "usr/lib/foo/plugins/p.so", "usr/lib/libfoo-extra.so.1",
-                                                               "usr/lib/libfoo.so.1 -> libfoo.so.1.0", "usr/lib/libfoo.so.1.0"}));
+  EXPECT_EQ(paths_of((*groups)[0]),
+            (std::vector<std::string>{"lib -> usr/lib", "usr", "usr/lib", "usr/lib/foo", "usr/lib/foo/plugins",
+                                      "usr/lib/foo/plugins/p.so", "usr/lib/libfoo-extra.so.1",
+                                      "usr/lib/libfoo.so.1 -> libfoo.so.1.0", "usr/lib/libfoo.so.1.0"}));
   EXPECT_EQ((*groups)[0].size, 3 + 6 + 6);
   EXPECT_EQ((*groups)[1].origin, "no-package");
   EXPECT_EQ(paths_of((*groups)[1]), (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libloose.so.2"}));
   EXPECT_EQ((*groups)[2].origin, "own-libraries");
-  EXPECT_EQ(paths_of((*groups)[2]), (std::vector<std::string>{"usr", "usr/local", "usr/local/lib", "usr/local/lib/libmine.so.1"}));
+  EXPECT_EQ(paths_of((*groups)[2]),
+            (std::vector<std::string>{"usr", "usr/local", "usr/local/lib", "usr/local/lib/libmine.so.1"}));
   EXPECT_EQ((*groups)[3].origin, "files");
-  EXPECT_EQ(paths_of((*groups)[3]), (std::vector<std::string>{"usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
+  EXPECT_EQ(paths_of((*groups)[3]),
+            (std::vector<std::string>{"usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
 }
 
 TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
@@ -94,7 +104,8 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   ASSERT_EQ(b->size(), 2U);
   EXPECT_EQ(paths_of(a->front()), paths_of(b->front()));
   // What the base holds stays the base's.
-  auto on_base = group_entries(recorded, other, r.dpkg(), [](const std::string& path) { return path == "usr/lib/foo/plugins/p.so"; });
+  auto on_base = group_entries(recorded, other, r.dpkg(),
+                               [](const std::string& path) { return path == "usr/lib/foo/plugins/p.so"; });
   ASSERT_TRUE(on_base);
   EXPECT_EQ(on_base->front().size, 3 + 6);
 }
@@ -103,25 +114,31 @@ TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
   Root r;
   write_file(r.dir / "build/app", "program");
   write_file(r.dir / "root/usr/share/zoneinfo/UTC", "TZif");
-  const std::vector<LayerEntry> recorded{r.file("usr/local/bin/app", "build/app"), generated_file("etc/passwd", "root:x:0:0::/:/x\n")};
+  const std::vector<LayerEntry> recorded{r.file("usr/local/bin/app", "build/app"),
+                                         generated_file("etc/passwd", "root:x:0:0::/:/x\n")};
   const DebianPackage tz{"tzdata", "2025b-0", "all", ""};
   const DebianPackage foo{"libfoo1", "1.0-1", "amd64", ""};
   // libfoo1 asked for by name (its file the recorded inputs also name stays theirs), and tzdata.
-  const std::vector<PackageFiles> added{
-      {tz, {r.file("usr/share/zoneinfo/UTC", "root/usr/share/zoneinfo/UTC")}, {}},
-      {foo, {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"), r.file("usr/local/bin/app", "build/app")}, {}}};
+  const std::vector<PackageFiles> added{{tz, {r.file("usr/share/zoneinfo/UTC", "root/usr/share/zoneinfo/UTC")}, {}},
+                                        {foo,
+                                         {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"),
+                                          r.file("usr/local/bin/app", "build/app")},
+                                         {}}};
   RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root};
   auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, added);
   ASSERT_TRUE(groups) << groups.error().message;
   ASSERT_EQ(groups->size(), 3U);
   EXPECT_EQ((*groups)[0].origin, "deb:libfoo1=1.0-1:amd64");
   // What was taken of the package, and the closure's file of it; its list is not read again.
-  EXPECT_EQ(paths_of((*groups)[0]), (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1.0"}));
+  EXPECT_EQ(paths_of((*groups)[0]),
+            (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1.0"}));
   EXPECT_EQ((*groups)[1].origin, "deb:tzdata=2025b-0:all");
   EXPECT_EQ((*groups)[1].kind, LayerOrigin::package);
-  EXPECT_EQ(paths_of((*groups)[1]), (std::vector<std::string>{"usr", "usr/share", "usr/share/zoneinfo", "usr/share/zoneinfo/UTC"}));
+  EXPECT_EQ(paths_of((*groups)[1]),
+            (std::vector<std::string>{"usr", "usr/share", "usr/share/zoneinfo", "usr/share/zoneinfo/UTC"}));
   EXPECT_EQ((*groups)[2].origin, "files");
-  EXPECT_EQ(paths_of((*groups)[2]), (std::vector<std::string>{"etc", "etc/passwd", "usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
+  EXPECT_EQ(paths_of((*groups)[2]),
+            (std::vector<std::string>{"etc", "etc/passwd", "usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
 }
 
 TEST(Layering, LibraryDirectories) {
@@ -150,9 +167,9 @@ std::vector<std::string> origins(const std::vector<LayerGroup>& groups) {
 }
 
 std::vector<LayerGroup> sample() {
-  return {group(LayerOrigin::package, "libc6", 12), group(LayerOrigin::package, "libgcc-s1", 1),
+  return {group(LayerOrigin::package, "libc6", 12),  group(LayerOrigin::package, "libgcc-s1", 1),
           group(LayerOrigin::package, "libssl3", 7), group(LayerOrigin::package, "libstdc++6", 2),
-          group(LayerOrigin::package, "zlib1g", 1), group(LayerOrigin::own_libraries, "own-libraries", 3),
+          group(LayerOrigin::package, "zlib1g", 1),  group(LayerOrigin::own_libraries, "own-libraries", 3),
           group(LayerOrigin::files, "files", 1)};
 }
 
@@ -164,16 +181,18 @@ TEST(Layering, WithinTheBudgetNothingIsMerged) {
 TEST(Layering, TheSmallestPackagesAreMergedByASizeThenNameRule) {
   auto fitted = fit_budget(sample(), 5);
   // 5 = 2 packages kept (the largest), the merged one, own-libraries, files.
-  EXPECT_EQ(origins(fitted), (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:merged", "own-libraries", "files"}));
+  EXPECT_EQ(origins(fitted),
+            (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:merged", "own-libraries", "files"}));
   EXPECT_EQ(fitted[2].kind, LayerOrigin::merged_packages);
   EXPECT_EQ(fitted[2].size, 1 + 2 + 1);
   EXPECT_EQ(paths_of(fitted[2]), (std::vector<std::string>{"libgcc-s1", "libstdc++6", "zlib1g"}));
   // Equal sizes: the name decides (libgcc-s1 before zlib1g), whatever order the groups came in.
   auto shuffled = sample();
   std::reverse(shuffled.begin(), shuffled.begin() + 5);
-  std::sort(shuffled.begin(), shuffled.begin() + 5, [](const LayerGroup& a, const LayerGroup& b) { return a.key < b.key; });
-  EXPECT_EQ(origins(fit_budget(shuffled, 6)), (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:libstdc++6", "deb:merged",
-                                                                       "own-libraries", "files"}));
+  std::sort(shuffled.begin(), shuffled.begin() + 5,
+            [](const LayerGroup& a, const LayerGroup& b) { return a.key < b.key; });
+  EXPECT_EQ(origins(fit_budget(shuffled, 6)), (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:libstdc++6",
+                                                                        "deb:merged", "own-libraries", "files"}));
   EXPECT_EQ(paths_of(fit_budget(shuffled, 6)[3]), (std::vector<std::string>{"libgcc-s1", "zlib1g"}));
 }
 
@@ -198,7 +217,8 @@ TEST(Layering, AnImageOfMoreThan127LayersWithItsBasesIsRefused) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ErrorKind::input);
   EXPECT_EQ(refused.error().message,
-            "the image would have 128 layers (121 of the base, 7 of this record), more than the 127 container runtimes accept; "
+            "the image would have 128 layers (121 of the base, 7 of this record), more than the 127 container runtimes "
+            "accept; "
             "give a smaller --layers");
   // A smaller --layers is what the message asks for, and it fits.
   EXPECT_TRUE(check_layer_count(121, fit_budget(sample(), 6).size()));

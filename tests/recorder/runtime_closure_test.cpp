@@ -1,15 +1,15 @@
 #include "recorder/runtime_closure.hpp"
 
 #include <elf.h>
-#include <unistd.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 
-#include "util/process.hpp"
 #include "support/temp_dir.hpp"
+#include "util/process.hpp"
 
 namespace arec {
 namespace {
@@ -34,13 +34,15 @@ struct BuiltProgram {
   fs::Path library;
   BuiltProgram() {
     write_file(dir / "greet.cpp", "int greet_v1() { return 1; }\nint greet_v2() { return 2; }\n");
-    write_file(dir / "greet.map", "GREET_1.0 { global: _Z8greet_v1v; local: *; };\nGREET_1.1 { global: _Z8greet_v2v; } GREET_1.0;\n");
-    write_file(dir / "main.cpp", "#include <iostream>\nint greet_v2();\nint main() { std::cout << greet_v2() << '\\n'; }\n");
+    write_file(dir / "greet.map",
+               "GREET_1.0 { global: _Z8greet_v1v; local: *; };\nGREET_1.1 { global: _Z8greet_v2v; } GREET_1.0;\n");
+    write_file(dir / "main.cpp",
+               "#include <iostream>\nint greet_v2();\nint main() { std::cout << greet_v2() << '\\n'; }\n");
     std::filesystem::create_directories(dir / "lib");
     std::filesystem::create_directories(dir / "bin");
     library = dir / "lib/libgreet.so.1.2";
-    compile({"-shared", "-fPIC", "-o", library.string(), (dir / "greet.cpp").string(),
-             "-Wl,-soname,libgreet.so.1", "-Wl,--version-script=" + (dir / "greet.map").string()});
+    compile({"-shared", "-fPIC", "-o", library.string(), (dir / "greet.cpp").string(), "-Wl,-soname,libgreet.so.1",
+             "-Wl,--version-script=" + (dir / "greet.map").string()});
     std::filesystem::create_symlink("libgreet.so.1.2", dir / "lib/libgreet.so.1");
     program = dir / "bin/app";
     compile({"-o", program.string(), (dir / "main.cpp").string(), library.string(), "-Wl,-rpath,$ORIGIN/../lib",
@@ -107,7 +109,8 @@ TEST(LdCacheTest, ParsesThisMachinesCache) {
   if (bytes.empty()) GTEST_SKIP() << "this machine has no /etc/ld.so.cache";
   auto entries = parse_ld_cache(std::as_bytes(std::span(bytes)), "/etc/ld.so.cache");
   ASSERT_TRUE(entries.has_value()) << entries.error().message;
-  auto libc = std::find_if(entries->begin(), entries->end(), [](const LdCacheEntry& e) { return e.name == "libc.so.6"; });
+  auto libc =
+      std::find_if(entries->begin(), entries->end(), [](const LdCacheEntry& e) { return e.name == "libc.so.6"; });
   ASSERT_NE(libc, entries->end());
   EXPECT_TRUE(libc->path.ends_with("/libc.so.6")) << libc->path;
   EXPECT_TRUE(std::filesystem::exists(libc->path)) << libc->path;
@@ -117,15 +120,15 @@ TEST(LdCacheTest, ParsesThisMachinesCache) {
 std::string one_entry_cache(std::uint32_t key, std::uint32_t value) {
   std::string out = "glibc-ld.so.cache1.1";
   auto put32 = [&out](std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
-  put32(1);   // nlibs
-  put32(40);  // len_strings
+  put32(1);              // nlibs
+  put32(40);             // len_strings
   out.append(4, '\0');   // flags, padding
   out.append(16, '\0');  // extension offset, unused
-  put32(0x0303);  // flags: ELF libc6, x86-64
+  put32(0x0303);         // flags: ELF libc6, x86-64
   put32(key);
   put32(value);
-  put32(0);               // osversion
-  out.append(8, '\0');    // hwcap
+  put32(0);             // osversion
+  out.append(8, '\0');  // hwcap
   out += std::string("libz.so.1") + '\0' + "/lib/x86_64-linux-gnu/libz.so.1" + '\0';
   return out;
 }
@@ -159,7 +162,8 @@ TEST(DynamicTokensTest, ExpandsOriginLibAndPlatform) {
   EXPECT_EQ(expand_dynamic_tokens("${ORIGIN}/plugins", "/opt/app", d), "/opt/app/plugins");
   EXPECT_EQ(expand_dynamic_tokens("/opt/$LIB/$PLATFORM", "/x", d), "/opt/lib/x86_64-linux-gnu/x86_64");
   EXPECT_EQ(expand_dynamic_tokens("$ORIGINAL/x", "/o", d), "$ORIGINAL/x");  // not the token
-  EXPECT_EQ(d.dirs, (std::vector<std::string>{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"}));
+  EXPECT_EQ(d.dirs,
+            (std::vector<std::string>{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"}));
 }
 
 TEST(RuntimeClosureTest, AddsTheLoaderTheSystemLibrariesAndTheBuildsOwnThroughOrigin) {
@@ -181,14 +185,14 @@ TEST(RuntimeClosureTest, AddsTheLoaderTheSystemLibrariesAndTheBuildsOwnThroughOr
   // The loader and libc, wherever this machine's path to them leads.
   const std::string interp = (*read_elf(built().program))->interpreter;
   auto ends_with = [&](const std::string& name) {
-    return std::any_of(closure->begin(), closure->end(), [&](const LayerEntry& e) {
-      return e.type == LayerEntry::Type::file && e.path.ends_with(name);
-    });
+    return std::any_of(closure->begin(), closure->end(),
+                       [&](const LayerEntry& e) { return e.type == LayerEntry::Type::file && e.path.ends_with(name); });
   };
   EXPECT_TRUE(ends_with(std::filesystem::canonical(interp).filename().string()));
   EXPECT_TRUE(ends_with("/libc.so.6"));
   EXPECT_TRUE(ends_with("/libm.so.6"));  // needed by libstdc++, not by the program
-  EXPECT_TRUE(std::any_of(closure->begin(), closure->end(), [](const LayerEntry& e) { return e.path.find("libstdc++.so.6.") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(closure->begin(), closure->end(),
+                          [](const LayerEntry& e) { return e.path.find("libstdc++.so.6.") != std::string::npos; }));
 }
 
 TEST(RuntimeClosureTest, AMissingLibraryNamesTheNeederAndWhereItLooked) {
@@ -212,7 +216,8 @@ TEST(RuntimeClosureTest, AnAbsoluteSearchPathEntryTheImageDoesNotHoldIsWarnedAbo
   write_file(dir / "p.cpp", "int main() { return 0; }\n");
   const std::string build_dir = (dir / "build/lib").string();
   compile({"-o", (dir / "p").string(), (dir / "p.cpp").string(),
-           "-Wl,-rpath,$ORIGIN/../lib:/lib/x86_64-linux-gnu:" + build_dir + ":/opt/held/lib:/opt/linked/lib", "-Wl,--enable-new-dtags"});
+           "-Wl,-rpath,$ORIGIN/../lib:/lib/x86_64-linux-gnu:" + build_dir + ":/opt/held/lib:/opt/linked/lib",
+           "-Wl,--enable-new-dtags"});
   std::vector<LayerEntry> entries{{LayerEntry::Type::directory, "opt", {}, {}, 0755, 0, {}},
                                   {LayerEntry::Type::directory, "opt/held", {}, {}, 0755, 0, {}},
                                   {LayerEntry::Type::directory, "opt/held/lib", {}, {}, 0755, 0, {}},
@@ -222,7 +227,9 @@ TEST(RuntimeClosureTest, AnAbsoluteSearchPathEntryTheImageDoesNotHoldIsWarnedAbo
   ASSERT_TRUE(warnings.has_value()) << warnings.error().message;
   ASSERT_EQ(warnings->size(), 1U);
   EXPECT_EQ(warnings->front().rfind("/usr/local/bin/p (" + (dir / "p").string() + ") has RUNPATH " + build_dir +
-                                    ", a directory the image does not hold", 0), 0U)
+                                        ", a directory the image does not hold",
+                                    0),
+            0U)
       << warnings->front();
 }
 
@@ -263,19 +270,23 @@ TEST(RuntimeClosureTest, ASysrootGivesTheLoaderAndLibrariesAtTheSamePaths) {
       EXPECT_EQ(e.source, root / e.path) << e.path;
     }
   }
-  auto libc = std::find_if(host->begin(), host->end(), [](const LayerEntry& e) { return e.path.ends_with("/libc.so.6"); });
+  auto libc =
+      std::find_if(host->begin(), host->end(), [](const LayerEntry& e) { return e.path.ends_with("/libc.so.6"); });
   ASSERT_NE(libc, host->end());
   std::filesystem::remove(root / libc->path);
   auto missing = runtime_closure(entries, options);
   ASSERT_FALSE(missing.has_value());
-  EXPECT_NE(missing.error().message.find("needs libc.so.6, which was not found"), std::string::npos) << missing.error().message;
-  EXPECT_NE(missing.error().message.find(root.string() + "/etc/ld.so.cache"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("needs libc.so.6, which was not found"), std::string::npos)
+      << missing.error().message;
+  EXPECT_NE(missing.error().message.find(root.string() + "/etc/ld.so.cache"), std::string::npos)
+      << missing.error().message;
 }
 
 // An arm64 program built with Debian's cross compiler: without --sysroot, its loader and libraries come
 // from /usr/aarch64-linux-gnu, at the paths the arm64 loader searches, never from this machine.
 TEST(RuntimeClosureTest, AForeignProgramTakesTheCrossPackagesRoot) {
-  if (::access("/usr/bin/aarch64-linux-gnu-g++", X_OK) != 0) GTEST_SKIP() << "no aarch64-linux-gnu-g++ (scripts/deps installs it)";
+  if (::access("/usr/bin/aarch64-linux-gnu-g++", X_OK) != 0)
+    GTEST_SKIP() << "no aarch64-linux-gnu-g++ (scripts/deps installs it)";
   TempDir dir;
   write_file(dir / "a.cpp", "#include <iostream>\nint main() { std::cout << 1; }\n");
   auto run = run_process({"aarch64-linux-gnu-g++", "-o", (dir / "a").string(), (dir / "a.cpp").string()}, {},

@@ -75,8 +75,10 @@ TEST(Sbom, HostLibraryUnderMergedUsrIsFoundUnderEitherSpelling) {
 }
 
 TEST(Sbom, PurlPercentEncodesEpochAndPlus) {
-  EXPECT_EQ(debian_purl({"libstdc++6", "1:12.2.0-14", "amd64", ""}), "pkg:deb/debian/libstdc%2B%2B6@1%3A12.2.0-14?arch=amd64");
-  EXPECT_EQ(debian_purl({"libssl3", "3.0.19-1~deb12u2", "amd64", ""}), "pkg:deb/debian/libssl3@3.0.19-1~deb12u2?arch=amd64");
+  EXPECT_EQ(debian_purl({"libstdc++6", "1:12.2.0-14", "amd64", ""}),
+            "pkg:deb/debian/libstdc%2B%2B6@1%3A12.2.0-14?arch=amd64");
+  EXPECT_EQ(debian_purl({"libssl3", "3.0.19-1~deb12u2", "amd64", ""}),
+            "pkg:deb/debian/libssl3@3.0.19-1~deb12u2?arch=amd64");
 }
 
 SbomFacts sample_facts() {
@@ -193,7 +195,8 @@ TEST(Sbom, StoreListsTheSbomAsAReferrerAndTheRecordKeepsItsDigest) {
   request.module = "mesh";
   request.name = "app";
   request.revision = "0123456789abcdef0123456789abcdef01234567";
-  request.entries = *collect_entries({*parse_layer_input(LayerInput::Kind::directory, (dir / "in").string() + "=/srv")});
+  request.entries =
+      *collect_entries({*parse_layer_input(LayerInput::Kind::directory, (dir / "in").string() + "=/srv")});
   request.sbom = SbomFormat::none;
   auto without = record_image(request, *store);
   ASSERT_TRUE(without) << without.error().message;

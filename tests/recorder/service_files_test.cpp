@@ -39,10 +39,12 @@ TEST(ServiceFiles, ANameTheImageDoesNotHaveIsRefusedNamingIt) {
   auto missing = resolve_user(*parse_user("nonroot"), passwd, group, "the base image sha256:ab");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().kind, ErrorKind::input);
-  EXPECT_EQ(missing.error().message, "--user nonroot: the base image sha256:ab names no such user; give a user it names, or a number");
+  EXPECT_EQ(missing.error().message,
+            "--user nonroot: the base image sha256:ab names no such user; give a user it names, or a number");
   auto no_group = resolve_user(*parse_user("app:staff"), passwd, group, "the base image sha256:ab");
   ASSERT_FALSE(no_group);
-  EXPECT_NE(no_group.error().message.find("--user app:staff: the base image sha256:ab names no such group"), std::string::npos);
+  EXPECT_NE(no_group.error().message.find("--user app:staff: the base image sha256:ab names no such group"),
+            std::string::npos);
   auto no_passwd = resolve_user(*parse_user("app"), std::nullopt, std::nullopt, "the image");
   ASSERT_FALSE(no_passwd);
   EXPECT_NE(no_passwd.error().message.find("the image has no /etc/passwd"), std::string::npos);
@@ -50,7 +52,8 @@ TEST(ServiceFiles, ANameTheImageDoesNotHaveIsRefusedNamingIt) {
 }
 
 TEST(ServiceFiles, UserSpellingsOutsideNamesAndNumbersAreRefused) {
-  for (std::string_view bad : {"", "Root", "a:b:c", "4294967295", "99999999999", "-x", "app:", ":5", "a b", "x\x1b[2J"}) {
+  for (std::string_view bad :
+       {"", "Root", "a:b:c", "4294967295", "99999999999", "-x", "app:", ":5", "a b", "x\x1b[2J"}) {
     auto spec = parse_user(bad);
     ASSERT_FALSE(spec) << bad;
     EXPECT_EQ(spec.error().kind, ErrorKind::input);
@@ -88,9 +91,10 @@ struct PackageRoot {
     std::filesystem::create_symlink("usr/bin", dir / "root/bin");
     std::filesystem::create_symlink("data", dir / "root/usr/share/tool/current");
     write_file(dir / "dpkg/info/tool.list",
-               "/.\n" + root + "/bin\n" + root + "/bin/tool\n" + root + "/usr/share/tool\n" + root + "/usr/share/tool/data\n" +
-                   root + "/usr/share/tool/current\n" + root + "/usr/share/tool/gone\n" + root + "/usr/share/doc/tool/copyright\n" +
-                   root + "/usr/share/man/man1/tool.1.gz\n" + root + "/usr/share/locale/de/LC_MESSAGES/tool.mo\n");
+               "/.\n" + root + "/bin\n" + root + "/bin/tool\n" + root + "/usr/share/tool\n" + root +
+                   "/usr/share/tool/data\n" + root + "/usr/share/tool/current\n" + root + "/usr/share/tool/gone\n" +
+                   root + "/usr/share/doc/tool/copyright\n" + root + "/usr/share/man/man1/tool.1.gz\n" + root +
+                   "/usr/share/locale/de/LC_MESSAGES/tool.mo\n");
     write_file(dir / "dpkg/info/libarm:arm64.list", "/.\n");
     write_file(dir / "dpkg/status",
                "Package: tool\nStatus: install ok installed\nArchitecture: all\nVersion: 2.0-1\n\n"
@@ -104,8 +108,8 @@ std::vector<std::string> described(const std::vector<LayerEntry>& entries) {
   std::vector<std::string> out;
   for (const auto& e : entries) {
     out.push_back(e.path + (e.type == LayerEntry::Type::symlink ? " -> " + e.link_target
-                            : e.type == LayerEntry::Type::file ? " " + std::to_string(e.mode)
-                                                               : "/"));
+                            : e.type == LayerEntry::Type::file  ? " " + std::to_string(e.mode)
+                                                                : "/"));
   }
   return out;
 }
@@ -119,9 +123,10 @@ TEST(ServiceFiles, APackagesFilesFollowMergedUsrAndLeaveOutDocumentation) {
   EXPECT_EQ(files->package.architecture, "all");
   // /bin/tool is at usr/bin/tool, reached through the link bin -> usr/bin, which comes too; the path that
   // is gone is left out, and so are directories (their files bring them).
-  EXPECT_EQ(described(files->entries),
-            (std::vector<std::string>{"bin -> usr/bin", "usr/bin/tool " + std::to_string(0755), "usr/share/tool/current -> data",
-                                      "usr/share/tool/data " + std::to_string(0644)}));
+  EXPECT_EQ(
+      described(files->entries),
+      (std::vector<std::string>{"bin -> usr/bin", "usr/bin/tool " + std::to_string(0755),
+                                "usr/share/tool/current -> data", "usr/share/tool/data " + std::to_string(0644)}));
   EXPECT_EQ(files->entries[1].source, r.dir / "root/usr/bin/tool");
 }
 
@@ -142,7 +147,8 @@ TEST(ServiceFiles, APackageNotInstalledOrOfAnotherArchitectureIsRefused) {
   EXPECT_TRUE(package_files(r.dpkg(), *parse_package("libarm"), "arm64", r.root));
   auto other = package_files(r.dpkg(), *parse_package("tool:amd64"), "arm64", r.root);
   ASSERT_FALSE(other);
-  EXPECT_EQ(other.error().message, "--package tool:amd64: the image is for arm64; give tool:arm64, the package of its architecture");
+  EXPECT_EQ(other.error().message,
+            "--package tool:amd64: the image is for arm64; give tool:arm64, the package of its architecture");
   for (std::string_view bad : {"", "T", "a", "tool:", "to ol", "tool:AMD64", "x\x1b[0m"}) {
     auto spec = parse_package(bad);
     ASSERT_FALSE(spec) << bad;
@@ -155,19 +161,21 @@ TEST(ServiceFiles, TheCaBundleIsThePackagesCertificatesThenTheImagesOwn) {
   write_file(r.dir / "root/usr/share/ca-certificates/mozilla/B.crt", "B\n");
   write_file(r.dir / "root/usr/share/ca-certificates/mozilla/A.crt", "A");  // no newline: one is added
   write_file(r.dir / "own.crt", "OWN\n");
-  write_file(r.dir / "dpkg/info/ca-certificates.list",
-             r.root + "/usr/share/ca-certificates/mozilla/B.crt\n" + r.root + "/usr/share/ca-certificates/mozilla/A.crt\n" + r.root +
-                 "/usr/sbin/update-ca-certificates\n");
-  write_file(r.dir / "dpkg/status", "Package: ca-certificates\nStatus: install ok installed\nArchitecture: all\nVersion: 20230311\n\n");
+  write_file(r.dir / "dpkg/info/ca-certificates.list", r.root + "/usr/share/ca-certificates/mozilla/B.crt\n" + r.root +
+                                                           "/usr/share/ca-certificates/mozilla/A.crt\n" + r.root +
+                                                           "/usr/sbin/update-ca-certificates\n");
+  write_file(r.dir / "dpkg/status",
+             "Package: ca-certificates\nStatus: install ok installed\nArchitecture: all\nVersion: 20230311\n\n");
   const std::vector<LayerEntry> recorded{
       {LayerEntry::Type::file, "usr/local/share/ca-certificates/own.crt", r.dir / "own.crt", {}, 0644, 4, {}},
       {LayerEntry::Type::file, "usr/local/share/ca-certificates/notes.txt", r.dir / "own.crt", {}, 0644, 4, {}}};
   auto ca = ca_certificate_files(r.dpkg(), recorded, "/usr/lib/libssl.so.3", r.root);
   ASSERT_TRUE(ca) << ca.error().message;
   EXPECT_EQ(ca->package.name, "ca-certificates");
-  EXPECT_EQ(described(ca->entries), (std::vector<std::string>{"etc/ssl/certs/ca-certificates.crt " + std::to_string(0644),
-                                                              "usr/lib/ssl/cert.pem -> /etc/ssl/certs/ca-certificates.crt",
-                                                              "usr/lib/ssl/certs -> /etc/ssl/certs"}));
+  EXPECT_EQ(described(ca->entries),
+            (std::vector<std::string>{"etc/ssl/certs/ca-certificates.crt " + std::to_string(0644),
+                                      "usr/lib/ssl/cert.pem -> /etc/ssl/certs/ca-certificates.crt",
+                                      "usr/lib/ssl/certs -> /etc/ssl/certs"}));
   EXPECT_EQ(ca->entries[0].content, "A\nB\nOWN\n");
   EXPECT_EQ(ca->entries[0].size, 8);
   // What the bundle was made of, for a build's depfile: the package's certificates.
@@ -176,9 +184,10 @@ TEST(ServiceFiles, TheCaBundleIsThePackagesCertificatesThenTheImagesOwn) {
   write_file(r.dir / "dpkg/status", "");
   auto none = ca_certificate_files(r.dpkg(), recorded, "/usr/lib/libssl.so.3", r.root);
   ASSERT_FALSE(none);
-  EXPECT_EQ(none.error().message,
-            "the image holds /usr/lib/libssl.so.3, which needs CA certificates, and ca-certificates is not installed on this "
-            "machine; install it with apt-get install ca-certificates, or record with --no-ca-certificates");
+  EXPECT_EQ(
+      none.error().message,
+      "the image holds /usr/lib/libssl.so.3, which needs CA certificates, and ca-certificates is not installed on this "
+      "machine; install it with apt-get install ca-certificates, or record with --no-ca-certificates");
 }
 
 TEST(ServiceFiles, TlsLibrariesAreKnownByName) {

@@ -11,7 +11,8 @@ using test::TempDir;
 using test::write_file;
 
 TEST(Challenges, BearerWithAScopeHoldingCommas) {
-  auto c = parse_challenges(R"(Bearer realm="https://auth.example/token",service="registry.example",scope="repository:mesh/app:pull,push")");
+  auto c = parse_challenges(
+      R"(Bearer realm="https://auth.example/token",service="registry.example",scope="repository:mesh/app:pull,push")");
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].scheme, "bearer");
   EXPECT_EQ(c[0].param("realm"), "https://auth.example/token");
@@ -55,7 +56,8 @@ TEST(Credentials, KeysAreHostAndPortWithoutSchemeOrPath) {
 }
 
 TEST(Credentials, AuthsEntryIsBase64OfUserColonPassword) {
-  const std::string config = R"({"auths": {"https://10.0.0.5:5000": {"auth": ")" + base64_encode("mesh:pa:ss") + R"("}}})";
+  const std::string config =
+      R"({"auths": {"https://10.0.0.5:5000": {"auth": ")" + base64_encode("mesh:pa:ss") + R"("}}})";
   auto answer = lookup_config(config, "config.json", "10.0.0.5:5000");
   ASSERT_TRUE(answer) << answer.error().message;
   ASSERT_TRUE(answer->credential);
@@ -66,11 +68,13 @@ TEST(Credentials, AuthsEntryIsBase64OfUserColonPassword) {
 }
 
 TEST(Credentials, UsernamePasswordFieldsAndIdentityTokens) {
-  auto answer = lookup_config(R"({"auths": {"r:1": {"username": "u", "password": "p"}, "r:2": {"identitytoken": "t"}}})", "a.json", "r:1");
+  auto answer = lookup_config(
+      R"({"auths": {"r:1": {"username": "u", "password": "p"}, "r:2": {"identitytoken": "t"}}})", "a.json", "r:1");
   ASSERT_TRUE(answer && answer->credential);
   EXPECT_EQ(answer->credential->username, "u");
   EXPECT_EQ(answer->credential->password, "p");
-  answer = lookup_config(R"({"auths": {"r:1": {"username": "u", "password": "p"}, "r:2": {"identitytoken": "t"}}})", "a.json", "r:2");
+  answer = lookup_config(R"({"auths": {"r:1": {"username": "u", "password": "p"}, "r:2": {"identitytoken": "t"}}})",
+                         "a.json", "r:2");
   ASSERT_TRUE(answer && answer->credential);
   EXPECT_EQ(answer->credential->identity_token, "t");
 }
@@ -102,7 +106,8 @@ TEST(Credentials, NothingForOtherHostsAndErrorsNameTheFile) {
 TEST(Credentials, FilesInDockerThenContainersOrder) {
   EXPECT_EQ(credential_files(CredentialPlaces{"/d", "/home/u", "/r/auth.json", "/run/user/7"}),
             (std::vector<fs::Path>{"/d/config.json", "/r/auth.json", "/run/user/7/containers/auth.json"}));
-  EXPECT_EQ(credential_files(CredentialPlaces{"", "/home/u", "", ""}), (std::vector<fs::Path>{"/home/u/.docker/config.json"}));
+  EXPECT_EQ(credential_files(CredentialPlaces{"", "/home/u", "", ""}),
+            (std::vector<fs::Path>{"/home/u/.docker/config.json"}));
   EXPECT_TRUE(credential_files(CredentialPlaces{}).empty());
 }
 
@@ -110,7 +115,8 @@ TEST(Credentials, FirstFileWithAnEntryWins) {
   TempDir tmp;
   write_file(tmp / "docker/config.json", R"({"auths": {"other:1": {"auth": "dTpw"}}})");
   write_file(tmp / "auth.json", R"({"auths": {"r:1": {"auth": ")" + base64_encode("x:y") + R"("}}})");
-  const auto files = credential_files(CredentialPlaces{(tmp / "docker").string(), "", (tmp / "auth.json").string(), ""});
+  const auto files =
+      credential_files(CredentialPlaces{(tmp / "docker").string(), "", (tmp / "auth.json").string(), ""});
   auto found = find_credential("r:1", files);
   ASSERT_TRUE(found) << found.error().message;
   ASSERT_TRUE(*found);
@@ -128,7 +134,8 @@ TEST(Credentials, AMissingHelperIsAnErrorNamingIt) {
 }
 
 TEST(Base64, RoundTripsAndRejectsGarbage) {
-  for (const std::string& text : std::vector<std::string>{"", "a", "ab", "abc", "user:p@ss:word", std::string("\0\xff", 2)}) {
+  for (const std::string& text :
+       std::vector<std::string>{"", "a", "ab", "abc", "user:p@ss:word", std::string("\0\xff", 2)}) {
     EXPECT_EQ(base64_decode(base64_encode(text)), text);
   }
   EXPECT_EQ(base64_encode("user:pass"), "dXNlcjpwYXNz");
@@ -162,7 +169,8 @@ TEST(Tokens, TokenOrAccessTokenWithExpiry) {
 
 TEST(Tokens, ATokenThatWouldAddHeadersIsRefused) {
   const auto now = std::chrono::steady_clock::now();
-  for (const char* body : {R"({"token": "TOKEN\r\nX-Injected: yes"})", R"({"token": "a b"})", R"({"access_token": "a\u001b[31m"})"}) {
+  for (const char* body :
+       {R"({"token": "TOKEN\r\nX-Injected: yes"})", R"({"token": "a b"})", R"({"access_token": "a\u001b[31m"})"}) {
     const auto token = parse_token_response(body, now);
     ASSERT_FALSE(token) << body;
     EXPECT_NE(token.error().message.find("control characters"), std::string::npos);

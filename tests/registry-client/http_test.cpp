@@ -12,7 +12,8 @@ TEST(Location, RelativeAbsoluteAndWithAQuery) {
   EXPECT_EQ(http::resolve_url(base, "/v2/mesh/app/blobs/uploads/u1?_state=abc%3D"),
             "http://127.0.0.1:5000/v2/mesh/app/blobs/uploads/u1?_state=abc%3D");
   EXPECT_EQ(http::resolve_url(base, "u2"), "http://127.0.0.1:5000/v2/mesh/app/blobs/uploads/u2");
-  EXPECT_EQ(http::resolve_url(base, "https://storage.example/upload/7?sig=x"), "https://storage.example/upload/7?sig=x");
+  EXPECT_EQ(http::resolve_url(base, "https://storage.example/upload/7?sig=x"),
+            "https://storage.example/upload/7?sig=x");
   EXPECT_FALSE(http::resolve_url(base, "http://[bad"));
 }
 

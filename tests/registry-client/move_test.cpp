@@ -19,10 +19,12 @@ TEST(MovePlan, KeepsTheFilesKeyOrderAndChangesOnlyTheRegistry) {
   EXPECT_FALSE(plan->already_there);
   EXPECT_EQ(plan->from.host, "10.0.0.1:5000");
   EXPECT_EQ(plan->to.host, "10.0.0.2:5001");
-  EXPECT_EQ(nlohmann::ordered_json::parse(plan->settings_after).dump(),
-            R"({"services":{"registry":"n2","bus":"n1"},"nodes":{"n2":{"ports":{"bus":5679,"registry":5001},"address":"10.0.0.2"},"n1":{"address":"10.0.0.1","ports":{"registry":5000}}}})");
-  EXPECT_EQ(nlohmann::ordered_json::parse(plan->settings_before).dump(),
-            R"({"services":{"registry":"n1","bus":"n1"},"nodes":{"n2":{"ports":{"bus":5679},"address":"10.0.0.2"},"n1":{"address":"10.0.0.1","ports":{"registry":5000}}}})");
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(plan->settings_after).dump(),
+      R"({"services":{"registry":"n2","bus":"n1"},"nodes":{"n2":{"ports":{"bus":5679,"registry":5001},"address":"10.0.0.2"},"n1":{"address":"10.0.0.1","ports":{"registry":5000}}}})");
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(plan->settings_before).dump(),
+      R"({"services":{"registry":"n1","bus":"n1"},"nodes":{"n2":{"ports":{"bus":5679},"address":"10.0.0.2"},"n1":{"address":"10.0.0.1","ports":{"registry":5000}}}})");
 
   auto same = plan_move(*settings, "n1", 5000, {}, ClientSettings{});
   ASSERT_TRUE(same) << same.error().message;
@@ -38,13 +40,14 @@ TEST(MovePlan, KeepsTheFilesKeyOrderAndChangesOnlyTheRegistry) {
 TEST(MovePlan, ChangesOnlyTheValuesThatMoveAndKeepsEveryOtherByte) {
   test::TempDir dir;
   const auto path = (dir / "nodes.json").string();
-  const std::string before = "{\"self\":\"n1\",\n"
-                             " \"nodes\": {\"n1\": {\"address\": \"10.0.0.1\", \"ports\": {\"registry\": 5000, \"db\": 6379}},\n"
-                             "           \"n2\": {\"address\": \"10.0.0.2\",\n"
-                             "                  \"ports\": {\"bus\":5679}},\n"
-                             "           \"n3\": {\"address\": \"10.0.0.3\"}},\n"
-                             " \"services\": {\"registry\":  \"n1\", \"db\": \"n1\"}\n"
-                             "}\n";
+  const std::string before =
+      "{\"self\":\"n1\",\n"
+      " \"nodes\": {\"n1\": {\"address\": \"10.0.0.1\", \"ports\": {\"registry\": 5000, \"db\": 6379}},\n"
+      "           \"n2\": {\"address\": \"10.0.0.2\",\n"
+      "                  \"ports\": {\"bus\":5679}},\n"
+      "           \"n3\": {\"address\": \"10.0.0.3\"}},\n"
+      " \"services\": {\"registry\":  \"n1\", \"db\": \"n1\"}\n"
+      "}\n";
   test::write_file(path, before);
   auto settings = NodeSettings::load(path, "");
   ASSERT_TRUE(settings) << settings.error().message;
@@ -69,7 +72,8 @@ TEST(MovePlan, ChangesOnlyTheValuesThatMoveAndKeepsEveryOtherByte) {
   // A node given no ports gets them; a port given already is rewritten where it is.
   auto to_n3 = plan_move(*settings, "n3", 5002, {}, ClientSettings{});
   ASSERT_TRUE(to_n3) << to_n3.error().message;
-  EXPECT_NE(to_n3->settings_after.find("\"n3\": {\"address\": \"10.0.0.3\", \"ports\": {\"registry\": 5002}}"), std::string::npos)
+  EXPECT_NE(to_n3->settings_after.find("\"n3\": {\"address\": \"10.0.0.3\", \"ports\": {\"registry\": 5002}}"),
+            std::string::npos)
       << to_n3->settings_after;
   auto same_node = plan_move(*settings, "n1", 5003, {}, ClientSettings{});
   ASSERT_TRUE(same_node) << same_node.error().message;

@@ -11,7 +11,8 @@ namespace {
 // ---- push planning -------------------------------------------------------------------------------
 
 Descriptor blob(char fill, std::int64_t size) {
-  return Descriptor{"application/octet-stream", *Digest::parse("sha256:" + std::string(64, fill)), size, {}, {}, {}, {}};
+  return Descriptor{
+      "application/octet-stream", *Digest::parse("sha256:" + std::string(64, fill)), size, {}, {}, {}, {}};
 }
 
 // The planned blobs as "digest-letter:repository,repository" in the order they go.
@@ -35,7 +36,8 @@ TEST(PushPlan, LargestFirstEachBlobOnce) {
 }
 
 TEST(PushPlan, EqualSizesKeepTheImagesOrder) {
-  const auto plan = plan_blobs({{"mesh/one", {blob('d', 7), blob('a', 7)}, false}, {"mesh/two", {blob('c', 7)}, false}});
+  const auto plan =
+      plan_blobs({{"mesh/one", {blob('d', 7), blob('a', 7)}, false}, {"mesh/two", {blob('c', 7)}, false}});
   EXPECT_EQ(order(plan), (std::vector<std::string>{"d:mesh/one", "a:mesh/one", "c:mesh/two"}));
 }
 
@@ -54,7 +56,8 @@ TEST(PushPlan, ImagesTheRegistryHoldsSendNothingAndCountAsSkipped) {
   // The present image's blobs are skipped unasked, even the one the other image still sends.
   EXPECT_EQ(plan.skipped, 2);
   EXPECT_EQ(order(plan), (std::vector<std::string>{"e:mesh/tool", "3:mesh/tool", "4:mesh/tool"}));
-  const auto none = plan_blobs({{"mesh/app", {blob('1', 100), blob('e', 9000)}, true}, {"mesh/app", {blob('1', 100)}, true}});
+  const auto none =
+      plan_blobs({{"mesh/app", {blob('1', 100), blob('e', 9000)}, true}, {"mesh/app", {blob('1', 100)}, true}});
   EXPECT_TRUE(none.blobs.empty());
   EXPECT_EQ(none.skipped, 3);
   EXPECT_TRUE(plan_blobs({}).blobs.empty());
@@ -97,7 +100,8 @@ TEST(MountSources, OfAStoreOffersTheNewestRecordFirst) {
   EXPECT_EQ(sources.candidate(layer, "mesh/other"), "mesh/newer");
   EXPECT_EQ(sources.candidate(layer, "mesh/newer"), "mesh/older");
   EXPECT_EQ(sources.candidate(layer, "mesh/older"), "mesh/newer");
-  EXPECT_EQ(MountSources::of(*store).candidate(older.manifest.digest, "mesh/x"), std::nullopt) << "manifests are not blobs to mount";
+  EXPECT_EQ(MountSources::of(*store).candidate(older.manifest.digest, "mesh/x"), std::nullopt)
+      << "manifests are not blobs to mount";
 }
 
 TEST(MountSources, NotedRepositoriesComeBeforeRecordsAndNeverTheTarget) {
@@ -107,9 +111,12 @@ TEST(MountSources, NotedRepositoriesComeBeforeRecordsAndNeverTheTarget) {
   sources.add_noted(blob('e', 9).digest, "mesh/record");  // noted and recorded: offered once
   sources.add_noted(blob('e', 9).digest, "mesh/app");
   EXPECT_EQ(sources.candidate(blob('e', 9).digest, "mesh/app"), "mesh/pushed");
-  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/app", 5), (std::vector<std::string>{"mesh/pushed", "mesh/record"}));
-  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/pushed", 5), (std::vector<std::string>{"mesh/record", "mesh/app"}));
-  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/other", 2), (std::vector<std::string>{"mesh/pushed", "mesh/record"}));
+  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/app", 5),
+            (std::vector<std::string>{"mesh/pushed", "mesh/record"}));
+  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/pushed", 5),
+            (std::vector<std::string>{"mesh/record", "mesh/app"}));
+  EXPECT_EQ(sources.candidates(blob('e', 9).digest, "mesh/other", 2),
+            (std::vector<std::string>{"mesh/pushed", "mesh/record"}));
   EXPECT_TRUE(sources.candidates(blob('9', 9).digest, "mesh/app", 5).empty());
 }
 
@@ -126,10 +133,12 @@ TEST(MountSources, OfAStoreOffersWhereItsBlobsWereNotedAfterTheirRecordIsGone) {
   store->note_repository(layer, "mesh/gone");
   store->note_repository(layer, "other/pushed");
   ASSERT_TRUE(store->with_writer([](StoreWriter& writer) { return writer.remove("mesh", "gone", std::nullopt); }));
-  EXPECT_EQ(store->repositories_holding(layer), (std::vector<std::string>{"other/pushed", "mesh/gone"})) << "newest first";
+  EXPECT_EQ(store->repositories_holding(layer), (std::vector<std::string>{"other/pushed", "mesh/gone"}))
+      << "newest first";
   const auto sources = MountSources::of(*store, {layer});
   EXPECT_EQ(sources.candidates(layer, "mesh/new", 5), (std::vector<std::string>{"other/pushed", "mesh/gone"}));
-  EXPECT_EQ(MountSources::of(*store).candidate(layer, "mesh/new"), std::nullopt) << "notes are read only for the blobs asked for";
+  EXPECT_EQ(MountSources::of(*store).candidate(layer, "mesh/new"), std::nullopt)
+      << "notes are read only for the blobs asked for";
 }
 
 TEST(MountSources, AStoreKeepsTheNewestEightRepositoriesOfABlob) {
@@ -140,7 +149,8 @@ TEST(MountSources, AStoreKeepsTheNewestEightRepositoriesOfABlob) {
   for (int i = 0; i < 10; ++i) store->note_repository(digest, "mesh/s" + std::to_string(i));
   store->note_repository(digest, "mesh/s3");  // seen again: first again, not twice
   const auto held = store->repositories_holding(digest);
-  EXPECT_EQ(held, (std::vector<std::string>{"mesh/s3", "mesh/s9", "mesh/s8", "mesh/s7", "mesh/s6", "mesh/s5", "mesh/s4", "mesh/s2"}));
+  EXPECT_EQ(held, (std::vector<std::string>{"mesh/s3", "mesh/s9", "mesh/s8", "mesh/s7", "mesh/s6", "mesh/s5", "mesh/s4",
+                                            "mesh/s2"}));
   EXPECT_TRUE(store->repositories_holding(blob('b', 1).digest).empty());
 }
 

@@ -13,8 +13,8 @@ http::Response response(int status, std::string body) {
 }
 
 TEST(RegistryError, ParsesTheDistributionErrorDocument) {
-  auto e = RegistryError::from_response(
-      response(404, R"({"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry","detail":"sha256:abc"}]})"));
+  auto e = RegistryError::from_response(response(
+      404, R"({"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry","detail":"sha256:abc"}]})"));
   EXPECT_EQ(e.status, 404);
   EXPECT_EQ(e.code, "BLOB_UNKNOWN");
   EXPECT_EQ(e.str(), "404 Not Found (BLOB_UNKNOWN: blob unknown to registry)");
@@ -36,8 +36,9 @@ TEST(RegistryError, OddDocumentsAreReadWithoutThrowing) {
   EXPECT_EQ(e.code, "");
   EXPECT_EQ(e.message, "odd");
   // A message written over several lines is shown on one.
-  EXPECT_EQ(RegistryError::from_response(response(403, R"({"errors":[{"code":"DENIED","message":"no\naccess"}]})")).str(),
-            "403 Forbidden (DENIED: no access)");
+  EXPECT_EQ(
+      RegistryError::from_response(response(403, R"({"errors":[{"code":"DENIED","message":"no\naccess"}]})")).str(),
+      "403 Forbidden (DENIED: no access)");
   // Nested beyond read_json's limit: the body is shown as text (cut short), as for any non-document.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   auto nested = RegistryError::from_response(response(500, deep));
@@ -54,7 +55,8 @@ TEST(RegistryError, TemporaryStatusesAndCodes) {
     EXPECT_FALSE(RegistryError::from_response(response(status, "")).is_temporary()) << status;
   }
   EXPECT_TRUE(RegistryError::from_response(response(400, R"({"errors":[{"code":"TOOMANYREQUESTS"}]})")).is_temporary());
-  EXPECT_TRUE(RegistryError::from_response(response(404, R"({"errors":[{"code":"BLOB_UPLOAD_UNKNOWN"}]})")).is_temporary());
+  EXPECT_TRUE(
+      RegistryError::from_response(response(404, R"({"errors":[{"code":"BLOB_UPLOAD_UNKNOWN"}]})")).is_temporary());
 }
 
 TEST(RegistryError, NetworkFailuresAreTemporaryOthersAreNot) {
@@ -73,7 +75,8 @@ TEST(RegistryError, MessagesSayWhatWasDoneAndHowOftenItWasTried) {
   const Error error = e.to_error("pushing mesh/app to 127.0.0.1:5000: uploading blob sha256:abcd");
   EXPECT_EQ(error.kind, ErrorKind::registry);
   EXPECT_EQ(error.message,
-            "pushing mesh/app to 127.0.0.1:5000: uploading blob sha256:abcd: 500 Internal Server Error (UNKNOWN: unknown error) "
+            "pushing mesh/app to 127.0.0.1:5000: uploading blob sha256:abcd: 500 Internal Server Error (UNKNOWN: "
+            "unknown error) "
             "(gave up after 5 attempts in 3.2 s)");
   const Error local = RegistryError::local(Error::input("opening /s/blobs/x: No such file")).to_error("pushing");
   EXPECT_EQ(local.kind, ErrorKind::input);

@@ -7,10 +7,10 @@
 #include <random>
 
 #include "addressing/nodes.hpp"
-#include "util/fs.hpp"
 #include "registry-client/transfer.hpp"
 #include "support/memory_sink.hpp"
 #include "support/temp_dir.hpp"
+#include "util/fs.hpp"
 
 namespace arec {
 namespace {
@@ -22,7 +22,8 @@ TEST(Scheme, PlainHttpFallbackOnlyForLoopbackOrInsecureNodes) {
   for (const char* host : {"127.0.0.1:5000", "127.1.2.3:80", "[::1]:5000", "localhost:5000", "localhost"}) {
     EXPECT_EQ(plain_http_for(host, InsecureRegistry::no), PlainHttp::fallback) << host;
   }
-  for (const char* host : {"10.0.0.5:5000", "192.168.1.1", "registry.example:5000", "[2001:db8::1]:5000", "localhost.example:5000"}) {
+  for (const char* host :
+       {"10.0.0.5:5000", "192.168.1.1", "registry.example:5000", "[2001:db8::1]:5000", "localhost.example:5000"}) {
     EXPECT_EQ(plain_http_for(host, InsecureRegistry::no), PlainHttp::refused) << host;
     EXPECT_EQ(plain_http_for(host, InsecureRegistry::yes), PlainHttp::fallback) << host;
   }
@@ -35,7 +36,8 @@ TEST(Scheme, ADomainThatIsAnInsecureNodesRegistryMayFallBackToPlainHttp) {
       "services": {"registry": "n2"}})",
                                       "nodes.json");
   ASSERT_TRUE(settings) << settings.error().message;
-  auto resolved = registry_for_domain("", *settings, ClientSettings{"/ca.pem", http::k_default_stall_timeout, http::k_default_min_rate, {}});
+  auto resolved = registry_for_domain(
+      "", *settings, ClientSettings{"/ca.pem", http::k_default_stall_timeout, http::k_default_min_rate, {}});
   ASSERT_TRUE(resolved);
   EXPECT_EQ(resolved->host, "10.0.0.2:5001");
   // HTTPS is tried first, also there.
@@ -63,7 +65,8 @@ TEST(Scheme, TheRegistryNameIsTheRegistryTheSettingsPlace) {
 }
 
 TEST(Lists, NamesFromAPageOfTagsOrCatalog) {
-  EXPECT_EQ(names_from_list_page(R"({"name":"m/n","tags":["v1","latest"]})", "tags"), (std::vector<std::string>{"v1", "latest"}));
+  EXPECT_EQ(names_from_list_page(R"({"name":"m/n","tags":["v1","latest"]})", "tags"),
+            (std::vector<std::string>{"v1", "latest"}));
   EXPECT_EQ(names_from_list_page(R"({"repositories":["a/b",7,null,"c/d"]})", "repositories"),
             (std::vector<std::string>{"a/b", "c/d"}));
   EXPECT_EQ(names_from_list_page(R"({"name":"m/n","tags":null})", "tags"), std::vector<std::string>{});
@@ -78,7 +81,8 @@ class LiveRegistry : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* address = std::getenv("AREC_TEST_REGISTRY");
-    if (address == nullptr || *address == '\0') GTEST_SKIP() << "AREC_TEST_REGISTRY is not set: run through scripts/test";
+    if (address == nullptr || *address == '\0')
+      GTEST_SKIP() << "AREC_TEST_REGISTRY is not set: run through scripts/test";
     m_registry.emplace(RegistryAddress{address, Scheme::http, {}}, Access::push);
     std::random_device random;
     m_repository = "unit/live" + std::to_string(random());

@@ -48,19 +48,21 @@ TEST(Retry, SaysWhyItGaveUpBeforeTheAttemptsRanOut) {
             "the registry asked to wait 30 s (Retry-After), past the retry budget of 10 s (AREC_RETRY_BUDGET)");
   EXPECT_EQ(policy.give_up_reason(temporary(), 3, milliseconds(9900)),
             "another try would pass the retry budget of 10 s (AREC_RETRY_BUDGET)");
-  EXPECT_EQ(policy.give_up_reason(temporary(), 5, milliseconds(0)), "");  // the attempts ran out: the count says it
+  EXPECT_EQ(policy.give_up_reason(temporary(), 5, milliseconds(0)), "");     // the attempts ran out: the count says it
   EXPECT_EQ(policy.give_up_reason(temporary(404), 1, milliseconds(0)), "");  // not worth another try at all
 
   e.attempts = 1;
   e.elapsed = milliseconds(12);
   e.gave_up = policy.give_up_reason(e, 1, milliseconds(12));
-  EXPECT_EQ(e.str(), "429 Too Many Requests (gave up: the registry asked to wait 30 s (Retry-After), past the retry "
-                     "budget of 10 s (AREC_RETRY_BUDGET))");
+  EXPECT_EQ(e.str(),
+            "429 Too Many Requests (gave up: the registry asked to wait 30 s (Retry-After), past the retry "
+            "budget of 10 s (AREC_RETRY_BUDGET))");
   e.attempts = 3;
   e.elapsed = milliseconds(9900);
   e.gave_up = policy.give_up_reason(temporary(), 3, e.elapsed);
-  EXPECT_EQ(e.str(), "429 Too Many Requests (gave up after 3 attempts in 9.9 s: another try would pass the retry "
-                     "budget of 10 s (AREC_RETRY_BUDGET))");
+  EXPECT_EQ(e.str(),
+            "429 Too Many Requests (gave up after 3 attempts in 9.9 s: another try would pass the retry "
+            "budget of 10 s (AREC_RETRY_BUDGET))");
 }
 
 TEST(Retry, TriesUntilSuccessAndCountsAttemptsWhenGivingUp) {

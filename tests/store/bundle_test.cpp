@@ -65,12 +65,14 @@ TEST_F(BundleTest, ListsALayersEntriesAsTarDoes) {
   EXPECT_EQ((*files)[2].link_target, "/usr/bin/app");
   EXPECT_EQ((*files)[3].type, LayerFile::Type::symlink);
   EXPECT_EQ((*files)[3].link_target, "usr/lib");
-  EXPECT_EQ(to_json((*files)[3]).dump(), R"({"linkTarget":"usr/lib","mode":"lrwxr-xr-x","path":"/lib","type":"symlink"})");
+  EXPECT_EQ(to_json((*files)[3]).dump(),
+            R"({"linkTarget":"usr/lib","mode":"lrwxr-xr-x","path":"/lib","type":"symlink"})");
 
   const auto not_tar = m_store->put_blob("not a tar at all", media_type::k_layer_tar);
   auto refused = list_layer_files(*m_store, *not_tar);
   ASSERT_FALSE(refused.has_value());
-  EXPECT_NE(refused.error().message.find("layer " + not_tar->digest.str()), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("layer " + not_tar->digest.str()), std::string::npos)
+      << refused.error().message;
 }
 
 TEST_F(BundleTest, DescribesAnImage) {
@@ -113,7 +115,8 @@ TEST_F(BundleTest, ExportThenImportKeepsTheHistoryAndTheBytes) {
   auto latest = other->latest("demo", "app");
   ASSERT_TRUE(latest.has_value() && latest->has_value());
   EXPECT_EQ((*latest)->manifest.digest, second.manifest.digest);
-  EXPECT_EQ(test::read_file(other->blob_path(first.manifest.digest)), test::read_file(m_store->blob_path(first.manifest.digest)));
+  EXPECT_EQ(test::read_file(other->blob_path(first.manifest.digest)),
+            test::read_file(m_store->blob_path(first.manifest.digest)));
 
   auto again = import_bundle(one, m_dir / "other");
   ASSERT_TRUE(again.has_value());

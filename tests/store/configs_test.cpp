@@ -28,7 +28,9 @@ TEST(ChooseConfig, SeveralUseTheDefaultAndSaySo) {
   auto chosen = choose_config("mesh/app", {"Debug", "Release"}, ConfigChoice{});
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_EQ(chosen->config, "Release");
-  EXPECT_EQ(chosen->note, "mesh/app has records of Debug, Release: using the default configuration, Release (choose another with --config)");
+  EXPECT_EQ(chosen->note,
+            "mesh/app has records of Debug, Release: using the default configuration, Release (choose another with "
+            "--config)");
   auto other = choose_config("mesh/app", {"Debug", "Release"}, ConfigChoice{std::nullopt, "Debug"});
   ASSERT_TRUE(other);
   EXPECT_EQ(other->config, "Debug");
@@ -38,7 +40,8 @@ TEST(ChooseConfig, SeveralWithoutTheDefaultIsAnError) {
   auto chosen = choose_config("mesh/app", {"Debug", "MinSizeRel"}, ConfigChoice{});
   ASSERT_FALSE(chosen);
   EXPECT_EQ(chosen.error().message,
-            "mesh/app has records of Debug, MinSizeRel and none of the default configuration Release: choose one with --config NAME "
+            "mesh/app has records of Debug, MinSizeRel and none of the default configuration Release: choose one with "
+            "--config NAME "
             "(or set AREC_DEFAULT_CONFIG)");
 }
 
@@ -49,7 +52,8 @@ TEST(ChooseConfig, AskedForIsThatOneOrAnErrorNamingThoseRecorded) {
   EXPECT_TRUE(debug->note.empty());
   auto missing = choose_config("mesh/app", {"Debug", "Release"}, ConfigChoice{"RelWithDebInfo"});
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().message, "mesh/app: no record of configuration RelWithDebInfo (its records are of Debug, Release)");
+  EXPECT_EQ(missing.error().message,
+            "mesh/app: no record of configuration RelWithDebInfo (its records are of Debug, Release)");
   // Records naming no configuration serve every one.
   auto unnamed = choose_config("mesh/app", {""}, ConfigChoice{"Release"});
   ASSERT_TRUE(unnamed);
@@ -135,7 +139,8 @@ TEST(StoreConfigs, GcKeepsNOfEachConfiguration) {
   store.reset();  // a writer holds the writers' lock, which gc takes alone
   auto reader = Store::open_existing(tmp / "store");
   ASSERT_TRUE(reader);
-  auto report = reader->with_writer([](StoreWriter& writer) { return collect_garbage(writer, 1, DryRun::no); }, BlobWriters::excluded);
+  auto report = reader->with_writer([](StoreWriter& writer) { return collect_garbage(writer, 1, DryRun::no); },
+                                    BlobWriters::excluded);
   ASSERT_TRUE(report) << report.error().message;
   auto history = reader->history_of("mesh", "app");
   ASSERT_TRUE(history);

@@ -10,9 +10,15 @@ namespace {
 using test::TempDir;
 
 // A record of module/name whose manifest is named by `content` (the history keeps descriptors, not blobs).
-Record record_of(const std::string& module, const std::string& name, const std::string& content, const std::string& config = "",
-                 const std::string& recorded = "2026-01-01T00:00:00Z") {
-  Descriptor manifest{std::string(media_type::k_manifest), digest_of(content), static_cast<std::int64_t>(content.size()), {}, {}, {}, {}};
+Record record_of(const std::string& module, const std::string& name, const std::string& content,
+                 const std::string& config = "", const std::string& recorded = "2026-01-01T00:00:00Z") {
+  Descriptor manifest{std::string(media_type::k_manifest),
+                      digest_of(content),
+                      static_cast<std::int64_t>(content.size()),
+                      {},
+                      {},
+                      {},
+                      {}};
   return Record{module, name, manifest, recorded, "t-" + name, config, "", ""};
 }
 
@@ -160,7 +166,8 @@ TEST_F(HistoryTest, AReopenedDatabaseHoldsWhatWasCommitted) {
   const auto a2 = record_of("mesh", "a", "a v2", "Debug");
   append({a1, b1});
   append({a2});
-  Descriptor sbom{"application/vnd.oci.image.manifest.v1+json", digest_of("sbom"), 4, "application/spdx+json", {}, {}, {}};
+  Descriptor sbom{
+      "application/vnd.oci.image.manifest.v1+json", digest_of("sbom"), 4, "application/spdx+json", {}, {}, {}};
   sbom.annotations.emplace(annotation::k_subject, a2.manifest.digest.str());
   auto s = m_db->transaction([&]() -> Result<HistoryDb::Outcome> {
     auto added = m_db->add_other(sbom);

@@ -52,7 +52,8 @@ TEST_F(LayoutRead, AnIndexGivesTheManifestOfThePlatformAskedFor) {
   ASSERT_FALSE(other);
   EXPECT_EQ(other.error().message, "image: no image for linux/arm/v6");
   // A manifest is its own platform's, whatever is asked.
-  EXPECT_EQ(select_platform_manifest(*m_store, m_image, "image", Platform{"s390x", "linux", ""})->digest, m_image.digest);
+  EXPECT_EQ(select_platform_manifest(*m_store, m_image, "image", Platform{"s390x", "linux", ""})->digest,
+            m_image.digest);
 }
 
 TEST_F(LayoutRead, ManifestAndConfigOfARecord) {

@@ -51,7 +51,8 @@ class MaintenanceTest : public ::testing::Test {
     m_store.reset();  // an open store holds writers.lock shared, which gc takes alone
     auto store = Store::open_existing(dir());
     if (!store) return fail(store.error());
-    auto report = store->with_writer([&](StoreWriter& writer) { return collect_garbage(writer, keep, dry_run); }, BlobWriters::excluded);
+    auto report = store->with_writer([&](StoreWriter& writer) { return collect_garbage(writer, keep, dry_run); },
+                                     BlobWriters::excluded);
     m_store.emplace(std::move(*store));
     return report;
   }
@@ -135,7 +136,8 @@ TEST_F(MaintenanceTest, CheckNamesAnEditedViewAndRepairRewritesIt) {
   edited["manifests"] = nlohmann::json::array();
   write_file(index, edited.dump());
   auto report = check();
-  EXPECT_TRUE(names_a_problem(report, index.string() + ": does not match the history")) << ::testing::PrintToString(report.problems);
+  EXPECT_TRUE(names_a_problem(report, index.string() + ": does not match the history"))
+      << ::testing::PrintToString(report.problems);
 
   auto repaired = m_store->with_writer([](StoreWriter& writer) { return repair_store(writer); });
   ASSERT_TRUE(repaired) << repaired.error().message;

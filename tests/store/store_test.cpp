@@ -160,7 +160,8 @@ TEST(Store, BlobsCutShortAreWrittenAgainByTheNextRecording) {
     auto again = record_image(request_for(tmp / "src", "app", compression), *store);
     ASSERT_TRUE(again) << again.error().message;
     EXPECT_EQ(again->record.manifest.digest, first->record.manifest.digest);
-    for (const auto& [path, bytes] : blobs) EXPECT_EQ(read_file(path), bytes) << path << " " << compression_name(compression);
+    for (const auto& [path, bytes] : blobs)
+      EXPECT_EQ(read_file(path), bytes) << path << " " << compression_name(compression);
   }
 }
 TEST(Store, BaseImageLayersAreReusedByDigest) {
@@ -206,19 +207,33 @@ TEST(Store, BaseImageLayersAreReusedByDigest) {
 // A record of mesh/`name` whose manifest is named by `content`: the view lists descriptors and reads no blob.
 Record view_record(const std::string& name, const std::string& content, std::optional<Platform> platform = std::nullopt,
                    const std::string& config = "") {
-  Descriptor manifest{std::string(media_type::k_manifest), digest_of(content), static_cast<std::int64_t>(content.size()), {}, {}, {}, platform};
+  Descriptor manifest{std::string(media_type::k_manifest),
+                      digest_of(content),
+                      static_cast<std::int64_t>(content.size()),
+                      {},
+                      {},
+                      {},
+                      platform};
   return Record{"mesh", name, manifest, now_rfc3339(), "t-" + name, config, "", ""};
 }
 
 Descriptor referrer_of(const Record& subject, const std::string& content) {
-  Descriptor d{std::string(media_type::k_manifest), digest_of(content), static_cast<std::int64_t>(content.size()), "application/spdx+json", {}, {}, {}};
+  Descriptor d{std::string(media_type::k_manifest),
+               digest_of(content),
+               static_cast<std::int64_t>(content.size()),
+               "application/spdx+json",
+               {},
+               {},
+               {}};
   d.annotations.emplace(annotation::k_subject, subject.manifest.digest.str());
   return d;
 }
 
 // What a store's type lets a caller do: through a const Store, nothing that changes a file.
 template <typename S>
-concept takes_the_writer = requires(S& s) { s.writer(); };
+concept takes_the_writer = requires(S& s) {
+  s.writer();
+};
 template <typename S>
 concept adds_blobs = requires(S& s, const Layout& other, const Descriptor& d) {
   s.begin_blob(Hashing::yes);
@@ -232,10 +247,13 @@ concept writes_caches = requires(S& s, const Digest& digest, const Descriptor& d
   s.sweep_abandoned_temporaries();
 };
 template <typename S>
-concept writes_the_history = requires(S& s) { s.history()->bump_generation(); };
+concept writes_the_history = requires(S& s) {
+  s.history()->bump_generation();
+};
 static_assert(takes_the_writer<Store> && adds_blobs<Store> && writes_caches<Store>);
 static_assert(!takes_the_writer<const Store> && !adds_blobs<const Store> && !writes_caches<const Store>);
-static_assert(!writes_the_history<Store> && !writes_the_history<const Store>, "the history is written through a StoreWriter only");
+static_assert(!writes_the_history<Store> && !writes_the_history<const Store>,
+              "the history is written through a StoreWriter only");
 static_assert(!std::is_copy_constructible_v<StoreWriter>, "one writer per taking of the lock");
 
 TEST(StoreView, IndexJsonIsTheCanonicalJsonOfTheView) {
