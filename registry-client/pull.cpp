@@ -14,6 +14,17 @@ namespace arec {
 
 namespace {
 
+// What a pull asks the registry for: the digest, else the tag, else latest.
+std::string wanted_of(const Reference& reference) {
+  if (!reference.digest.empty()) return reference.digest;
+  return !reference.tag.empty() ? reference.tag : "latest";
+}
+
+// How a pull's messages name it.
+std::string pulling(const std::string& repository, const std::string& wanted, const Run& run) {
+  return "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+}
+
 // A manifest or index the registry sent that does not parse is the registry's failure (exit 3), not the
 // user's, and is not kept. By a tag with no Docker-Content-Digest, this is all that can be checked.
 Status check_fetched_manifest(const FetchedManifest& fetched, const std::string& what) {
@@ -142,11 +153,8 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
                                const TransferOptions& options) {
   Run run(address, Access::pull, options);
   const std::string repository = reference.path;
-  const std::string wanted = !reference.digest.empty() ? reference.digest
-                             : !reference.tag.empty()  ? reference.tag
-                                                       : "latest";
-  const std::string context =
-      "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  const std::string wanted = wanted_of(reference);
+  const std::string context = pulling(repository, wanted, run);
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   PullOutcome outcome;
@@ -304,11 +312,8 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
                                                 PullLayers layers) {
   Run run(address, Access::pull, options);
   const std::string repository = reference.path;
-  const std::string wanted = !reference.digest.empty() ? reference.digest
-                             : !reference.tag.empty()  ? reference.tag
-                                                       : "latest";
-  const std::string context =
-      "pulling " + repository + (wanted.starts_with("sha256:") ? "@" : ":") + wanted + " from " + run.host();
+  const std::string wanted = wanted_of(reference);
+  const std::string context = pulling(repository, wanted, run);
   if (auto s = run.ping(context); !s) return fail(s.error());
 
   // First everything is read and checked, in memory: a record refused leaves the store as it was.

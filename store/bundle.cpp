@@ -529,6 +529,23 @@ Status check_blob_data(archive* a, const Digest& digest, std::int64_t size, std:
   return {};
 }
 
+// Calls `visit` with each entry of the bundle and its path inside it, checked by bundle_path.
+using EntryVisitor = std::function<Status(archive* a, archive_entry* entry, const std::string& path)>;
+Status for_each_entry(const fs::Path& bundle, const std::string& what, const EntryVisitor& visit) {
+  auto a = tar::open_reader(bundle, k_block, what);
+  if (!a) return fail(a.error());
+  archive_entry* entry = nullptr;
+  int r = ARCHIVE_OK;
+  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
+    const char* raw = archive_entry_pathname(entry);
+    auto path = bundle_path(raw != nullptr ? raw : "", what);
+    if (!path) return fail(path.error());
+    if (auto s = visit(a->get(), entry, *path); !s) return s;
+  }
+  if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
+  return {};
+}
+
 // The first pass: every entry checked, every blob verified, nothing written.
 Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& what, std::int64_t max_expansion) {
   std::error_code ec;
@@ -536,27 +553,20 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
   // A gzip stream expands up to about a thousand times: a few megabytes could fill the disk with a blob.
   const std::int64_t allowed = std::max<std::int64_t>(ec ? 0 : bundle_size * max_expansion, std::int64_t{1} << 20);
   std::int64_t expanded = 0;
-  auto a = tar::open_reader(bundle, k_block, what);
-  if (!a) return fail(a.error());
   CheckedBundle out;
   std::set<std::string> seen;
   std::optional<std::string> layout;
   bool docker_manifest = false;
   std::vector<std::byte> buffer(k_block);
-  archive_entry* entry = nullptr;
-  int r = ARCHIVE_OK;
-  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
-    const char* raw = archive_entry_pathname(entry);
-    auto path = bundle_path(raw != nullptr ? raw : "", what);
-    if (!path) return fail(path.error());
-    const std::string name = raw;
+  auto read = for_each_entry(bundle, what, [&](archive* a, archive_entry* entry, const std::string& path) -> Status {
+    const std::string name = archive_entry_pathname(entry);
     const auto type = file_type(entry);
     if (type == LayerFile::Type::symlink || type == LayerFile::Type::hardlink) {
       const char* target_text =
           type == LayerFile::Type::symlink ? archive_entry_symlink(entry) : archive_entry_hardlink(entry);
       const std::string target = target_text != nullptr ? target_text : "";
       const std::string kind = type == LayerFile::Type::symlink ? "a symbolic link" : "a hard link";
-      if (points_out(*path, target, type)) {
+      if (points_out(path, target, type)) {
         return fail_input(what + ": entry " + in_quotes(name) + ": " + kind + " pointing out of the bundle (to " +
                           in_quotes(target) + ")");
       }
@@ -565,17 +575,17 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
     }
     if (type == LayerFile::Type::other)
       return fail_input(what + ": entry " + in_quotes(name) + ": not a regular file or directory");
-    if (path->empty()) continue;
-    if (!seen.insert(*path).second) return fail_input(what + ": entry " + in_quotes(name) + ": appears twice");
-    if (type == LayerFile::Type::directory) continue;
+    if (path.empty()) return {};
+    if (!seen.insert(path).second) return fail_input(what + ": entry " + in_quotes(name) + ": appears twice");
+    if (type == LayerFile::Type::directory) return {};
     expanded += std::max<std::int64_t>(archive_entry_size(entry), 0);
     if (expanded > allowed) {
       return fail_input(what + ": its entries hold more than " + std::to_string(allowed) + " bytes, " +
                         std::to_string(max_expansion) + " times the bundle's " + std::to_string(bundle_size) +
                         " (--max-expansion allows more)");
     }
-    if (path->starts_with("blobs/")) {
-      auto digest = blob_digest(*path);
+    if (path.starts_with("blobs/")) {
+      auto digest = blob_digest(path);
       if (!digest)
         return fail_input(what + ": entry " + in_quotes(name) + ": not a blob name (" + digest.error().message + ")");
       // The store keeps sha256 blobs (blobs/sha256/): another algorithm is refused here, before the
@@ -584,22 +594,23 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
         return fail_input(what + ": entry " + in_quotes(name) + ": a blob under " +
                           std::string(digest->algorithm_name()) + ", which arec does not accept (only sha256)");
       }
-      if (auto s = check_blob_data(a->get(), *digest, archive_entry_size(entry), buffer, what, name); !s)
+      if (auto s = check_blob_data(a, *digest, archive_entry_size(entry), buffer, what, name); !s)
         return fail(s.error());
       out.blobs.emplace(*digest, archive_entry_size(entry));
-    } else if (*path == "index.json") {
-      auto text = read_document(a->get(), entry, what, name);
+    } else if (path == "index.json") {
+      auto text = read_document(a, entry, what, name);
       if (!text) return fail(text.error());
       out.index = std::move(*text);
-    } else if (*path == "oci-layout") {
-      auto text = read_document(a->get(), entry, what, name);
+    } else if (path == "oci-layout") {
+      auto text = read_document(a, entry, what, name);
       if (!text) return fail(text.error());
       layout = std::move(*text);
-    } else if (*path == "manifest.json") {
+    } else if (path == "manifest.json") {
       docker_manifest = true;
     }
-  }
-  if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
+    return {};
+  });
+  if (!read) return fail(read.error());
   if (!layout || out.index.empty()) {
     if (docker_manifest)
       return fail_input(what + ": a docker archive; arec import reads OCI bundles (arec export --format oci)");
@@ -614,19 +625,10 @@ Result<CheckedBundle> check_bundle(const fs::Path& bundle, const std::string& wh
 using BlobEntryVisitor =
     std::function<Status(archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest)>;
 Status for_each_blob_entry(const fs::Path& bundle, const std::string& what, const BlobEntryVisitor& visit) {
-  auto a = tar::open_reader(bundle, k_block, what);
-  if (!a) return fail(a.error());
-  archive_entry* entry = nullptr;
-  int r = ARCHIVE_OK;
-  while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
-    const char* raw = archive_entry_pathname(entry);
-    auto path = bundle_path(raw != nullptr ? raw : "", what);
-    if (!path) return fail(path.error());
-    if (!path->starts_with("blobs/") || file_type(entry) != LayerFile::Type::file) continue;
-    if (auto s = visit(a->get(), entry, *path, blob_digest(*path)); !s) return s;
-  }
-  if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
-  return {};
+  return for_each_entry(bundle, what, [&](archive* a, archive_entry* entry, const std::string& path) -> Status {
+    if (!path.starts_with("blobs/") || file_type(entry) != LayerFile::Type::file) return {};
+    return visit(a, entry, path, blob_digest(path));
+  });
 }
 
 // The second pass: the blobs the store lacks, streamed into it. Each is hashed again as it is written
