@@ -159,7 +159,7 @@ std::optional<fs::Path> files_identity(const RecordRequest& request, const std::
     }
     text += "\n";
   }
-  return store.layer_cache_dir() / ("files-" + digest_of(text).hex() + ".diffid");
+  return store.files_shortcut_path(digest_of(text));
 }
 
 // The layer compressed before from files of that identity, when the store still has it.
@@ -280,7 +280,8 @@ Result<Descriptor> select_platform_manifest(const Layout& layout, const Descript
   return fail_input(std::string(what) + ": no image for " + platform_text(wanted));
 }
 
-Result<BaseImage> open_layout_base(const std::string& dir, const std::string& ref, const std::string& what) {
+Result<BaseImage> open_layout_base(const std::string& dir, const std::string& ref, const std::string& what,
+                                   const std::optional<Platform>& platform) {
   auto layout = Layout::open(dir);
   if (!layout) return fail(std::move(layout.error()).context(what));
   auto index = layout->read_index();
@@ -298,7 +299,7 @@ Result<BaseImage> open_layout_base(const std::string& dir, const std::string& re
     }
     if (!found) return fail_input(what + ": no image named \"" + ref + "\" in " + dir);
   }
-  auto manifest = select_platform_manifest(*layout, *found, what);
+  auto manifest = select_platform_manifest(*layout, *found, what, platform);
   if (!manifest) return fail(manifest.error());
   return BaseImage{std::move(*layout), *manifest};
 }

@@ -3,8 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <array>
 #include <map>
 #include <set>
 
@@ -252,25 +250,26 @@ Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun d
     if (auto v = writer.write_view(); !v) return fail(v.error());
   }
   for (const auto& path : doomed) ::unlink(path.c_str());
-  // Remembered layers whose blob is gone are useless; drop them too. A files-<hex>.diffid shortcut (the
-  // DiffID of a package's files as they are on disk) stays while a remembered layer of that DiffID does.
+  // Remembered layers whose blob is gone are useless; drop them too. A files shortcut stays while a
+  // remembered layer of its DiffID does (layer_cache_path: <DiffID hex>.<compression>).
+  std::set<std::string> kept_diff_ids;
   std::vector<fs::Path> shortcuts;
   for (const auto& entry : std::filesystem::directory_iterator(store.layer_cache_dir(), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("files-") && name.ends_with(".diffid")) {
+    if (Store::is_files_shortcut(entry.path())) {
       shortcuts.push_back(entry.path());
       continue;
     }
     auto d = read_descriptor_file(entry.path());
-    if (!d || !store.has_blob(*d)) ::unlink(entry.path().c_str());
+    if (!d || !store.has_blob(*d)) {
+      ::unlink(entry.path().c_str());
+    } else {
+      kept_diff_ids.insert(entry.path().stem().string());
+    }
   }
   for (const auto& path : shortcuts) {
     auto text = fs::read_file(path);
     auto diff_id = Digest::parse(text ? *text : std::string());
-    const bool layer_kept =
-        diff_id && std::ranges::any_of(std::array{Compression::gzip, Compression::zstd},
-                                       [&](Compression c) { return store.cached_layer(*diff_id, c).has_value(); });
-    if (!layer_kept) ::unlink(path.c_str());
+    if (!diff_id || !kept_diff_ids.contains(diff_id->hex())) ::unlink(path.c_str());
   }
   // So are the repositories noted for a blob that is gone: no push will send it.
   for (const auto& entry : std::filesystem::directory_iterator(store.mount_hints_dir(), ec)) {

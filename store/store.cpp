@@ -333,6 +333,15 @@ void Store::remember_layer(const Digest& diff_id, Compression compression, const
   if (text) (void)fs::write_file_atomic(temp_dir(), layer_cache_path(diff_id, compression), *text);
 }
 
+fs::Path Store::files_shortcut_path(const Digest& identity) const {
+  return layer_cache_dir() / ("files-" + identity.hex() + ".diffid");
+}
+
+bool Store::is_files_shortcut(const fs::Path& path) {
+  const std::string name = path.filename().string();
+  return name.starts_with("files-") && name.ends_with(".diffid");
+}
+
 fs::Path Store::layer_cache_path(const Digest& diff_id, Compression compression) const {
   return layer_cache_dir() / (diff_id.hex() + "." + std::string(compression_name(compression)));
 }

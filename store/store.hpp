@@ -127,6 +127,11 @@ class Store : public Layout {
   fs::Path layer_cache_dir() const { return m_dir / "arec" / "layers"; }
   fs::Path layer_cache_path(const Digest& diff_id, Compression compression) const;
   void remember_layer(const Digest& diff_id, Compression compression, const Descriptor& layer);
+  // Where the DiffID of a layer's files as they are on disk is kept, by the digest of what identifies
+  // them (their paths, sizes, inodes and times): a record finds the layer by it without reading the
+  // files. gc keeps one while a remembered layer of its DiffID stays.
+  fs::Path files_shortcut_path(const Digest& identity) const;
+  static bool is_files_shortcut(const fs::Path& path);
 
   // Where a blob was last seen at a registry: the repositories (paths only, no registry, rule 1) a push
   // sent it to or found it in, or a pull fetched it from, newest first. A later push may mount the blob
