@@ -77,10 +77,16 @@ struct RecordOptions {
   bool no_ca_certificates = false;
 };
 
-// The request of `arec record`, and in `store_base` its base when that is in the store (a record) or
-// goes there (an image of a registry): opened once the store is (open_store_base).
+// A base in the store (a record) or going there (an image of a registry), opened once the store is
+// (open_store_base), for the platform of the record.
+struct StoreBase {
+  BaseSpec spec;
+  std::optional<Platform> platform;
+};
+
+// The request of `arec record`, and in `store_base` its base when that is in the store.
 Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o,
-                                   std::optional<BaseSpec>& store_base) {
+                                   std::optional<StoreBase>& store_base) {
   RecordRequest request;
   if (auto s = validate_record_part(o.module, "module"); !s) return fail(s.error());
   if (auto s = validate_record_part(o.name, "name"); !s) return fail(s.error());
@@ -132,12 +138,15 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
   if (!o.base.empty()) {
     auto base = parse_base(o.base);
     if (!base) return fail(base.error());
+    // From a base of several platforms, the one of the record: --platform, else its ELF files', else this machine's.
+    auto platform = inputs_platform(*entries, request.platform);
+    if (!platform) return fail(platform.error());
     if (const auto* layout = std::get_if<LayoutBase>(&base->kind)) {
-      auto opened = open_layout_base(layout->dir, layout->ref, base->what());
+      auto opened = open_layout_base(layout->dir, layout->ref, base->what(), *platform);
       if (!opened) return fail(opened.error());
       request.base = std::move(*opened);
     } else {
-      store_base = std::move(*base);
+      store_base = StoreBase{std::move(*base), *platform};
     }
   }
   request.entries = std::move(*entries);
@@ -204,18 +213,15 @@ Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, 
 }
 
 Result<int> run_record(const Globals& globals, const RecordOptions& o) {
-  std::optional<BaseSpec> store_base;
+  std::optional<StoreBase> store_base;
   auto request = make_request(globals.settings, o, store_base);
   if (!request) return fail(request.error());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
   if (store_base) {
-    // From a base of several platforms, the one of the record: --platform, else its ELF files', else this machine's.
     auto options = transfer_options(globals);
-    auto platform = inputs_platform(request->entries, request->platform);
-    if (!platform) return fail(platform.error());
-    options.platform = *platform;
-    auto base = open_store_base(globals, *store_base, *store, options);
+    options.platform = store_base->platform;
+    auto base = open_store_base(globals, store_base->spec, *store, options);
     if (!base) return fail(base.error());
     request->base = std::move(*base);
   }

@@ -20,9 +20,10 @@ struct BaseImage {
 };
 
 // Finds in the OCI layout `dir` the manifest tagged `ref`, or its only one when `ref` is empty (what
-// `oci:DIR[:REF]` names: addressing/base_spec). An index is resolved to the manifest for this machine's
-// platform. Messages name the base as `what`.
-Result<BaseImage> open_layout_base(const std::string& dir, const std::string& ref, const std::string& what);
+// `oci:DIR[:REF]` names: addressing/base_spec). An index is resolved to the manifest of `platform`
+// (else this machine's). Messages name the base as `what`.
+Result<BaseImage> open_layout_base(const std::string& dir, const std::string& ref, const std::string& what,
+                                   const std::optional<Platform>& platform = std::nullopt);
 // The latest record of module/name in the store, as a base: no network.
 // A module/name recorded for several platforms gives the record of `platform` (else this machine's).
 Result<BaseImage> open_record_base(const Store& store, std::string_view module, std::string_view name,

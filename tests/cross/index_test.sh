@@ -110,6 +110,9 @@ expect_one_line_error "no record for linux/riscv64 (recorded for linux/amd64, li
 # The index by digest, held whole by the store that pulled both platforms: its arm64 manifest, no network.
 expect_exit 0 "$AREC" --store "$T/other" record --module "$M" --name onbase --file "$T/data.txt" --base "$REG/$M/hello@$index2" --platform linux/arm64 --json
 expect_eq "$again" "$(jq -r .base <<<"$OUT")" "the base of an arm64 record on $REG/$M/hello@$index2 (the store's copy)"
+# The same index as a local layout (the store is one): its arm64 manifest too.
+expect_exit 0 "$AREC" --store "$T/third" record --module "$M" --name onbase --file "$T/data.txt" --base "oci:$store:$M/hello" --platform linux/arm64 --json
+expect_eq "$again" "$(jq -r .base <<<"$OUT")" "the base of an arm64 record on oci:$store:$M/hello"
 
 note "verify checks the index and each platform's record"
 expect_exit 0 "$AREC" verify "$M/hello" --json
