@@ -203,11 +203,8 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
     for (const auto& reference : references) {
       const std::string doing = context + ": putting manifest " + plan.record.manifest.digest.str() +
                                 (reference.starts_with("sha256:") ? "" : " as tag " + reference);
-      auto digest = run.step(
-          doing, {}, [&] { return run.session.put_manifest(repository, reference, plan.media_type, plan.bytes); });
+      auto digest = run.put_manifest(doing, repository, reference, plan.media_type, plan.bytes);
       if (!digest) return fail(digest.error());
-      ++run.manifests_put;
-      run.manifest_bytes += static_cast<std::int64_t>(plan.bytes.size());
       if (*digest != plan.record.manifest.digest) {
         return fail(Error::registry(doing + ": the registry stored it as " + digest->str()));
       }
@@ -277,11 +274,9 @@ Result<Listed> list_referrers(Run& run, const Store& store, const Record& record
   if (added.sboms + added.records == 0) return added;
   auto bytes = canonical_json(index);
   if (!bytes) return fail(std::move(bytes.error()).context(context));
-  auto put = run.step(context + ": putting the referrers tag " + tag, {},
-                      [&] { return run.session.put_manifest(repository, tag, media_type::k_index, *bytes); });
+  auto put =
+      run.put_manifest(context + ": putting the referrers tag " + tag, repository, tag, media_type::k_index, *bytes);
   if (!put) return fail(put.error());
-  ++run.manifests_put;
-  run.manifest_bytes += static_cast<std::int64_t>(bytes->size());
   return added;
 }
 

@@ -87,6 +87,17 @@ struct Run {
     }
   }
 
+  // Puts a manifest or index (retried), counted in manifests_put and manifest_bytes.
+  Result<Digest> put_manifest(const std::string& doing, std::string_view repository, std::string_view reference,
+                              std::string_view media_type, std::string_view bytes) {
+    auto digest = step(doing, {}, [&] { return session.put_manifest(repository, reference, media_type, bytes); });
+    if (digest) {
+      ++manifests_put;
+      manifest_bytes += static_cast<std::int64_t>(bytes.size());
+    }
+    return digest;
+  }
+
   Status ping(const std::string& context) {
     return step(context + ": checking the registry (GET /v2/)", {}, [&] { return session.ping(); });
   }
