@@ -19,6 +19,10 @@ mean_seconds() {
   jq -r '.results[0].mean' "$B/$name.json"
 }
 
+# cpu_seconds NAME: the mean CPU time (user + system) of a mean_seconds run; on a shared machine it
+# varies less than the wall clock.
+cpu_seconds() { jq -r '.results[0].user + .results[0].system' "$B/$1.json"; }
+
 # peak_kib COMMAND...: the peak resident memory of COMMAND, in KiB.
 peak_kib() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 
