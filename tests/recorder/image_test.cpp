@@ -92,7 +92,7 @@ TEST(Image, LayoutBaseIsFoundByItsReference) {
   write_file(tmp / "src2/b", "b");
   auto store = Store::open(tmp / "layout");
   ASSERT_TRUE(store) << store.error().message;
-  const Recorded first = record(plain_request(tmp / "src", "mesh", "one"), *store);
+  record(plain_request(tmp / "src", "mesh", "one"), *store);  // a second image in the layout
   const Recorded second = record(plain_request(tmp / "src2", "mesh", "two"), *store);
 
   const std::string layout = (tmp / "layout").string();
@@ -110,7 +110,6 @@ TEST(Image, LayoutBaseIsFoundByItsReference) {
   auto not_a_layout = open_layout_base((tmp / "src").string(), "", "base image oci:" + (tmp / "src").string());
   ASSERT_FALSE(not_a_layout);
   EXPECT_EQ(not_a_layout.error().kind, ErrorKind::input);
-  (void)first;
 }
 
 }  // namespace
