@@ -159,6 +159,7 @@ void add_push(CLI::App& app, Globals& globals, Action& action);
 void add_pull(CLI::App& app, Globals& globals, Action& action);
 void add_verify(CLI::App& app, Globals& globals, Action& action);
 void add_inspect(CLI::App& app, Globals& globals, Action& action);
+void add_diff(CLI::App& app, Globals& globals, Action& action);
 void add_export(CLI::App& app, Globals& globals, Action& action);
 void add_import(CLI::App& app, Globals& globals, Action& action);
 void add_tag(CLI::App& app, Globals& globals, Action& action);

@@ -4,11 +4,14 @@
 #include <libelf.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 
+#include "oci/digest.hpp"
 #include "oci/machine.hpp"
 
 namespace arec {
@@ -211,7 +214,95 @@ Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
   return std::optional<ElfFile>(std::move(out));
 }
 
+// The printable runs of at least four characters of `bytes`, as strings(1) finds them, into `out`;
+// false when there were more than k_max_section_strings.
+bool add_strings(std::span<const unsigned char> bytes, std::set<std::string>& out) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= bytes.size(); ++i) {
+    const bool printable = i < bytes.size() && (std::isprint(bytes[i]) != 0 || bytes[i] == '\t');
+    if (printable) continue;
+    if (i - start >= 4) {
+      out.emplace(reinterpret_cast<const char*>(bytes.data()) + start, i - start);
+      if (out.size() > k_max_section_strings) return false;
+    }
+    start = i + 1;
+  }
+  return true;
+}
+
+// The build-id of the notes `bytes` (a SHT_NOTE section), in hex; empty when none is there.
+std::string build_id_of(Elf_Data* data) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::size_t offset = 0;
+  GElf_Nhdr note;
+  std::size_t name_at = 0, desc_at = 0;
+  while (offset < data->d_size && (offset = gelf_getnote(data, offset, &note, &name_at, &desc_at)) > 0) {
+    if (note.n_type != NT_GNU_BUILD_ID || note.n_namesz != 4 ||
+        std::memcmp(static_cast<const char*>(data->d_buf) + name_at, "GNU", 4) != 0) {
+      continue;
+    }
+    std::string out;
+    const auto* desc = static_cast<const unsigned char*>(data->d_buf) + desc_at;
+    for (std::size_t i = 0; i < note.n_descsz; ++i) {
+      out += k_hex[desc[i] >> 4];
+      out += k_hex[desc[i] & 15];
+    }
+    return out;
+  }
+  return {};
+}
+
 }  // namespace
+
+bool is_string_section(std::string_view name) {
+  return name == ".rodata" || name == ".comment" || name == ".debug_str" || name == ".debug_line_str";
+}
+
+Result<std::optional<ElfDetails>> read_elf_details(std::span<const std::byte> bytes, std::string_view what) {
+  init_libelf();
+  if (bytes.size() < SELFMAG || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) return std::optional<ElfDetails>();
+  // libelf takes a mutable pointer but only reads in ELF_C_READ mode.
+  ElfHandle elf(elf_memory(const_cast<char*>(reinterpret_cast<const char*>(bytes.data())), bytes.size()));
+  auto file = read_handle(elf.get(), what);
+  if (!file) return fail(file.error());
+  if (!*file) return std::optional<ElfDetails>();
+  ElfDetails out;
+  out.file = std::move(**file);
+  std::size_t names = 0;
+  if (elf_getshdrstrndx(elf.get(), &names) != 0) return fail(elf_failure(what, "reading the section names").error());
+  for (Elf_Scn* scn = elf_nextscn(elf.get(), nullptr); scn != nullptr; scn = elf_nextscn(elf.get(), scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) return fail(elf_failure(what, "reading the section headers").error());
+    ElfSection section{string_at(elf.get(), names, shdr.sh_name), shdr.sh_size, {}};
+    if (shdr.sh_type != SHT_NOBITS) {
+      // elf_memory checks each section against the bytes given: a section beyond them is an error.
+      Elf_Data* data = elf_rawdata(scn, nullptr);
+      if (data == nullptr && shdr.sh_size > 0) {
+        return fail(elf_failure(what, "reading section " + section.name).error());
+      }
+      const std::span<const unsigned char> raw =
+          data == nullptr || data->d_buf == nullptr
+              ? std::span<const unsigned char>()
+              : std::span(static_cast<const unsigned char*>(data->d_buf), data->d_size);
+      Hasher hasher;
+      hasher.update(std::as_bytes(raw));
+      section.digest = hasher.finish().hex();
+      if (shdr.sh_type == SHT_NOTE && out.build_id.empty()) {
+        // Notes are read through elf_getdata, which gives them their type (gelf_getnote needs it).
+        if (Elf_Data* notes = elf_getdata(scn, nullptr); notes != nullptr) out.build_id = build_id_of(notes);
+      }
+      if (is_string_section(section.name)) {
+        std::set<std::string> found;
+        if (!add_strings(raw, found)) out.truncated_strings.push_back(section.name);
+        auto& strings = out.strings[section.name];
+        strings.assign(found.begin(), found.end());
+        if (section.name == ".comment") out.comment = strings;
+      }
+    }
+    out.sections.push_back(std::move(section));
+  }
+  return std::optional<ElfDetails>(std::move(out));
+}
 
 std::optional<Platform> elf_platform(const ElfFile& file) {
   const Machine* m = machine_of_elf(file.machine, file.elf_class, file.data);

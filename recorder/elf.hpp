@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
@@ -48,6 +49,31 @@ std::optional<Platform> elf_platform(const ElfFile& file);
 // for (an object file of one, such as eBPF, is data), a `requested` platform the files contradict.
 Result<std::optional<Platform>> inputs_platform(const std::vector<LayerEntry>& entries,
                                                 const std::optional<Platform>& requested);
+
+// What `arec diff` tells apart in two builds of one file, beyond what the loader reads: the build-id,
+// the compilers that wrote it (`.comment`), and each section's bytes by digest, with the strings of the
+// sections where a build's inputs leave text (`.rodata`, `.comment`, `.debug_str`, `.debug_line_str`).
+struct ElfSection {
+  std::string name;
+  std::uint64_t size = 0;  // sh_size; a SHT_NOBITS section (.bss) holds no bytes and has no digest
+  std::string digest;      // sha256 hex of its bytes in the file, empty for SHT_NOBITS
+};
+struct ElfDetails {
+  ElfFile file;
+  std::string build_id;              // NT_GNU_BUILD_ID in hex, empty when there is none
+  std::vector<std::string> comment;  // .comment's strings ("GCC: (Debian 12.2.0-14) 12.2.0")
+  std::vector<ElfSection> sections;  // in the order of the section headers
+  // Per section of k_string_sections: its printable strings (of 4 or more characters, as strings(1)
+  // finds them), each once, sorted; at most k_max_section_strings of them.
+  std::map<std::string, std::vector<std::string>> strings;
+  std::vector<std::string> truncated_strings;  // sections whose strings were more than that
+};
+inline constexpr std::size_t k_max_section_strings = 4096;
+bool is_string_section(std::string_view name);
+
+// Reads the details of the ELF file `bytes`; nothing when it is not one, an error naming `what` when it
+// starts like one but cannot be read. Every offset is checked against the bytes given.
+Result<std::optional<ElfDetails>> read_elf_details(std::span<const std::byte> bytes, std::string_view what);
 
 // Reads `path`; nothing when it is not an ELF file (a script, a data file). A file that starts like ELF
 // but cannot be read as one is an error naming it.

@@ -174,6 +174,19 @@ std::string package_origin(const DebianPackage& package) {
   return "deb:" + package.name + "=" + package.version + ":" + package.architecture;
 }
 
+std::optional<DebianPackage> package_of_origin(std::string_view origin) {
+  if (!origin.starts_with("deb:")) return std::nullopt;
+  origin.remove_prefix(4);
+  // The version may hold a colon (an epoch, "1:2.3"); the architecture is after the last one.
+  const auto equals = origin.find('=');
+  const auto colon = origin.rfind(':');
+  if (equals == std::string_view::npos || colon == std::string_view::npos || colon < equals) return std::nullopt;
+  return DebianPackage{std::string(origin.substr(0, equals)),
+                       std::string(origin.substr(equals + 1, colon - equals - 1)),
+                       std::string(origin.substr(colon + 1)),
+                       {}};
+}
+
 bool in_library_directory(std::string_view image_path) {
   auto parts = path_components(image_path);
   const auto is_lib = [](const std::string& part) {

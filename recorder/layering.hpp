@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct LayerGroup {
 
 // "deb:NAME=VERSION:ARCH".
 std::string package_origin(const DebianPackage& package);
+// The package a layer's origin names (its name, version and architecture); nothing for any other origin.
+std::optional<DebianPackage> package_of_origin(std::string_view origin);
 
 // Whether an image path ("usr/lib/x86_64-linux-gnu/libc.so.6") lies under a directory the loader
 // searches or libraries load from: /lib, /lib32, /lib64, /libx32 and the same under /usr.

@@ -168,6 +168,12 @@ bool is_system_path(std::string_view path) {
   return false;
 }
 
+std::vector<DebianPackage> installed_packages(std::string_view status) {
+  std::vector<DebianPackage> out;
+  for_each_installed(status, [&out](const DebianPackage& package) { out.push_back(package); });
+  return out;
+}
+
 std::string debian_purl(const DebianPackage& package) {
   std::string out = "pkg:deb/debian/" + purl_encode(package.name) + "@" + purl_encode(package.version);
   if (!package.architecture.empty()) out += "?arch=" + purl_encode(package.architecture);

@@ -60,6 +60,9 @@ class DpkgDatabase {
   fs::Path m_dir;
 };
 
+// The packages a dpkg status file marks installed (Package, Version, Architecture, Maintainer), in its order.
+std::vector<DebianPackage> installed_packages(std::string_view status);
+
 // Whether a host path lies under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var):
 // only such a file can have been installed by a package.
 bool is_system_path(std::string_view path);

@@ -66,11 +66,10 @@ nlohmann::json exec_field(const ImageConfig& config, const char* key) {
 
 // ---- inspect ---------------------------------------------------------------------------------------
 
-Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Descriptor& layer) {
+Status for_each_layer_file(const Layout& layout, const Descriptor& layer, const LayerFileVisitor& visit) {
   const std::string what = "layer " + layer.digest.str();
   auto a = tar::open_reader(layout.blob_path(layer.digest), k_block, what);
   if (!a) return fail(a.error());
-  std::vector<LayerFile> files;
   archive_entry* entry = nullptr;
   int r = ARCHIVE_OK;
   while ((r = archive_read_next_header(a->get(), &entry)) == ARCHIVE_OK) {
@@ -94,10 +93,34 @@ Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Desc
       f.major = static_cast<std::uint32_t>(archive_entry_rdevmajor(entry));
       f.minor = static_cast<std::uint32_t>(archive_entry_rdevminor(entry));
     }
-    files.push_back(std::move(f));
-    // The data is skipped, not read into memory (libarchive decompresses past it).
+    f.uid = archive_entry_uid(entry);
+    f.gid = archive_entry_gid(entry);
+    if (const char* u = archive_entry_uname(entry)) f.uname = u;
+    if (const char* g = archive_entry_gname(entry)) f.gname = g;
+    f.mtime = archive_entry_mtime(entry);
+    const NextBlock next = [&a, &what]() -> Result<std::span<const std::byte>> {
+      const void* block = nullptr;
+      std::size_t size = 0;
+      la_int64_t offset = 0;
+      const int got = archive_read_data_block(a->get(), &block, &size, &offset);
+      if (got == ARCHIVE_EOF) return std::span<const std::byte>();
+      if (got != ARCHIVE_OK) return fail_input(what + ": " + tar::error_text(a->get()));
+      return std::span(static_cast<const std::byte*>(block), size);
+    };
+    // What the visitor leaves unread is skipped by the next header (libarchive decompresses past it).
+    if (auto s = visit(f, next); !s) return s;
   }
   if (r != ARCHIVE_EOF) return fail_input(what + ": " + tar::error_text(a->get()));
+  return {};
+}
+
+Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Descriptor& layer) {
+  std::vector<LayerFile> files;
+  auto listed = for_each_layer_file(layout, layer, [&files](const LayerFile& f, const NextBlock&) -> Status {
+    files.push_back(f);
+    return {};
+  });
+  if (!listed) return fail(listed.error());
   return files;
 }
 

@@ -3,8 +3,11 @@
 // libarchive, never unpacked and never held in memory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,10 +29,21 @@ struct LayerFile {
   std::string link_target;             // symbolic and hard links
   char other_kind = '?';               // Type::other: 'c' character device, 'b' block device, 'p' FIFO, 's' socket
   std::uint32_t major = 0, minor = 0;  // devices
+  std::int64_t uid = 0, gid = 0;       // the owner, and the names the tar gives them (arec writes none)
+  std::string uname, gname;
+  std::int64_t mtime = 0;
 };
 
 // The entries of a layer blob of `layout`, read through its compression in one streamed pass.
 Result<std::vector<LayerFile>> list_layer_files(const Layout& layout, const Descriptor& layer);
+
+// The next block of the data of the entry being visited, in libarchive's own buffer (valid until the
+// next call); empty at the end of the entry.
+using NextBlock = std::function<Result<std::span<const std::byte>>()>;
+// Streams a layer blob entry by entry: `visit` sees each entry's header and may read its data through
+// `next` (what it leaves unread is skipped, never held). Nothing is unpacked.
+using LayerFileVisitor = std::function<Status(const LayerFile& file, const NextBlock& next)>;
+Status for_each_layer_file(const Layout& layout, const Descriptor& layer, const LayerFileVisitor& visit);
 
 // A referrer of an image (its SBOM, its record artifact) as `arec inspect` shows it: its manifest's
 // descriptor, and the size of the document it carries (its layers), which is what a reader of it fetches.
