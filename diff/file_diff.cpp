@@ -186,7 +186,12 @@ ElfChange compare_elf(const std::string& path, const ElfDetails& a, const ElfDet
     if (change.after.size() > k_max_strings_shown) change.after.resize(k_max_strings_shown);
     out.strings.push_back(std::move(change));
   }
-  if (debug_differs && std::none_of(hints.begin(), hints.end(), [&](const Hint& h) { return h.path == path; })) {
+  // Debug info that differs while code and data do not: the build's paths, not its source, changed.
+  const bool code_differs = std::any_of(out.sections.begin(), out.sections.end(), [](const SectionChange& s) {
+    return s.name == ".text" || s.name == ".rodata" || s.name == ".data";
+  });
+  if (debug_differs && !code_differs &&
+      std::none_of(hints.begin(), hints.end(), [&](const Hint& h) { return h.path == path; })) {
     add_hint(hints, {"build-path", path,
                      "the debug info (.debug_*) differs: a build path is the usual cause; compile with "
                      "-ffile-prefix-map=DIR=. for the source and build directories"});
