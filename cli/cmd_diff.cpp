@@ -188,7 +188,8 @@ void add_diff(CLI::App& app, Globals& globals, Action& action) {
            "and of a changed file at most 32 MiB is read into memory (a larger one is compared by digest).",
            {{"arec diff mesh/app", "What changed in mesh/app's latest record since the one before."},
             {"arec diff mesh/app~1 mesh/app --stat", "Per layer, the files added, removed and changed in two records."},
-            {"arec diff mesh/app --json | jq -r '.hints[].text'", "The hints alone, for a script (schema in docs/diff.md)."}},
+            {"arec diff mesh/app --json | jq -r '.hints[].text'",
+             "The hints alone, for a script (schema in docs/diff.md)."}},
            "0 the same, 1 different, 2 bad input or no such record");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_diff(globals, *o); }; });
 }

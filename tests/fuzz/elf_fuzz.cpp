@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using arec::fuzz::require;
   // A copy of exactly the input's size, so that AddressSanitizer sees any read past its end.
-  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + size);
+  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data),
+                               reinterpret_cast<const std::byte*>(data) + size);
   const auto details = arec::read_elf_details(bytes, "fuzz.elf");
   const auto file = arec::read_elf(bytes, "fuzz.elf");
   require(details.has_value() == file.has_value(), "both readers accept or refuse the same bytes");
