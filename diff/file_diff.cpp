@@ -166,7 +166,8 @@ ElfChange compare_elf(const std::string& path, const ElfDetails& a, const ElfDet
     if (change.before.empty() && change.after.empty()) continue;
     const std::string path_before = first_of(change.before, looks_like_path);
     const std::string path_after = first_of(change.after, looks_like_path);
-    if (!path_before.empty() && !path_after.empty() && section.name != ".comment") {
+    // Another compiler has other include paths: that is the compiler's hint, not a build path's.
+    if (!path_before.empty() && !path_after.empty() && section.name != ".comment" && a.comment == b.comment) {
       const bool debug = section.name.starts_with(".debug_");
       add_hint(hints,
                {"build-path", path,

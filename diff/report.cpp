@@ -107,6 +107,8 @@ std::string size_text(std::int64_t bytes) {
 }
 
 std::string origin_text(const LayerChange& l) {
+  if (l.kind == LayerChange::Kind::added) return l.after_origin.empty() ? l.key : l.after_origin;
+  if (l.kind == LayerChange::Kind::removed) return l.before_origin.empty() ? l.key : l.before_origin;
   if (l.before_origin == l.after_origin) return l.after_origin.empty() ? l.key : l.after_origin;
   return (l.before_origin.empty() ? "(none)" : l.before_origin) + " -> " +
          (l.after_origin.empty() ? "(none)" : l.after_origin);
@@ -159,7 +161,7 @@ void print_file(std::ostream& out, const FileChange& f) {
   out << ": " << what << '\n';
   if (!f.note.empty()) out << "        " << printable(f.note) << '\n';
   if (f.elf) {
-    for (const auto& c : f.elf->fields) print_field(out, c, "        ELF ");
+    for (const auto& c : f.elf->fields) print_field(out, c, "        ");
     std::string sections;
     for (const auto& s : f.elf->sections) {
       sections += (sections.empty() ? "" : ", ") + s.name;
