@@ -5,6 +5,10 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"
@@ -225,6 +229,44 @@ TEST(ElfPlatform, InputsHaveOnePlatform) {
   auto asked = inputs_platform({data}, Platform{"arm", "linux", "v7"});
   ASSERT_TRUE(asked.has_value());
   EXPECT_EQ(platform_text(**asked), "linux/arm/v7");
+}
+
+}  // namespace
+}  // namespace arec
+
+namespace arec {
+namespace {
+
+// What `arec diff` reads of an ELF file, on a real one: this test program, built by the project's compiler.
+TEST(ElfDetails, ReadsBuildIdCompilerAndSectionsOfARealProgram) {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto details = read_elf_details(std::as_bytes(std::span(bytes.data(), bytes.size())), "self");
+  ASSERT_TRUE(details.has_value()) << details.error().message;
+  ASSERT_TRUE(details->has_value());
+  const ElfDetails& d = **details;
+  EXPECT_EQ(40u, d.build_id.size()) << "a SHA-1 build-id in hex, as GNU ld writes by default on Debian";
+  ASSERT_FALSE(d.comment.empty());
+  EXPECT_NE(std::string::npos, d.comment.front().find("GCC: ")) << d.comment.front();
+  const auto text =
+      std::find_if(d.sections.begin(), d.sections.end(), [](const ElfSection& s) { return s.name == ".text"; });
+  ASSERT_NE(d.sections.end(), text);
+  EXPECT_EQ(64u, text->digest.size());
+  EXPECT_FALSE(d.file.needed.empty());
+  EXPECT_TRUE(d.strings.contains(".rodata"));
+}
+
+TEST(ElfDetails, NotElfIsNothingAndACutFileIsAnErrorNamingIt) {
+  const std::string text = "#!/bin/sh\necho hi\n";
+  auto none = read_elf_details(std::as_bytes(std::span(text.data(), text.size())), "script");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bytes.resize(200);  // the ELF header, and section headers beyond the end
+  auto cut = read_elf_details(std::as_bytes(std::span(bytes.data(), bytes.size())), "cut.elf");
+  ASSERT_FALSE(cut.has_value());
+  EXPECT_TRUE(cut.error().message.starts_with("cut.elf")) << cut.error().message;
 }
 
 }  // namespace

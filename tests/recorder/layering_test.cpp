@@ -226,3 +226,20 @@ TEST(Layering, AnImageOfMoreThan127LayersWithItsBasesIsRefused) {
 
 }  // namespace
 }  // namespace arec
+
+namespace arec {
+namespace {
+
+TEST(Layering, APackageOriginReadsBackWithAnEpochInItsVersion) {
+  const DebianPackage p{"libfoo1", "1:2.3-4", "amd64", {}};
+  const auto back = package_of_origin(package_origin(p));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ("libfoo1", back->name);
+  EXPECT_EQ("1:2.3-4", back->version);
+  EXPECT_EQ("amd64", back->architecture);
+  EXPECT_FALSE(package_of_origin("files").has_value());
+  EXPECT_FALSE(package_of_origin("deb:merged").has_value());
+}
+
+}  // namespace
+}  // namespace arec
