@@ -152,6 +152,14 @@ jq -e '.schemaVersion == 1 and (.same | type) == "boolean" and (.before | keys) 
   and all(.hints[]; (keys) == ["cause","path","text"] and (.cause | IN("build-path","rpath","timestamp","compiler")))' \
   <<<"$OUT" >/dev/null || fail "the JSON does not follow the schema: $OUT"
 
+note "two configurations: --config once per side"
+expect_exit 0 "$AREC" record --module t --name cfg --file "$T/one/hello" --config Release
+expect_exit 0 "$AREC" record --module t --name cfg --file "$T/two/hello" --config Debug
+expect_exit 1 "$AREC" diff t/cfg --config Release --config Debug --json
+expect_eq '{"after":"Debug","before":"Release","field":"config"}' "$(jq -c '.record[] | select(.field=="config")' <<<"$OUT")" \
+  "the configurations compared"
+expect_exit 0 "$AREC" diff t/cfg t/cfg --config Debug
+
 note "bad input: exit 2, one line naming it"
 expect_exit 2 "$AREC" diff t/nothing
 expect_one_line_error "t/nothing"
