@@ -12,6 +12,10 @@
 
 namespace arec {
 
+nlohmann::json text_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
 namespace {
 
 // At most this many changed files of one layer are looked into; the others are compared by digest.
@@ -82,10 +86,6 @@ Result<std::map<std::string, Captured>> capture_side(const Layout& layout, const
   });
   if (!s) return fail(s.error());
   return out;
-}
-
-nlohmann::json text_or_null(const std::string& text) {
-  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
 }
 
 nlohmann::json optional_text(const std::optional<std::string>& text) {

@@ -12,6 +12,9 @@
 
 namespace arec {
 
+// A field of text as the JSON report shows it: null when empty.
+nlohmann::json text_or_null(const std::string& text);
+
 // A layer's entries by path, each with its content's digest (a hard link's is its target's).
 struct EntryState {
   LayerFile file;

@@ -12,10 +12,6 @@ namespace arec {
 
 namespace {
 
-nlohmann::json text_or_null(const std::string& text) {
-  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
-}
-
 void compare_field(std::vector<FieldChange>& out, std::string field, nlohmann::json before, nlohmann::json after) {
   if (before != after) out.push_back({std::move(field), std::move(before), std::move(after)});
 }
