@@ -52,6 +52,9 @@ namespace {
 constexpr NumberKind k_layer_budget{"count", "a whole number from 1 to 100", 1, k_max_layer_budget};
 static_assert(k_max_layer_budget == 100, "k_layer_budget says 100");
 
+// Which files of a warning about many are named: the first few, or all (-v).
+enum class Names { first, all };
+
 struct RecordOptions {
   std::string module;
   std::string name;
@@ -212,6 +215,26 @@ Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, 
   return BaseImage{store, pulled->manifest};
 }
 
+// The lines a warning of a record is said in: the summary of many files, or each file's own warning (with
+// -v, every file's).
+std::vector<std::string> warning_lines(const RecordWarning& warning, Names names) {
+  if (warning.summary.empty() || names == Names::all) return warning.each;
+  return {warning.summary + "; -v names each"};
+}
+
+// A record's warnings in --json: as the text says them, with the count of files and those named.
+nlohmann::json warnings_json(const std::vector<RecordWarning>& warnings, Names names) {
+  auto out = nlohmann::json::array();
+  for (const auto& w : warnings) {
+    const std::size_t named = names == Names::all ? w.files.size() : std::min(w.files.size(), k_warning_named_files);
+    out.push_back({{"kind", w.kind},
+                   {"count", w.files.size()},
+                   {"files", std::vector<std::string>(w.files.begin(), w.files.begin() + named)},
+                   {"messages", warning_lines(w, names)}});
+  }
+  return out;
+}
+
 Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   std::optional<StoreBase> store_base;
   auto request = make_request(globals.settings, o, store_base);
@@ -228,7 +251,11 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   const auto started = std::filesystem::file_time_type::clock::now();
   auto outcome = record_image(*request, *store);
   if (!outcome) return fail(outcome.error());
-  for (const auto& warning : outcome->warnings) spdlog::warn("{}", warning);
+  // A warning of many files is one line, its files counted; -v names every one.
+  const Names names = globals.verbose > 0 ? Names::all : Names::first;
+  for (const auto& warning : outcome->warnings) {
+    for (const auto& line : warning_lines(warning, names)) spdlog::warn("{}", line);
+  }
   for (const auto& note : outcome->notes) spdlog::info("{}", note);
   if (!o.stamp.empty()) {
     if (auto s = finish_build_step(o, *outcome, started); !s) return fail(s.error());
@@ -237,6 +264,7 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   if (o.json) {
     auto json = record_json(outcome->record, ImageSizes(*store).of(outcome->record.manifest));
     json["changed"] = outcome->changed;
+    json["warnings"] = warnings_json(outcome->warnings, names);
     print_json(json);
   } else {
     std::cout << outcome->record.identity() << '\n';

@@ -362,36 +362,49 @@ std::vector<LayerEntry> sbom_entries(const std::vector<LayerGroup>& groups) {
   return out;
 }
 
+// The warning of `kind` about the files of `each`, summarised by `summary` (given the count of files and
+// the first few, "/a, /b, /c, and 2 more") when they are more than k_warning_named_files; nothing when none.
+std::optional<RecordWarning> warning_of(std::string kind, const std::vector<FileWarning>& each,
+                                        std::string (*summary)(std::size_t files, std::string_view named)) {
+  if (each.empty()) return std::nullopt;
+  RecordWarning warning{std::move(kind), {}, {}, {}};
+  for (const auto& w : each) {
+    if (std::ranges::find(warning.files, w.file) == warning.files.end()) warning.files.push_back(w.file);
+    warning.each.push_back(w.text);
+  }
+  if (warning.files.size() > k_warning_named_files) {
+    std::string named;
+    for (std::size_t i = 0; i < k_warning_named_files; ++i) named += warning.files[i] + ", ";
+    named += "and " + std::to_string(warning.files.size() - k_warning_named_files) + " more";
+    warning.summary = summary(warning.files.size(), named);
+  }
+  return warning;
+}
+
+std::string unrunnable_summary(std::size_t files, std::string_view named) {
+  return std::to_string(files) + " programs (" + std::string(named) +
+         ") are dynamically linked and recorded with --runtime none and no --base: the image holds neither their "
+         "loader nor their libraries, so it cannot run them";
+}
+
 // Dynamically linked files recorded with neither their runtime closure nor a base to provide it.
-Result<std::vector<std::string>> unrunnable_warnings(const RecordRequest& request) {
-  std::vector<std::string> warnings;
-  if (request.runtime != Runtime::none || request.base) return warnings;
+Result<std::optional<RecordWarning>> unrunnable_warning(const RecordRequest& request) {
+  if (request.runtime != Runtime::none || request.base) return std::nullopt;
   auto dynamic = dynamic_executables(request.entries);
   if (!dynamic) return fail(dynamic.error());
-  // A few are named one by one; a whole tree of them (say /usr/bin) is one warning, not a screenful.
-  constexpr std::size_t k_named = 3;
-  if (dynamic->size() <= k_named) {
-    for (const auto& path : *dynamic) {
-      warnings.push_back(path +
-                         " is dynamically linked and recorded with --runtime none and no --base: the image "
-                         "holds neither its loader nor its libraries, so it cannot run it");
-    }
-    return warnings;
+  std::vector<FileWarning> each;
+  for (const auto& path : *dynamic) {
+    each.push_back({path, path + " is dynamically linked and recorded with --runtime none and no --base: the image "
+                                 "holds neither its loader nor its libraries, so it cannot run it"});
   }
-  std::string named;
-  for (std::size_t i = 0; i < k_named; ++i) named += (*dynamic)[i] + ", ";
-  warnings.push_back(std::to_string(dynamic->size()) + " programs (" + named + "and " +
-                     std::to_string(dynamic->size() - k_named) +
-                     " more) are dynamically linked and recorded with --runtime none and no --base: the image holds "
-                     "neither their loader nor their libraries, so it cannot run them");
-  return warnings;
+  return warning_of("unrunnable", each, unrunnable_summary);
 }
 
 // RPATH and RUNPATH entries of the image's ELF files that name a directory of this machine (a build
 // tree): the same project built elsewhere would give another digest.
-Result<std::vector<std::string>> search_path_warnings(const RecordRequest& request,
-                                                      const std::vector<LayerGroup>& groups, Closure& closure,
-                                                      const std::optional<BaseParts>& base) {
+Result<std::optional<RecordWarning>> search_path_warning(const RecordRequest& request,
+                                                         const std::vector<LayerGroup>& groups, Closure& closure,
+                                                         const std::optional<BaseParts>& base) {
   // A Debian package's files are the distribution's: their search paths are not the build's to change,
   // and reading the headers of every one (libc6's 250 gconv modules) would cost each record ~35 ms.
   std::vector<LayerEntry> entries, checked;
@@ -412,7 +425,9 @@ Result<std::vector<std::string>> search_path_warnings(const RecordRequest& reque
       return &*closure.base_files;
     };
   }
-  return foreign_search_path_warnings(entries, checked, base_files);
+  auto each = foreign_search_path_warnings(entries, checked, base_files);
+  if (!each) return fail(each.error());
+  return warning_of("search-path", *each, foreign_search_path_summary);
 }
 
 }  // namespace
@@ -442,11 +457,14 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!groups) return fail(groups.error());
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
   if (auto s = check_layer_count(base_layers, groups->size()); !s) return fail(s.error());
-  auto warnings = unrunnable_warnings(request);
-  if (!warnings) return fail(warnings.error());
-  auto foreign = search_path_warnings(request, *groups, **closure, *base);
+  auto unrunnable = unrunnable_warning(request);
+  if (!unrunnable) return fail(unrunnable.error());
+  auto foreign = search_path_warning(request, *groups, **closure, *base);
   if (!foreign) return fail(foreign.error());
-  warnings->insert(warnings->end(), foreign->begin(), foreign->end());
+  std::vector<RecordWarning> warnings;
+  for (auto* w : {&*unrunnable, &*foreign}) {
+    if (*w) warnings.push_back(std::move(**w));
+  }
   std::vector<fs::Path> inputs;
   for (const auto& group : *groups) {
     for (const auto& e : group.entries) {
@@ -525,7 +543,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
       (*previous)->revision == revision_of_sources()) {
-    return RecordOutcome{**previous, false, std::move(*warnings), std::move(additions->notes),
+    return RecordOutcome{**previous, false, std::move(warnings), std::move(additions->notes),
                          std::move(inputs)};  // nothing new
   }
   const Record record = new_record(request, *manifest, revision_of_sources());
@@ -534,7 +552,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!writer) return fail(writer.error());
   auto commit = writer->commit(record, *referrers);
   if (!commit) return fail(commit.error());
-  return RecordOutcome{commit->record, commit->changed, std::move(*warnings), std::move(additions->notes),
+  return RecordOutcome{commit->record, commit->changed, std::move(warnings), std::move(additions->notes),
                        std::move(inputs)};
 }
 

@@ -64,10 +64,23 @@ struct RecordRequest {
   CaCertificates ca_certificates = CaCertificates::automatic;
 };
 
+// How many files a summarised warning names (the rest are counted).
+inline constexpr std::size_t k_warning_named_files = 3;
+
+// What a record warns of, one for each kind of warning: every file's own warning, and the one line said
+// in their place when they are more than a few (a whole /usr/bin recorded with --runtime none is a line
+// per kind, not one per file).
+struct RecordWarning {
+  std::string kind;                // "search-path" (an RPATH or RUNPATH of this machine), "unrunnable"
+  std::vector<std::string> files;  // the image paths warned about, each once
+  std::vector<std::string> each;   // every file's warning (a file may have several: RPATH and RUNPATH)
+  std::string summary;             // the count and the first few files; empty when they are few
+};
+
 struct RecordOutcome {
   Record record;
   bool changed = false;  // false when the store already held this digest as the latest
-  std::vector<std::string> warnings;
+  std::vector<RecordWarning> warnings;
   std::vector<std::string> notes;  // what was added without being named (the CA certificates), one line each
   std::vector<fs::Path> inputs;    // the host files packed, runtime closure included (for a build's depfile)
 };

@@ -61,6 +61,11 @@ Result<std::vector<LdCacheEntry>> parse_new_cache(std::span<const std::byte> byt
   return out;
 }
 
+// Why an absolute search path naming a directory the image lacks is warned of, and what to do.
+constexpr std::string_view k_search_path_harm =
+    "the loader looks there in vain, and the digest changes with where it was built; link with $ORIGIN-relative "
+    "paths (CMake: BUILD_RPATH_USE_ORIGIN)";
+
 }  // namespace
 
 Result<std::vector<LdCacheEntry>> parse_ld_cache(std::span<const std::byte> bytes, std::string_view what) {
@@ -127,7 +132,7 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view origi
   return out;
 }
 
-Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
+Result<std::vector<FileWarning>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
                                                               const std::vector<LayerEntry>& checked,
                                                               const std::function<Result<const ImageFiles*>()>& base) {
   std::map<std::string, const LayerEntry*, std::less<>> by_path;
@@ -157,7 +162,7 @@ Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<
     const auto* node = (*base_files)->lstat(*in_base);
     return node != nullptr && node->type == ImageFiles::Type::directory;
   };
-  std::vector<std::string> warnings;
+  std::vector<FileWarning> warnings;
   for (const auto& e : checked) {
     if (e.type != LayerEntry::Type::file || e.source.empty()) continue;
     auto elf = read_elf(e.source);
@@ -176,15 +181,19 @@ Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<
         if (!held) return fail(held.error());
         if (*held) continue;
         const std::string file = "/" + e.path;
-        warnings.push_back(
-            file + (e.source.string() == file ? std::string() : " (" + e.source.string() + ")") + " has " + tag + " " +
-            entry +
-            ", a directory the image does not hold: the loader looks there in vain, and the digest "
-            "changes with where it was built; link with $ORIGIN-relative paths (CMake: BUILD_RPATH_USE_ORIGIN)");
+        warnings.push_back({file, file + (e.source.string() == file ? std::string() : " (" + e.source.string() + ")") +
+                                      " has " + tag + " " + entry +
+                                      ", a directory the image does not hold: " + std::string(k_search_path_harm)});
       }
     }
   }
   return warnings;
+}
+
+std::string foreign_search_path_summary(std::size_t files, std::string_view named) {
+  return std::to_string(files) + " files (" + std::string(named) +
+         ") have an RPATH or RUNPATH entry naming a directory the image does not hold: " +
+         std::string(k_search_path_harm);
 }
 
 Result<std::vector<std::string>> dynamic_executables(const std::vector<LayerEntry>& entries) {

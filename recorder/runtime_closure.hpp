@@ -76,9 +76,17 @@ Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& en
 // (a build tree), the loader looks there in vain, and the digest changes with where the file was built.
 // Each names the file and the entry; `$ORIGIN` entries and the loader's default directories are never
 // warned about.
-Result<std::vector<std::string>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
+struct FileWarning {
+  std::string file;  // the image path warned about
+  std::string text;
+};
+Result<std::vector<FileWarning>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
                                                               const std::vector<LayerEntry>& checked,
                                                               const std::function<Result<const ImageFiles*>()>& base);
+
+// The one warning said for `files` (more than a few) warned of by foreign_search_path_warnings, `named`
+// listing the first of them: "12 files (/bin/a, /bin/b, /bin/c, and 9 more) have ...".
+std::string foreign_search_path_summary(std::size_t files, std::string_view named);
 
 // The image paths of the dynamically linked executables among `entries`.
 Result<std::vector<std::string>> dynamic_executables(const std::vector<LayerEntry>& entries);

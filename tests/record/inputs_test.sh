@@ -83,7 +83,7 @@ expect_eq "arec: warning: /bin/a is dynamically linked and recorded with --runti
   "$(grep warning <<<"$ERR")" "the warning for one program"
 for p in b c d e; do cp /bin/true "$T/progs/$p"; done
 expect_exit 0 "$AREC" record --module rec --name progs --runtime none --dir "$T/progs=/bin"
-expect_eq "arec: warning: 5 programs (/bin/a, /bin/b, /bin/c, and 2 more) are dynamically linked and recorded with --runtime none and no --base: the image holds neither their loader nor their libraries, so it cannot run them" \
+expect_eq "arec: warning: 5 programs (/bin/a, /bin/b, /bin/c, and 2 more) are dynamically linked and recorded with --runtime none and no --base: the image holds neither their loader nor their libraries, so it cannot run them; -v names each" \
   "$(grep warning <<<"$ERR")" "the one warning for five programs"
 
 note "the revision of a work tree with uncommitted changes to tracked files is <sha>-dirty"

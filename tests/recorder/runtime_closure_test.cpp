@@ -226,11 +226,12 @@ TEST(RuntimeClosureTest, AnAbsoluteSearchPathEntryTheImageDoesNotHoldIsWarnedAbo
   auto warnings = foreign_search_path_warnings(entries, entries, {});
   ASSERT_TRUE(warnings.has_value()) << warnings.error().message;
   ASSERT_EQ(warnings->size(), 1U);
-  EXPECT_EQ(warnings->front().rfind("/usr/local/bin/p (" + (dir / "p").string() + ") has RUNPATH " + build_dir +
-                                        ", a directory the image does not hold",
-                                    0),
+  EXPECT_EQ(warnings->front().file, "/usr/local/bin/p");
+  EXPECT_EQ(warnings->front().text.rfind("/usr/local/bin/p (" + (dir / "p").string() + ") has RUNPATH " + build_dir +
+                                             ", a directory the image does not hold",
+                                         0),
             0U)
-      << warnings->front();
+      << warnings->front().text;
 }
 
 TEST(RuntimeClosureTest, AStaticProgramGetsNothing) {
