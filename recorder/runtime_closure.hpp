@@ -70,16 +70,18 @@ struct RuntimeClosure {
 };
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
 
+// A warning about one file of the image.
+struct FileWarning {
+  std::string file;  // the image path warned about
+  std::string text;
+};
+
 // One warning for each RPATH or RUNPATH entry of the ELF files among `checked` (the build's own files)
 // that names an absolute directory the image holds neither in `entries` (all its files) nor in the base
 // (`base`, read only when such an entry is met; may be empty): the entry is then a path of this machine
 // (a build tree), the loader looks there in vain, and the digest changes with where the file was built.
 // Each names the file and the entry; `$ORIGIN` entries and the loader's default directories are never
 // warned about.
-struct FileWarning {
-  std::string file;  // the image path warned about
-  std::string text;
-};
 Result<std::vector<FileWarning>> foreign_search_path_warnings(const std::vector<LayerEntry>& entries,
                                                               const std::vector<LayerEntry>& checked,
                                                               const std::function<Result<const ImageFiles*>()>& base);
