@@ -52,7 +52,9 @@ done
 on() { local i=$1; shift; nsenter --net="/run/netns/$net-$i" "$@"; }
 # No way out: only the bridge's range is routed.
 on 3 ip route get 192.0.2.1 >/dev/null 2>&1 && fail "node 3 has a route out of the mesh"
-for _ in $(seq 50); do on 3 ping -c1 -W1 10.213.0.1 >/dev/null 2>&1 && break; sleep 0.1; done
+for i in "${nodes[@]}"; do
+  for _ in $(seq 50); do [[ $(ip -n "$net-$i" -j link show eth0 | jq -r '.[0].operstate') == UP ]] && break; sleep 0.1; done
+done
 
 # Each node's containerd, started in its namespace (pulls happen in ctr, which runs there too).
 declare -A sock
