@@ -78,6 +78,12 @@ printf 'step\tfrom\trequests\tbytes\tbytes-counted-as\n' >"$figures"
 # figure STEP FROM REQUESTS BYTES [HOW]: HOW the bytes were counted, by default the bodies the registry
 # answered (its access log).
 figure() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-answered}" >>"$figures"; }
+# counted STEP FROM LOG MARK [ADDRESS]: the figure of STEP from the access log LOG since MARK.
+counted() {
+  local requests bytes
+  read -r requests bytes <<<"$(traffic "$3" "$4" "${5:-}")"
+  figure "$1" "$2" "$requests" "$bytes"
+}
 
 note "the registry starts on node 1"
 OLD=$(on 1 "$ROOT/scripts/registry" start "$T/registries/old" --listen 10.213.0.1 --access-log) || fail "the registry on node 1"
@@ -154,7 +160,7 @@ pull_and_run() {
     node_ctr "$i" images pull --hosts-dir "$T/n$i/certs.d" "$ref" >"$T/pull.log" 2>&1 ||
       fail "node $i: ctr images pull $ref: $(tail -3 "$T/pull.log")"
   done
-  figure "$step" "10.213.0.$i" $(traffic "$LOG" "$m" "10.213.0.$i")
+  counted "$step" "10.213.0.$i" "$LOG" "$m" "10.213.0.$i"
   for s in "$@"; do
     ref=$(image "$s")
     expect_eq "$s $VERSION: ready" "$(node_ctr "$i" run --rm "$ref" "mesh-$$-n$i-$s-$step" 2>&1)" "$s run on node $i ($step)"
@@ -172,7 +178,7 @@ skopeo_pull() {
       2>"$T/skopeo.err" || fail "node 3: skopeo copy $ref: $(cat "$T/skopeo.err")"
     expect_eq "${ref#*@}" "$(jq -r '.manifests[0].digest' "$T/n3/oci/index.json")" "the digest skopeo pulled for $s on node 3"
   done
-  figure "$1" 10.213.0.3 $(traffic "$LOG" "$m" 10.213.0.3)
+  counted "$1" 10.213.0.3 "$LOG" "$m" 10.213.0.3
 }
 
 note "every node writes its runtime configuration, pulls and runs both services from node 1 ($OLD)"
@@ -189,7 +195,7 @@ new_log=$T/registries/new/log
 [[ ${NEW##*:} != "${OLD##*:}" ]] || fail "both registries on port ${NEW##*:}: run again"
 m_old=$(mark "$old_log") m_new=$(mark "$new_log") rx=$(received 2)
 expect_exit 0 on 1 "$AREC" move "$T/deploy" --to n2 --port "${NEW##*:}" --apply
-figure move-at-old 10.213.0.1 $(traffic "$old_log" "$m_old")
+counted move-at-old 10.213.0.1 "$old_log" "$m_old"
 figure move-at-new 10.213.0.1 "$(traffic "$new_log" "$m_new" | cut -d' ' -f1)" $(($(received 2) - rx)) wire-into-node-2
 expect_contains "$OUT" "from node n1 ($OLD) to node n2 ($NEW)" "move's output"
 expect_contains "$OUT" "2 manifests verified" "move's output"
@@ -216,7 +222,7 @@ for i in "${nodes[@]}"; do
   for s in controlplane builder; do
     node_ctr "$i" images pull --hosts-dir "$T/n$i/certs.d" "$(image $s)" >/dev/null 2>&1 || fail "node $i: pulling $s again"
   done
-  figure pull-kept "10.213.0.$i" $(traffic "$LOG" "$m" "10.213.0.$i")
+  counted pull-kept "10.213.0.$i" "$LOG" "$m" "10.213.0.$i"
   pull_and_run "$i" pull-after controlplane builder
 done
 skopeo_pull skopeo-after
@@ -238,7 +244,7 @@ VERSION=2
 for i in "${nodes[@]}"; do
   m=$(mark "$LOG")
   node_ctr "$i" images pull --hosts-dir "$T/n$i/certs.d" "$(image builder)" >"$T/pull.log" 2>&1 || fail "node $i: pulling the rebuilt builder"
-  figure rebuild-pull "10.213.0.$i" $(traffic "$LOG" "$m" "10.213.0.$i")
+  counted rebuild-pull "10.213.0.$i" "$LOG" "$m" "10.213.0.$i"
   expect_eq "builder 2: ready" "$(node_ctr "$i" run --rm "$(image builder)" "mesh-$$-n$i-builder-rebuilt" 2>&1)" "the rebuilt builder on node $i"
 done
 
