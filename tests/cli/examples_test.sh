@@ -32,6 +32,8 @@ cat >nodes.json <<JSON
 JSON
 # registry-config's examples: the same settings, naming the registry.
 jq '. + {registry_name: "registry.mesh"}' nodes.json >runtime.json
+# The team's public key registry-config podman --trust-key names.
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 2>/dev/null | openssl pkey -pubout -out team.pub
 # Without --nodes the examples use the built-in settings, whose registry is 127.0.0.1:5000: here, n1's.
 [[ $mode == registry ]] && export AREC_NODES=$work/nodes.json
 
