@@ -42,7 +42,8 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        sys.exit(f"FAIL: {len(problems)} links lead nowhere")
+        print(f"FAIL: {len(problems)} links lead nowhere")
+        sys.exit(1)
     print(f"PASS: {links} links of {len(pages)} pages lead somewhere")
 
 
