@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""The options of every command agree in its help page, the manual page and docs/commands.md.
+"""Every command's options, and the environment variables, agree in the help, the manual page and
+docs/commands.md.
 
-usage: options.py ARec BUILD_DIR SOURCE_DIR
+usage: options.py AREC BUILD_DIR SOURCE_DIR
 
-Three sides: `arec --help` and `arec help COMMAND` (the "Options:" of each page), the manual page the
-build wrote (BUILD_DIR/cli/arec.1, the one installed: its "GLOBAL OPTIONS" and each "arec COMMAND"
-section), and docs/commands.md (the section "Global options" and one section "`arec COMMAND`" per
-command, whose table rows name options in backticks in their first cell). The help and the manual are
-both made from the command table, so they can only part when one is stale or edited by hand; the docs
-page is written by hand, so it is what this test mostly holds to the table. A command or an option on
-one side and not on another fails, naming the command, the option and the side that lacks it.
-Positional arguments are not compared (their names are internal to the table); `-h,--help`, which every
-command takes, is compared among the global options only, as the manual lists it there once.
+Three sides: `arec --help` and `arec help COMMAND` (the "Options:" of each page, and the main page's
+"Environment"), the manual page the build wrote (BUILD_DIR/cli/arec.1, the one installed: GLOBAL
+OPTIONS, each "arec COMMAND" section, ENVIRONMENT), and docs/commands.md (the sections "Global
+options" and "Environment" and one section "`arec COMMAND`" per command, whose table rows name options
+or variables in backticks in their first cell). The help and the manual are both made from the
+command table, so they part only when one is stale or edited by hand; the docs page is written by
+hand, so it is what this test mostly holds to the table. A command, option or variable on one side and
+not on another fails, naming it and the side that lacks it. Positional arguments are not compared
+(their names are internal to the table); `-h,--help`, which every command takes, is compared among
+the global options only, as the manual lists it there once.
 """
 import os
 import re
@@ -19,6 +21,7 @@ import subprocess
 import sys
 
 GLOBAL = "(global)"
+ENVIRONMENT = "(environment)"
 HELP = "-h", "--help"
 
 
@@ -49,6 +52,8 @@ def from_help(arec):
         sys.exit("arec --help: no \"Subcommands:\" list")
     commands = [line.split()[0] for line in block.group(1).splitlines() if line.strip()]
     sides = {GLOBAL: help_options(main)}
+    variables = re.search(r"^Environment.*?\n(.*?)(?:\n\n|\Z)", main, re.S | re.M)
+    sides[ENVIRONMENT] = set(re.findall(r"^  ([A-Z][A-Z0-9_]+) ", variables.group(1), re.M)) if variables else set()
     for c in commands:
         sides[c] = help_options(run(arec, "help", c)) - set(HELP)
     return sides
@@ -61,8 +66,8 @@ def from_manual(path):
         sys.exit(f"the manual page {path}: {e.strerror} (the build writes it: target arec_docs)")
     sides, current, lines = {}, None, text.splitlines()
     for i, line in enumerate(lines):
-        if line == ".SH GLOBAL OPTIONS":
-            current = GLOBAL
+        if line in (".SH GLOBAL OPTIONS", ".SH ENVIRONMENT"):
+            current = GLOBAL if line == ".SH GLOBAL OPTIONS" else ENVIRONMENT
             sides[current] = set()
         elif line.startswith(".SH "):
             current = None
@@ -70,7 +75,11 @@ def from_manual(path):
             current = m.group(1).replace("\\-", "-")
             sides[current] = set()
         elif line == ".TP" and current is not None and i + 1 < len(lines):
-            # An option's names are the bold words of the line after its .TP (a positional's is italic).
+            # An option's names are the bold words of the line after its .TP (a positional's is italic),
+            # a variable's the one word after .B.
+            if current == ENVIRONMENT:
+                sides[current].update(re.findall(r"^\.B (\S+)$", lines[i + 1]))
+                continue
             sides[current].update(n.replace("\\-", "-") for n in re.findall(r"\\fB(.+?)\\fR", lines[i + 1]))
     return sides
 
@@ -87,16 +96,17 @@ def from_docs(path):
             if current in sides:
                 sys.exit(f"{path}:{n}: a second section for arec {current}")
             sides[current] = set()
-        elif line == "## Global options":
-            current = GLOBAL
+        elif line in ("## Global options", "## Environment"):
+            current = GLOBAL if line == "## Global options" else ENVIRONMENT
             sides[current] = set()
         elif line.startswith("#"):
             current = None
-        elif current is not None and line.startswith("|") and not re.match(r"\|\s*(option|---)", line):
+        elif current is not None and line.startswith("|") and not re.match(r"\|\s*(option|variable|---)", line):
             cell = line.split("|")[1]
-            names = re.findall(r"`(--?[A-Za-z0-9][A-Za-z0-9-]*)", cell)
+            pattern = r"`([A-Z][A-Z0-9_]+)`" if current == ENVIRONMENT else r"`(--?[A-Za-z0-9][A-Za-z0-9-]*)"
+            names = re.findall(pattern, cell)
             if not names:
-                sys.exit(f"{path}:{n}: a row of arec {current}'s options names no option in its first cell")
+                sys.exit(f"{path}:{n}: a row of {current} names nothing in its first cell")
             sides[current].update(names)
     return sides
 
@@ -104,9 +114,9 @@ def from_docs(path):
 def compare(sides):
     """One line for each command or option some side has and another lacks."""
     problems = []
-    commands = sorted(set().union(*(s.keys() for s in sides.values())), key=lambda c: (c != GLOBAL, c))
+    commands = sorted(set().union(*(s.keys() for s in sides.values())), key=lambda c: (c not in (GLOBAL, ENVIRONMENT), c))
     for c in commands:
-        where = "the global options" if c == GLOBAL else f"arec {c}"
+        where = {GLOBAL: "the global options", ENVIRONMENT: "the environment"}.get(c, f"arec {c}")
         missing = [side for side, s in sides.items() if c not in s]
         if missing:
             problems.append(f"{where}: not in {' or '.join(missing)}")
@@ -120,7 +130,7 @@ def compare(sides):
 
 def main():
     if len(sys.argv) != 4:
-        sys.exit(__doc__.strip().splitlines()[2])
+        sys.exit(__doc__.strip().splitlines()[3])
     arec, build, root = sys.argv[1:]
     manual = os.path.join(build, "cli", "arec.1")
     docs = os.path.join(root, "docs", "commands.md")
@@ -135,8 +145,9 @@ def main():
     if problems:
         print(f"FAIL: {len(problems)} disagreements between the help, the manual page and docs/commands.md")
         sys.exit(1)
-    count = sum(len(s) for s in sides["docs/commands.md"].values())
-    print(f"PASS: {len(sides['docs/commands.md']) - 1} commands and {count} options, the same in all three")
+    docs = sides["docs/commands.md"]
+    count = sum(len(s) for c, s in docs.items() if c != ENVIRONMENT)
+    print(f"PASS: {len(docs) - 2} commands, {count} options and {len(docs[ENVIRONMENT])} variables, the same in all three")
 
 
 if __name__ == "__main__":
