@@ -10,7 +10,7 @@ namespace {
 using test::TempDir;
 using test::write_file;
 
-// Node settings like the README's, with an IPv6 node, a node given no ports, and a bus and a broker
+// Node settings like docs/compose.md's, with an IPv6 node, a node given no ports, and a bus and a broker
 // beside the store.
 const std::string k_mesh = R"({
   "self": "n1",
