@@ -32,6 +32,13 @@ def run(arec, *args):
     return done.stdout
 
 
+def read(path, why=""):
+    try:
+        return open(path, encoding="utf-8").read()
+    except OSError as e:
+        sys.exit(f"{path}: {e.strerror}{why}")
+
+
 def help_options(page):
     """The option names of a help page's "Options:" block (`  -v,--verbose Excludes: --quiet` gives both)."""
     names, inside = set(), False
@@ -60,14 +67,11 @@ def from_help(arec):
 
 
 def from_manual(path):
-    try:
-        text = open(path, encoding="utf-8").read()
-    except OSError as e:
-        sys.exit(f"the manual page {path}: {e.strerror} (the build writes it: target arec_docs)")
-    sides, current, lines = {}, None, text.splitlines()
+    sides, current = {}, None
+    lines = read(path, " (the build writes the manual page: target arec_docs)").splitlines()
     for i, line in enumerate(lines):
-        if line in (".SH GLOBAL OPTIONS", ".SH ENVIRONMENT"):
-            current = GLOBAL if line == ".SH GLOBAL OPTIONS" else ENVIRONMENT
+        if line in (sections := {".SH GLOBAL OPTIONS": GLOBAL, ".SH ENVIRONMENT": ENVIRONMENT}):
+            current = sections[line]
             sides[current] = set()
         elif line.startswith(".SH "):
             current = None
@@ -85,19 +89,15 @@ def from_manual(path):
 
 
 def from_docs(path):
-    try:
-        text = open(path, encoding="utf-8").read()
-    except OSError as e:
-        sys.exit(f"{path}: {e.strerror}")
     sides, current = {}, None
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(read(path).splitlines(), 1):
         if m := re.fullmatch(r"## `arec ([a-z-]+)`", line):
             current = m.group(1)
             if current in sides:
                 sys.exit(f"{path}:{n}: a second section for arec {current}")
             sides[current] = set()
-        elif line in ("## Global options", "## Environment"):
-            current = GLOBAL if line == "## Global options" else ENVIRONMENT
+        elif line in (sections := {"## Global options": GLOBAL, "## Environment": ENVIRONMENT}):
+            current = sections[line]
             sides[current] = set()
         elif line.startswith("#"):
             current = None
