@@ -13,6 +13,7 @@
 #include "addressing/base_spec.hpp"
 #include "cli/cli.hpp"
 #include "cli/record_stamp.hpp"
+#include "cli/signing.hpp"
 #include "recorder/elf.hpp"
 #include "recorder/image.hpp"
 #include "recorder/sbom.hpp"
@@ -73,7 +74,8 @@ struct RecordOptions {
   std::string sbom = "spdx";
   std::string user;
   std::vector<std::string> packages;
-  std::string stamp;  // --stamp: run by a build (the CMake module); see record_stamp.hpp
+  std::string sign_key;  // --sign-key, else AREC_SIGNING_KEY
+  std::string stamp;     // --stamp: run by a build (the CMake module); see record_stamp.hpp
   unsigned threads = 0;
   unsigned layers = k_default_layer_budget;
   bool json = false;
@@ -239,6 +241,13 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   std::optional<StoreBase> store_base;
   auto request = make_request(globals.settings, o, store_base);
   if (!request) return fail(request.error());
+  // A key that does not load stops the record before the store is touched.
+  auto key = signing_key(globals, o.sign_key);
+  if (!key) return fail(key.error());
+  if (*key) {
+    request->sign_key = &**key;
+    request->builder_id = provenance_facts(globals).builder_id;
+  }
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
   if (store_base) {
@@ -552,6 +561,7 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
                   "Run by a build: once recorded, write STAMP and STAMP.d, a depfile naming every input (the CMake "
                   "module uses it)")
       ->type_name("STAMP");
+  add_sign_key_option(*cmd, o->sign_key);
   cmd->add_option("--sbom", o->sbom,
                   "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();

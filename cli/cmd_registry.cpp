@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cli/cli.hpp"
+#include "cli/signing.hpp"
 #include "registry-client/catalog.hpp"
 #include "registry-client/pull.hpp"
 #include "registry-client/push.hpp"
@@ -48,51 +49,6 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
       ->check(number_check(k_jobs))
       ->type_name("N");
   cmd.add_flag("--json", flags.json, "Print a JSON summary");
-}
-
-// The records named by `selectors` (MODULE, MODULE/NAME or MODULE/NAME@DIGEST), or the latest of
-// every module/name when there are none. Each record once, in the order named. "The latest" is that of
-// each configuration recorded (so a push tags `latest` and `latest-debug` each from its own), or of
-// the one --config names.
-Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors,
-                                           const std::string& config) {
-  const auto choice = config_choice(globals, config);
-  Result<std::vector<Record>> latest = std::vector<Record>();
-  if (!never_recorded(store_dir(globals))) {
-    auto store = Store::open_existing(store_dir(globals));
-    if (!store) return fail(store.error());
-    latest = store->config_latest_records(choice);
-  }
-  if (!latest || selectors.empty()) return latest;
-  std::vector<Record> out;
-  std::set<std::string> seen;
-  for (const auto& selector : selectors) {
-    auto parsed = parse_selector(selector);
-    if (!parsed) return fail(parsed.error());
-    const std::string& repository = parsed->repository;
-    const std::optional<Digest>& digest = parsed->digest;
-    bool matched = false;
-    std::vector<Record> history;  // a digest is looked for in its module/name's own history
-    if (digest) {
-      const auto slash = repository.find('/');
-      if (slash != std::string::npos) {
-        auto store = Store::open_existing(store_dir(globals));
-        if (!store) return fail(store.error());
-        auto read = store->history_of(repository.substr(0, slash), repository.substr(slash + 1));
-        if (!read) return fail(read.error());
-        history = std::move(*read);
-      }
-    }
-    for (const auto& r : digest ? history : *latest) {
-      const bool match = digest ? r.repository() == repository && r.manifest.digest == *digest
-                                : r.repository() == repository || r.module == repository;
-      if (!match) continue;
-      matched = true;
-      if (seen.insert(r.identity()).second) out.push_back(r);
-    }
-    if (!matched) return fail_input("\"" + selector + "\": no such record in the store " + store_dir(globals).string());
-  }
-  return out;
 }
 
 Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors,
@@ -270,6 +226,47 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
 }
 
 }  // namespace
+
+Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors,
+                                           const std::string& config) {
+  const auto choice = config_choice(globals, config);
+  Result<std::vector<Record>> latest = std::vector<Record>();
+  if (!never_recorded(store_dir(globals))) {
+    auto store = Store::open_existing(store_dir(globals));
+    if (!store) return fail(store.error());
+    latest = store->config_latest_records(choice);
+  }
+  if (!latest || selectors.empty()) return latest;
+  std::vector<Record> out;
+  std::set<std::string> seen;
+  for (const auto& selector : selectors) {
+    auto parsed = parse_selector(selector);
+    if (!parsed) return fail(parsed.error());
+    const std::string& repository = parsed->repository;
+    const std::optional<Digest>& digest = parsed->digest;
+    bool matched = false;
+    std::vector<Record> history;  // a digest is looked for in its module/name's own history
+    if (digest) {
+      const auto slash = repository.find('/');
+      if (slash != std::string::npos) {
+        auto store = Store::open_existing(store_dir(globals));
+        if (!store) return fail(store.error());
+        auto read = store->history_of(repository.substr(0, slash), repository.substr(slash + 1));
+        if (!read) return fail(read.error());
+        history = std::move(*read);
+      }
+    }
+    for (const auto& r : digest ? history : *latest) {
+      const bool match = digest ? r.repository() == repository && r.manifest.digest == *digest
+                                : r.repository() == repository || r.module == repository;
+      if (!match) continue;
+      matched = true;
+      if (seen.insert(r.identity()).second) out.push_back(r);
+    }
+    if (!matched) return fail_input("\"" + selector + "\": no such record in the store " + store_dir(globals).string());
+  }
+  return out;
+}
 
 Result<RegistryAddress> registry_for(const Globals& globals, std::string_view domain) {
   auto settings = load_settings(globals);
