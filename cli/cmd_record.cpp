@@ -426,7 +426,8 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   rows.push_back({"REPOSITORY", "DIGEST", "RECORDED", "CONFIG", "TARGET", "REVISION"});
   if (platform_column) rows.front().insert(rows.front().begin() + 1, "PLATFORM");
   if (columns == Columns::wide) {
-    for (const char* name : {"SIZE", "MANIFEST_SIZE", "PLATFORM", "MEDIA_TYPE", "BASE"}) rows.front().push_back(name);
+    for (const char* name : {"SIZE", "MANIFEST_SIZE", "PLATFORM", "MEDIA_TYPE", "BASE", "SIGNED_BY", "BUILDER"})
+      rows.front().push_back(name);
   }
   const auto cell = [](const std::string& value) { return value.empty() ? std::string("-") : value; };
   for (const auto& r : records) {
@@ -441,6 +442,11 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
       row.push_back(p ? platform_text(*p) : "-");
       row.push_back(r.manifest.media_type);
       row.push_back(cell(r.base_digest));
+      // Who the bundles say signed it; `arec verify --trust-key` checks the signatures.
+      auto verdict = judge_record(*store, r, {});
+      if (!verdict) return fail(verdict.error());
+      row.push_back(verdict->fingerprint.empty() ? "-" : verdict->fingerprint.substr(0, 16));
+      row.push_back(cell(verdict->builder));
     }
   }
   // Fields of imported records came from outside: printed with their control characters escaped.
@@ -604,7 +610,8 @@ void add_records(CLI::App& app, Globals& globals, Action& action) {
   add_config_option(*cmd, o->config);
   auto* json = cmd->add_flag("--json", o->json, "Print a JSON array of records, every field");
   cmd->add_flag("--wide", o->wide,
-                "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
+                "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE, SIGNED_BY (the "
+                "signing key's fingerprint, its first 16 digits) and BUILDER (its provenance's)")
       ->excludes(json);
   describe(*cmd,
            "Columns: REPOSITORY, DIGEST, RECORDED, CONFIG, TARGET, REVISION (- when not recorded).\n"
