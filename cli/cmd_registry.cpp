@@ -101,6 +101,7 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
 struct PullFlags {
   bool all = false;           // every module/name of the registry that has records
   bool records_only = false;  // the records, manifests and configs, not the layers
+  std::vector<std::string> trust_keys;  // --trust-key
 };
 
 void print_pulled(const PullOutcome& outcome) {
@@ -119,6 +120,13 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
     return fail_input(pull.all ? "pull --all takes no reference" : "pull: name a reference, or --all");
   auto options = transfer_options(globals, flags);
   if (!options) return fail(options.error());
+  auto trusted = trusted_keys(globals, pull.trust_keys);
+  if (!trusted) return fail(trusted.error());
+  if (trusted->empty()) {
+    spdlog::info("no trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys): no signature checked");
+  } else {
+    options->trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
+  }
   const PullLayers layers = pull.records_only ? PullLayers::no : PullLayers::yes;
   if (pull.all) {
     auto registry = registry_for(globals, "");
@@ -329,6 +337,7 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
                   "From an image index, the image of OS/ARCH[/VARIANT] (default: this machine's)");
   cmd->add_flag("--all", pull->all, "Every module/name of the registry that has records (its latest tags)");
   cmd->add_flag("--records-only", pull->records_only, "The records, manifests and configs, without the layers");
+  add_trust_key_option(*cmd, pull->trust_keys);
   describe(*cmd,
            "From the registry of the node settings (no HOST), the records the registry lists for the image\n"
            "(pushed by `arec push` from the store that built it) come too, every platform of an index: each\n"
@@ -336,7 +345,9 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
            "records, inspect and verify work here as there. A record that disagrees with its image is refused\n"
            "(exit 3) and nothing is written. An image with no record, or one named with HOST, is kept by digest\n"
            "only: no name, no address; an index is then resolved to this machine's platform, or the one\n"
-           "--platform names. Use it with `arec record --base REFERENCE`.",
+           "--platform names. Use it with `arec record --base REFERENCE`.\n"
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), an image or record\n"
+           "that no bundle signed by a trusted key vouches for is refused (exit 3) before anything is written.",
            {{"arec pull 127.0.0.1:5000/mesh/app:latest", "Fetches the image into the store; prints its digest."},
             {"arec pull mesh/app --json",
              "From the registry of the node settings (tag latest), with its records; a JSON summary."},
