@@ -99,8 +99,8 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
 }
 
 struct PullFlags {
-  bool all = false;           // every module/name of the registry that has records
-  bool records_only = false;  // the records, manifests and configs, not the layers
+  bool all = false;                     // every module/name of the registry that has records
+  bool records_only = false;            // the records, manifests and configs, not the layers
   std::vector<std::string> trust_keys;  // --trust-key
 };
 

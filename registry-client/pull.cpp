@@ -223,7 +223,6 @@ constexpr std::size_t k_max_config = std::size_t{4} << 20;
 // An index of more platforms than any build makes is not followed.
 constexpr std::size_t k_max_platforms = 64;
 
-
 // One image of a pull of records (an index has one per platform): its manifest's bytes, config and the
 // records the registry lists for it.
 struct PulledImage {
@@ -231,7 +230,7 @@ struct PulledImage {
   Manifest manifest;
   std::string config;
   std::vector<Record> records;
-  std::vector<Descriptor> sboms;  // the other referrers (SBOMs, bundles), fetched as pull_image fetches them
+  std::vector<Descriptor> sboms;    // the other referrers (SBOMs, bundles), fetched as pull_image fetches them
   std::vector<HeldBundle> bundles;  // with trusted keys: the bundles, read and judged before any write
 };
 
