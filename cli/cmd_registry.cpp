@@ -21,8 +21,10 @@ struct TransferFlags {
   unsigned jobs = 4;
   std::string chunk_size;  // empty: AREC_CHUNK_SIZE or the default
   bool json = false;
-  std::string platform;  // pull: from an index, the manifest of this platform
-  std::string config;    // push, verify: --config
+  std::string platform;                 // pull: from an index, the manifest of this platform
+  std::string config;                   // push, verify: --config
+  std::string sign_key;                 // push: --sign-key
+  std::vector<std::string> trust_keys;  // push: --trust-key
 };
 
 Result<TransferOptions> transfer_options(const Globals& globals, const TransferFlags& flags) {
@@ -51,6 +53,33 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
   cmd.add_flag("--json", flags.json, "Print a JSON summary");
 }
 
+// push --sign-key signs what it pushes unsigned by that key; push --trust-key (or a trusted key of the
+// environment or node settings) refuses to push a record no trusted key signed, before anything goes.
+Status sign_and_admit(const Globals& globals, Store& store, const std::vector<Record>& records,
+                      const TransferFlags& flags) {
+  auto key = signing_key(globals, flags.sign_key);
+  if (!key) return fail(key.error());
+  auto trusted = trusted_keys(globals, flags.trust_keys);
+  if (!trusted) return fail(trusted.error());
+  const auto facts = provenance_facts(globals);
+  for (const auto& record : records) {
+    if (*key) {
+      auto signed_now = sign_recorded(store, record, **key, facts);
+      if (!signed_now) return fail(std::move(signed_now.error()).context("signing " + record.identity()));
+      if (*signed_now) spdlog::info("signed {} with key {}", record.identity(), (*key)->fingerprint().substr(0, 16));
+    }
+    if (trusted->empty()) continue;
+    auto verdict = judge_record(store, record, *trusted);
+    if (!verdict) return fail(verdict.error());
+    if (verdict->state != SignatureState::trusted) {
+      return fail_input("push: the record " + record.identity() + " is " +
+                        (verdict->state == SignatureState::unsigned_ ? std::string("unsigned") : verdict->why) +
+                        "; nothing pushed (sign it with --sign-key, or arec sign)");
+    }
+  }
+  return {};
+}
+
 Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors,
                      const std::vector<std::string>& tags, LatestTag latest, const TransferFlags& flags) {
   for (const auto& tag : tags) {
@@ -69,6 +98,7 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   }
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
+  if (auto s = sign_and_admit(globals, *store, *records, flags); !s) return fail(s.error());
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
   auto summary =
@@ -191,7 +221,9 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
 }
 
 Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config,
-                       Output output) {
+                       const std::vector<std::string>& trust_keys, Output output) {
+  auto trusted = trusted_keys(globals, trust_keys);
+  if (!trusted) return fail(trusted.error());
   auto records = select_records(globals, selectors, config);
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
@@ -200,6 +232,7 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   auto store = Store::open_existing(store_dir(globals));
   TransferOptions options = transfer_options(globals);
   options.progress = ProgressDisplay::none;
+  if (!trusted->empty()) options.trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
   auto items = verify_records(*records, *registry, options, store ? &*store : nullptr);
   if (!items) return fail(items.error());
   std::size_t bad = 0;
@@ -210,13 +243,16 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
       nlohmann::json entry = {{"repository", item.record.repository()},
                               {"digest", item.record.manifest.digest.str()},
                               {"state", verify_state_name(item.state)}};
-      if (!item.found.empty()) entry["found"] = item.found;
+      if (!item.found.empty()) entry[item.state == VerifyState::untrusted ? "why" : "found"] = item.found;
       if (!item.missing_referrers.empty()) entry["missing_referrers"] = item.missing_referrers;
       if (!item.missing_record.empty()) entry["missing_record"] = item.missing_record;
       out.push_back(std::move(entry));
     } else {
       std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
-                << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")")
+                << item.record.identity()
+                << (item.found.empty()                     ? ""
+                    : item.state == VerifyState::untrusted ? "  (" + item.found + ")"
+                                                           : "  (registry has " + item.found + ")")
                 << (item.missing_referrers.empty()
                         ? ""
                         : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
@@ -226,7 +262,8 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   }
   if (output == Output::json) print_json(out);
   if (bad > 0) {
-    spdlog::error("{} of {} record{} missing or different at {}", bad, items->size(), items->size() == 1 ? "" : "s",
+    spdlog::error("{} of {} record{} {} at {}", bad, items->size(), items->size() == 1 ? "" : "s",
+                  options.trusted ? "missing, different, unsigned or untrusted" : "missing or different",
                   registry->host);
     return 1;
   }
@@ -299,6 +336,8 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
   add_config_option(*cmd, flags->config);
+  add_sign_key_option(*cmd, flags->sign_key);
+  add_trust_key_option(*cmd, flags->trust_keys);
   describe(
       *cmd,
       "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
@@ -311,6 +350,8 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       "no such repository holds is uploaded.\n"
       "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
       "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+      "--sign-key signs each record this key has not signed first (arec sign); with a trusted key, a record\n"
+      "no trusted key signed is refused (exit 2) before anything is pushed.\n"
       "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",
       {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
        {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
@@ -363,19 +404,24 @@ void add_verify(CLI::App& app, Globals& globals, Action& action) {
   auto selectors = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   auto config = std::make_shared<std::string>();
+  auto trust = std::make_shared<std::vector<std::string>>();
   auto* cmd = app.add_subcommand("verify", "Check that every latest record is at the registry with its exact digest");
   cmd->add_option("records", *selectors, "Records to check (default: the latest of every module/name)")
       ->type_name("M[/N[@DIGEST]]");
   cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, state}");
   add_config_option(*cmd, *config);
-  describe(
-      *cmd, "The latest record of each configuration a module/name has records of; --config NAME: of that one only.",
-      {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
-       {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
-      "0 every record is there, 1 one is missing or different, 2 bad input or usage, 3 registry or network failure");
-  cmd->callback([&action, &globals, selectors, json, config] {
-    action = [&globals, selectors, json, config] {
-      return run_verify(globals, *selectors, *config, *json ? Output::json : Output::text);
+  add_trust_key_option(*cmd, *trust);
+  describe(*cmd,
+           "The latest record of each configuration a module/name has records of; --config NAME: of that one only.\n"
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), a record there that no\n"
+           "bundle signed by a trusted key vouches for is `unsigned` or `untrusted` (with why).",
+           {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
+            {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
+           "0 every record is there, 1 one is missing, different, unsigned or untrusted, 2 bad input or usage, 3 "
+           "registry or network failure");
+  cmd->callback([&action, &globals, selectors, json, config, trust] {
+    action = [&globals, selectors, json, config, trust] {
+      return run_verify(globals, *selectors, *config, *trust, *json ? Output::json : Output::text);
     };
   });
 }
