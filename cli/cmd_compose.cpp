@@ -163,7 +163,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
         if (!verdict) return fail(verdict.error());
         if (verdict->state != SignatureState::trusted) {
           return fail_input("the record " + r.identity() + " is " +
-                            (verdict->state == SignatureState::unsigned_ ? std::string("unsigned") : verdict->why) +
+                            refusal(*verdict) +
                             ", and only records signed by a trusted key are composed (sign it: arec sign)");
         }
       }

@@ -73,7 +73,7 @@ Status sign_and_admit(const Globals& globals, Store& store, const std::vector<Re
     if (!verdict) return fail(verdict.error());
     if (verdict->state != SignatureState::trusted) {
       return fail_input("push: the record " + record.identity() + " is " +
-                        (verdict->state == SignatureState::unsigned_ ? std::string("unsigned") : verdict->why) +
+                        refusal(*verdict) +
                         "; nothing pushed (sign it with --sign-key, or arec sign)");
     }
   }

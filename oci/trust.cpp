@@ -14,6 +14,10 @@ std::string_view to_string(SignatureState state) {
   return "unsigned";
 }
 
+std::string refusal(const SignatureVerdict& verdict) {
+  return verdict.state == SignatureState::unsigned_ ? "unsigned" : "not trusted (" + verdict.why + ")";
+}
+
 std::string record_subject_name(const Record& record) { return record.repository() + ".record"; }
 
 Result<Digest> record_document_digest(const Record& record) {
@@ -51,8 +55,14 @@ SignatureVerdict judge_signatures(const std::vector<std::string>& bundles, const
     if (d) document = *d;
   }
   std::vector<Bundle> read;
+  std::string malformed;  // why the last bundle that does not parse does not
   for (const auto& bytes : bundles) {
-    if (auto b = parse_bundle(bytes, "bundle")) read.push_back(std::move(*b));
+    auto b = parse_bundle(bytes, "a bundle");
+    if (b) {
+      read.push_back(std::move(*b));
+    } else {
+      malformed = b.error().message;
+    }
   }
   // A signature statement naming this image under this repository, and the record's document.
   const auto is_for_us = [&](const Bundle& b) {
@@ -105,6 +115,8 @@ SignatureVerdict judge_signatures(const std::vector<std::string>& bundles, const
     verdict.why = "the trusted key's statement is for another digest";
   } else if (!unknown.empty()) {
     verdict.why = "signed by an unknown key " + unknown.substr(0, 16);
+  } else if (!malformed.empty()) {
+    verdict.why = printable(malformed);
   } else {
     verdict.why = "no bundle holds a signature statement";
   }

@@ -33,6 +33,9 @@ struct SignatureVerdict {
 // "unsigned", "untrusted", "trusted" or "unchecked".
 std::string_view to_string(SignatureState state);
 
+// What a refusal says of a verdict that is not trusted: "unsigned", or "not trusted (why)".
+std::string refusal(const SignatureVerdict& verdict);
+
 // The subject name and digest of a record's document, as a signature statement names it: the record
 // travels as its own artifact, and a statement naming its digest vouches for every field of it.
 std::string record_subject_name(const Record& record);

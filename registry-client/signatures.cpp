@@ -80,7 +80,7 @@ Status admit_signed(const TransferOptions& options, const std::vector<HeldBundle
   if (verdict.state == SignatureState::trusted) return {};
   const std::string what = record ? "the record " + record->identity() : repository + "@" + image.str();
   return fail(Error::registry(context + ": " + what + " is " +
-                              (verdict.state == SignatureState::unsigned_ ? std::string("unsigned") : verdict.why) +
+                              refusal(verdict) +
                               ": no bundle verifies under a trusted key; nothing written"));
 }
 
