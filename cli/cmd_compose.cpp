@@ -162,8 +162,7 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
         auto verdict = judge_record(**opened, r, *trusted);
         if (!verdict) return fail(verdict.error());
         if (verdict->state != SignatureState::trusted) {
-          return fail_input("the record " + r.identity() + " is " +
-                            refusal(*verdict) +
+          return fail_input("the record " + r.identity() + " is " + refusal(*verdict) +
                             ", and only records signed by a trusted key are composed (sign it: arec sign)");
         }
       }

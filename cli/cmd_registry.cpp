@@ -72,8 +72,7 @@ Status sign_and_admit(const Globals& globals, Store& store, const std::vector<Re
     auto verdict = judge_record(store, record, *trusted);
     if (!verdict) return fail(verdict.error());
     if (verdict->state != SignatureState::trusted) {
-      return fail_input("push: the record " + record.identity() + " is " +
-                        refusal(*verdict) +
+      return fail_input("push: the record " + record.identity() + " is " + refusal(*verdict) +
                         "; nothing pushed (sign it with --sign-key, or arec sign)");
     }
   }

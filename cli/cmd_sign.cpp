@@ -164,7 +164,7 @@ void add_key(CLI::App& app, Globals&, Action& action) {
            "An EC P-256 key, as `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256` writes it; prints\n"
            "its fingerprint (the SHA-256 of the public key, which bundles name as their hint). Keep PREFIX.key in\n"
            "the CI's secrets (AREC_SIGNING_KEY); give PREFIX.pub to every machine that pulls or composes.",
-           {{"arec key generate --out team", "Writes team.key and team.pub; prints the key's fingerprint."}},
+           {{"arec key generate --out release", "Writes release.key and release.pub; prints the key's fingerprint."}},
            k_exit_local);
   cmd->callback([&action, verb, prefix] { action = [verb, prefix] { return run_key_generate(*verb, *prefix); }; });
 }

@@ -79,8 +79,7 @@ Status admit_signed(const TransferOptions& options, const std::vector<HeldBundle
   const auto verdict = judge_signatures(bundle_texts(bundles), image, repository, record, *options.trusted);
   if (verdict.state == SignatureState::trusted) return {};
   const std::string what = record ? "the record " + record->identity() : repository + "@" + image.str();
-  return fail(Error::registry(context + ": " + what + " is " +
-                              refusal(verdict) +
+  return fail(Error::registry(context + ": " + what + " is " + refusal(verdict) +
                               ": no bundle verifies under a trusted key; nothing written"));
 }
 
