@@ -82,8 +82,11 @@ expect_one_line_error "the record $M/app@$evil is unsigned, and only records sig
 [[ ! -e deploy.yaml ]] || fail "a refused compose wrote deploy.yaml"
 
 note "attack 2: signed by a key nobody trusts"
-with evil expect_exit 0 "$AREC" sign "$M/app" --sign-key foreign.key
-with evil expect_exit 0 "$AREC" push
+# push --sign-key signs what it pushes unsigned, once.
+with evil expect_exit 0 "$AREC" push --sign-key foreign.key
+expect_contains "$ERR" "signed $M/app@$evil with key $(fingerprint foreign.pub)"
+with evil expect_exit 0 "$AREC" push --sign-key foreign.key
+expect_not_contains "$ERR" "signed $M/app" "a second push --sign-key"
 rm -rf "$T/d"
 with d expect_exit 3 "$AREC" pull "$M/app" --trust-key team.pub
 expect_one_line_error "is not trusted (signed by an unknown key $(fingerprint foreign.pub)): no bundle verifies under a trusted key"
