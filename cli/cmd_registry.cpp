@@ -151,11 +151,14 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   if (!options) return fail(options.error());
   auto trusted = trusted_keys(globals, pull.trust_keys);
   if (!trusted) return fail(trusted.error());
-  if (trusted->empty()) {
-    spdlog::info("no trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys): no signature checked");
-  } else {
-    options->trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
-  }
+  // Said once a pull has been made, so that it never stands beside an error as if it were one.
+  const auto done = [unchecked = trusted->empty()] {
+    if (unchecked)
+      spdlog::info(
+          "no trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys): no signature checked");
+    return 0;
+  };
+  if (!trusted->empty()) options->trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
   const PullLayers layers = pull.records_only ? PullLayers::no : PullLayers::yes;
   if (pull.all) {
     auto registry = registry_for(globals, "");
@@ -186,7 +189,7 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
       }
     }
     if (flags.json) print_json(out);
-    return 0;
+    return done();
   }
   auto reference = Reference::parse(text);
   if (!reference) return fail(reference.error());
@@ -216,7 +219,7 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   } else {
     print_pulled(*outcome);
   }
-  return 0;
+  return done();
 }
 
 Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config,
