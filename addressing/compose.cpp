@@ -365,6 +365,7 @@ class Filler {
     const std::string repository = std::string(r.module) + "/" + std::string(r.name);
     const std::string in_store = m_options.store.empty() ? "the store" : "store " + m_options.store;
     std::string digest(r.digest);
+    const Record* filled = nullptr;  // the record whose digest fills the request
     // The configuration meant: the request's own, else the one compose was given (choose_config).
     ConfigChoice choice = m_options.configs;
     if (!r.config.empty()) choice.asked = std::string(r.config);
@@ -377,13 +378,21 @@ class Filler {
       auto chosen = choose_config(repository, configs_of(*history), choice);
       if (!chosen) return problem(line, quoted(r, text) + ": " + chosen.error().message);
       if (!chosen->note.empty() && m_noted.insert(repository).second) m_notes.push_back(chosen->note);
-      digest = newest_of(*history, *chosen)->manifest.digest.str();
-    } else if (std::ranges::none_of(*history, [&](const Record& h) {
-                 return h.manifest.digest.str() == digest && (r.config.empty() || h.config == r.config);
-               })) {
-      return problem(line, quoted(r, text) + ": no record of " + repository + "@" + digest +
-                               (r.config.empty() ? "" : " in configuration " + std::string(r.config)) + " in " +
-                               in_store);
+      filled = newest_of(*history, *chosen);
+      digest = filled->manifest.digest.str();
+    } else {
+      for (const auto& h : *history) {
+        if (h.manifest.digest.str() == digest && (r.config.empty() || h.config == r.config)) filled = &h;
+      }
+      if (!filled) {
+        return problem(line, quoted(r, text) + ": no record of " + repository + "@" + digest +
+                                 (r.config.empty() ? "" : " in configuration " + std::string(r.config)) + " in " +
+                                 in_store);
+      }
+    }
+    if (m_options.admit) {
+      if (auto admitted = m_options.admit(*filled); !admitted)
+        return problem(line, quoted(r, text) + ": " + admitted.error().message);
     }
     // The image's domain: the registry's stable name when the settings give one (each node's runtime
     // maps it to the registry's address, so a move changes no declaration), otherwise its address.

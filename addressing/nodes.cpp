@@ -165,8 +165,17 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
           return fail(settings_error(source, path, "must name a node, got " + type_name(holder)));
         settings.services[service] = holder.get<std::string>();
       }
+    } else if (key == "trust") {
+      if (!value.is_object() || value.size() != 1 || !value.contains("keys") || !value["keys"].is_array())
+        return fail(settings_error(source, ".trust", "must be an object {\"keys\": [FILE, ...]}"));
+      for (const auto& file : value["keys"]) {
+        if (!file.is_string() || file.get<std::string>().empty())
+          return fail(settings_error(source, ".trust.keys", "each must be a file name, got " + type_name(file)));
+        settings.trust_keys.push_back(file.get<std::string>());
+      }
     } else {
-      return fail(settings_error(source, "." + key, "unknown key (expected self, registry_name, nodes, services)"));
+      return fail(
+          settings_error(source, "." + key, "unknown key (expected self, registry_name, nodes, services, trust)"));
     }
   }
   for (const auto& [service, holder] : settings.services) {
@@ -198,6 +207,8 @@ Result<NodeSettings> NodeSettings::load(const std::string& path, const std::stri
     auto parsed = parse(*text, path);
     if (!parsed) return fail(parsed.error());
     settings = std::move(*parsed);
+    // A mesh ships its settings with its keys beside them.
+    for (auto& key : settings.trust_keys) key = (fs::Path(path).parent_path() / key).lexically_normal().string();
   }
   if (!self.empty()) {
     if (!settings.nodes.contains(self)) {
@@ -222,6 +233,7 @@ std::string NodeSettings::to_json_text() const {
     doc["nodes"][name] = std::move(n);
   }
   doc["services"] = services;
+  if (!trust_keys.empty()) doc["trust"] = {{"keys", trust_keys}};
   return doc.dump(2) + "\n";
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/error.hpp"
 
@@ -32,6 +33,9 @@ struct NodeSettings {
   std::map<std::string, Node> nodes;
   std::map<std::string, std::string> services;  // service -> node that holds it
   std::string source;                           // the file read, or "built-in default"
+  // "trust": {"keys": [...]}: the public keys whose signatures this mesh trusts (oci/trust), each
+  // relative to the settings file as load() returns them.
+  std::vector<std::string> trust_keys;
 
   // Parses and validates; every error names `source` and the JSON path of what is wrong.
   static Result<NodeSettings> parse(std::string_view text, std::string_view source);

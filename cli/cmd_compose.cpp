@@ -17,6 +17,7 @@
 #include "addressing/nodes.hpp"
 #include "cli/cli.hpp"
 #include "cli/record_stamp.hpp"
+#include "cli/signing.hpp"
 #include "port-reader/port_reader.hpp"
 
 namespace arec::cli {
@@ -69,6 +70,7 @@ struct ComposeArgs {
   std::string format;
   std::string depfile;
   std::string config;
+  std::vector<std::string> trust_keys;  // --trust-key
   bool strict = false;
 };
 
@@ -145,6 +147,28 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
     return history;
   };
 
+  auto trusted = trusted_keys(globals, args.trust_keys);
+  if (!trusted) return fail(trusted.error());
+  if (!trusted->empty()) {
+    // Only what a trusted key signed is filled in: an index, when each of its platforms' records is.
+    options.admit = [&](const Record& record) -> Status {
+      std::vector<Record> records{record};
+      if (media_type::is_index(record.manifest.media_type)) {
+        auto image = (*opened)->latest_image(record.module, record.name);
+        if (!image) return fail(image.error());
+        if (*image) records = (*image)->platforms;
+      }
+      for (const auto& r : records) {
+        auto verdict = judge_record(**opened, r, *trusted);
+        if (!verdict) return fail(verdict.error());
+        if (verdict->state != SignatureState::trusted) {
+          return fail_input("the record " + r.identity() + " is " + refusal(*verdict) +
+                            ", and only records signed by a trusted key are composed (sign it: arec sign)");
+        }
+      }
+      return {};
+    };
+  }
   auto composed = compose(*text, options, *settings, read_history);
   if (!composed) return fail(composed.error());
   // At most k_max_warnings, then how many more: a template of nothing but unknown requests would
@@ -241,12 +265,14 @@ void add_compose(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--depfile", args->depfile, "Also write a Makefile rule naming what OUT was composed from")
       ->type_name("FILE");
   add_config_option(*cmd, args->config);
+  add_trust_key_option(*cmd, args->trust_keys);
   describe(*cmd,
            "Requests: arec://image/M/N[:TAG][@sha256:HEX][?config=C], arec://endpoint/S, arec://address/S,\n"
            "arec://port/S. An image is the latest record of M/N in the configuration the request names, else\n"
            "--config's, else the one recorded, else (several) the default (Release, or --default-config).\n"
            "A request ends where its grammar ends, so it can sit inside a connection string.\n"
-           "On any error nothing is written.",
+           "On any error nothing is written. With a trusted key (--trust-key, AREC_TRUST_KEYS, the node\n"
+           "settings' trust.keys), an image request whose record no trusted key signed is an error.",
            {{"arec compose deploy.yaml.in -o deploy.yaml", "Fills the requests of deploy.yaml.in into deploy.yaml."},
             {"arec --nodes nodes.json compose deploy.yaml.in -o deploy.yaml --depfile deploy.yaml.d",
              "With the node settings of nodes.json, and a depfile for the build that runs it."}},

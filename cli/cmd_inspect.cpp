@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cli.hpp"
+#include "cli/signing.hpp"
 #include "registry-client/pull.hpp"
 #include "store/bundle.hpp"
 
@@ -50,7 +51,7 @@ class TemporaryDirectory {
   fs::Path m_path;
 };
 
-void print_text(const ImageDescription& d) {
+void print_text(const ImageDescription& d, const std::optional<SignatureVerdict>& verdict) {
   const auto row = [](std::string_view key, const std::string& value) {
     // Values come from the image's config and the record: printed with their control characters escaped.
     std::cout << std::left << std::setw(12) << key << printable(value) << '\n';
@@ -70,6 +71,10 @@ void print_text(const ImageDescription& d) {
     if (!d.record->config.empty()) row("build", d.record->config);
     if (!d.record->revision.empty()) row("revision", d.record->revision);
     if (!d.record->base_digest.empty()) row("base", d.record->base_digest);
+  }
+  if (verdict) {
+    row("signed by", verdict->fingerprint.empty() ? "nobody (unsigned)" : verdict->fingerprint);
+    if (!verdict->builder.empty()) row("builder", verdict->builder);
   }
   row("manifest", d.manifest_descriptor.digest.str() + " " + d.manifest_descriptor.media_type + " " +
                       std::to_string(d.manifest_descriptor.size) + " bytes");
@@ -213,10 +218,21 @@ Result<int> run_inspect(const Globals& globals, const InspectOptions& o) {
   Result<ImageDescription> description = remote ? inspect_remote(globals, *reference, listing)
                                                 : inspect_record(globals, o.reference, listing, o.config, platform);
   if (!description) return fail(description.error());
+  // Who the record's bundles say signed it (`arec verify --trust-key` checks them).
+  std::optional<SignatureVerdict> verdict;
+  if (description->record) {
+    auto store = Store::open_existing(store_dir(globals));
+    if (!store) return fail(store.error());
+    auto judged = judge_record(*store, *description->record, {});
+    if (!judged) return fail(judged.error());
+    verdict = std::move(*judged);
+  }
   if (o.json) {
-    print_json(to_json(*description));
+    auto json = to_json(*description);
+    if (verdict) json["signature"] = to_json(*verdict);
+    print_json(json);
   } else {
-    print_text(*description);
+    print_text(*description, verdict);
   }
   return 0;
 }

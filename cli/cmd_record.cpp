@@ -13,6 +13,7 @@
 #include "addressing/base_spec.hpp"
 #include "cli/cli.hpp"
 #include "cli/record_stamp.hpp"
+#include "cli/signing.hpp"
 #include "recorder/elf.hpp"
 #include "recorder/image.hpp"
 #include "recorder/sbom.hpp"
@@ -73,7 +74,8 @@ struct RecordOptions {
   std::string sbom = "spdx";
   std::string user;
   std::vector<std::string> packages;
-  std::string stamp;  // --stamp: run by a build (the CMake module); see record_stamp.hpp
+  std::string sign_key;  // --sign-key, else AREC_SIGNING_KEY
+  std::string stamp;     // --stamp: run by a build (the CMake module); see record_stamp.hpp
   unsigned threads = 0;
   unsigned layers = k_default_layer_budget;
   bool json = false;
@@ -239,6 +241,13 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   std::optional<StoreBase> store_base;
   auto request = make_request(globals.settings, o, store_base);
   if (!request) return fail(request.error());
+  // A key that does not load stops the record before the store is touched.
+  auto key = signing_key(globals, o.sign_key);
+  if (!key) return fail(key.error());
+  if (*key) {
+    request->sign_key = &**key;
+    request->builder_id = provenance_facts(globals).builder_id;
+  }
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
   if (store_base) {
@@ -417,7 +426,8 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   rows.push_back({"REPOSITORY", "DIGEST", "RECORDED", "CONFIG", "TARGET", "REVISION"});
   if (platform_column) rows.front().insert(rows.front().begin() + 1, "PLATFORM");
   if (columns == Columns::wide) {
-    for (const char* name : {"SIZE", "MANIFEST_SIZE", "PLATFORM", "MEDIA_TYPE", "BASE"}) rows.front().push_back(name);
+    for (const char* name : {"SIZE", "MANIFEST_SIZE", "PLATFORM", "MEDIA_TYPE", "BASE", "SIGNED_BY", "BUILDER"})
+      rows.front().push_back(name);
   }
   const auto cell = [](const std::string& value) { return value.empty() ? std::string("-") : value; };
   for (const auto& r : records) {
@@ -432,6 +442,11 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
       row.push_back(p ? platform_text(*p) : "-");
       row.push_back(r.manifest.media_type);
       row.push_back(cell(r.base_digest));
+      // Who the bundles say signed it; `arec verify --trust-key` checks the signatures.
+      auto verdict = judge_record(*store, r, {});
+      if (!verdict) return fail(verdict.error());
+      row.push_back(verdict->fingerprint.empty() ? "-" : verdict->fingerprint.substr(0, 16));
+      row.push_back(cell(verdict->builder));
     }
   }
   // Fields of imported records came from outside: printed with their control characters escaped.
@@ -552,6 +567,7 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
                   "Run by a build: once recorded, write STAMP and STAMP.d, a depfile naming every input (the CMake "
                   "module uses it)")
       ->type_name("STAMP");
+  add_sign_key_option(*cmd, o->sign_key);
   cmd->add_option("--sbom", o->sbom,
                   "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();
@@ -594,7 +610,8 @@ void add_records(CLI::App& app, Globals& globals, Action& action) {
   add_config_option(*cmd, o->config);
   auto* json = cmd->add_flag("--json", o->json, "Print a JSON array of records, every field");
   cmd->add_flag("--wide", o->wide,
-                "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE")
+                "Also the columns SIZE (config and layers), MANIFEST_SIZE, PLATFORM, MEDIA_TYPE, BASE, SIGNED_BY (the "
+                "signing key's fingerprint, its first 16 digits) and BUILDER (its provenance's)")
       ->excludes(json);
   describe(*cmd,
            "Columns: REPOSITORY, DIGEST, RECORDED, CONFIG, TARGET, REVISION (- when not recorded).\n"

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cli/cli.hpp"
+#include "cli/signing.hpp"
 #include "registry-client/catalog.hpp"
 #include "registry-client/pull.hpp"
 #include "registry-client/push.hpp"
@@ -20,8 +21,10 @@ struct TransferFlags {
   unsigned jobs = 4;
   std::string chunk_size;  // empty: AREC_CHUNK_SIZE or the default
   bool json = false;
-  std::string platform;  // pull: from an index, the manifest of this platform
-  std::string config;    // push, verify: --config
+  std::string platform;                 // pull: from an index, the manifest of this platform
+  std::string config;                   // push, verify: --config
+  std::string sign_key;                 // push: --sign-key
+  std::vector<std::string> trust_keys;  // push: --trust-key
 };
 
 Result<TransferOptions> transfer_options(const Globals& globals, const TransferFlags& flags) {
@@ -50,10 +53,227 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
   cmd.add_flag("--json", flags.json, "Print a JSON summary");
 }
 
-// The records named by `selectors` (MODULE, MODULE/NAME or MODULE/NAME@DIGEST), or the latest of
-// every module/name when there are none. Each record once, in the order named. "The latest" is that of
-// each configuration recorded (so a push tags `latest` and `latest-debug` each from its own), or of
-// the one --config names.
+// push --sign-key signs what it pushes unsigned by that key; push --trust-key (or a trusted key of the
+// environment or node settings) refuses to push a record no trusted key signed, before anything goes.
+Status sign_and_admit(const Globals& globals, Store& store, const std::vector<Record>& records,
+                      const TransferFlags& flags) {
+  auto key = signing_key(globals, flags.sign_key);
+  if (!key) return fail(key.error());
+  auto trusted = trusted_keys(globals, flags.trust_keys);
+  if (!trusted) return fail(trusted.error());
+  const auto facts = provenance_facts(globals);
+  for (const auto& record : records) {
+    if (*key) {
+      auto signed_now = sign_recorded(store, record, **key, facts);
+      if (!signed_now) return fail(std::move(signed_now.error()).context("signing " + record.identity()));
+      if (*signed_now) spdlog::info("signed {} with key {}", record.identity(), (*key)->fingerprint().substr(0, 16));
+    }
+    if (trusted->empty()) continue;
+    auto verdict = judge_record(store, record, *trusted);
+    if (!verdict) return fail(verdict.error());
+    if (verdict->state != SignatureState::trusted) {
+      return fail_input("push: the record " + record.identity() + " is " + refusal(*verdict) +
+                        "; nothing pushed (sign it with --sign-key, or arec sign)");
+    }
+  }
+  return {};
+}
+
+Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors,
+                     const std::vector<std::string>& tags, LatestTag latest, const TransferFlags& flags) {
+  for (const auto& tag : tags) {
+    if (!is_tag(tag)) {
+      return fail_input("--tag \"" + tag + "\": not a tag ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})");
+    }
+  }
+  auto options = transfer_options(globals, flags);
+  if (!options) return fail(options.error());
+  auto records = select_records(globals, selectors, flags.config);
+  if (!records) return fail(records.error());
+  if (records->empty()) {
+    spdlog::info("no records in {}: nothing to push", store_dir(globals).string());
+    if (flags.json) print_json(to_json(PushSummary{}));
+    return 0;
+  }
+  auto store = Store::open_existing(store_dir(globals));
+  if (!store) return fail(store.error());
+  if (auto s = sign_and_admit(globals, *store, *records, flags); !s) return fail(s.error());
+  auto registry = registry_for(globals, "");
+  if (!registry) return fail(registry.error());
+  auto summary =
+      push_records(*store, *records, PushTags{latest, tags, globals.settings.default_config}, *registry, *options);
+  if (!summary) return fail(summary.error());
+  if (flags.json) {
+    print_json(to_json(*summary));
+    return 0;
+  }
+  for (const auto& image : summary->images) {
+    std::cout << summary->registry << '/' << image.repository << '@' << image.digest.str() << '\n';
+  }
+  spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there",
+               summary->images.size(), summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded,
+               summary->uploaded == 1 ? "" : "s", summary->bytes, summary->mounted, summary->skipped);
+  if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
+    spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags",
+                 summary->referrers.pushed, summary->referrers.bytes, summary->referrers.listed);
+  }
+  if (summary->records.pushed > 0 || summary->records.listed > 0) {
+    spdlog::info("records: {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->records.pushed,
+                 summary->records.bytes, summary->records.listed);
+  }
+  if (summary->manifests.put > 0) {
+    spdlog::info("manifests and indexes: {} put ({} bytes)", summary->manifests.put, summary->manifests.bytes);
+  }
+  return 0;
+}
+
+struct PullFlags {
+  bool all = false;                     // every module/name of the registry that has records
+  bool records_only = false;            // the records, manifests and configs, not the layers
+  std::vector<std::string> trust_keys;  // --trust-key
+};
+
+void print_pulled(const PullOutcome& outcome) {
+  std::cout << outcome.image.digest.str() << '\n';
+  spdlog::debug("{} blobs downloaded ({} bytes), {} already in the store", outcome.downloaded, outcome.bytes,
+                outcome.present);
+  for (const auto& r : outcome.records) spdlog::info("added the record {} (recorded {})", r.identity(), r.recorded);
+}
+
+// A reference with no domain names the registry of the node settings, whose records come along (the
+// records of a machine that built, pushed there); one naming a registry is an image pulled by address,
+// which the store keeps as an image, never as a record (rule 1).
+Result<int> run_pull(const Globals& globals, const std::string& text, const TransferFlags& flags,
+                     const PullFlags& pull) {
+  if (pull.all != text.empty())
+    return fail_input(pull.all ? "pull --all takes no reference" : "pull: name a reference, or --all");
+  auto options = transfer_options(globals, flags);
+  if (!options) return fail(options.error());
+  auto trusted = trusted_keys(globals, pull.trust_keys);
+  if (!trusted) return fail(trusted.error());
+  // Said once a pull has been made, so that it never stands beside an error as if it were one.
+  const auto done = [unchecked = trusted->empty()] {
+    if (unchecked)
+      spdlog::info(
+          "no trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys): no signature checked");
+    return 0;
+  };
+  if (!trusted->empty()) options->trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
+  const PullLayers layers = pull.records_only ? PullLayers::no : PullLayers::yes;
+  if (pull.all) {
+    auto registry = registry_for(globals, "");
+    if (!registry) return fail(registry.error());
+    auto tags = record_tags(*registry, *options);
+    if (!tags) return fail(tags.error());
+    for (const auto& orphan : tags->orphaned) {
+      spdlog::warn("{} at {}: referrers (records, SBOMs) of an image the registry does not hold; ignored", orphan,
+                   registry->host);
+    }
+    auto store = Store::open(store_dir(globals));
+    if (!store) return fail(store.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& name : tags->references) {
+      auto reference = Reference::parse(name);
+      if (!reference) return fail(reference.error());
+      auto outcome = pull_records(*store, *reference, *registry, *options, layers);
+      if (!outcome) return fail(outcome.error());
+      if (!*outcome) {
+        spdlog::debug("{}: no record at {}; passed over", name, registry->host);
+        continue;
+      }
+      if (flags.json) {
+        out.push_back(to_json(**outcome));
+      } else {
+        std::cout << name << '@';
+        print_pulled(**outcome);
+      }
+    }
+    if (flags.json) print_json(out);
+    return done();
+  }
+  auto reference = Reference::parse(text);
+  if (!reference) return fail(reference.error());
+  if (pull.records_only && !reference->domain.empty()) {
+    return fail_input("pull --records-only " + text +
+                      ": records come from the registry of the node settings; name MODULE/NAME[:TAG]");
+  }
+  auto registry = registry_for(globals, reference->domain);
+  if (!registry) return fail(registry.error());
+  auto store = Store::open(store_dir(globals));
+  if (!store) return fail(store.error());
+  std::optional<PullOutcome> outcome;
+  if (reference->domain.empty()) {
+    auto records = pull_records(*store, *reference, *registry, *options, layers);
+    if (!records) return fail(records.error());
+    outcome = std::move(*records);
+    if (!outcome && pull.records_only)
+      return fail_input("pull --records-only " + text + ": the registry " + registry->host + " lists no record of it");
+  }
+  if (!outcome) {
+    auto image = pull_image(*store, *reference, *registry, *options);
+    if (!image) return fail(image.error());
+    outcome = std::move(*image);
+  }
+  if (flags.json) {
+    print_json(to_json(*outcome));
+  } else {
+    print_pulled(*outcome);
+  }
+  return done();
+}
+
+Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config,
+                       const std::vector<std::string>& trust_keys, Output output) {
+  auto trusted = trusted_keys(globals, trust_keys);
+  if (!trusted) return fail(trusted.error());
+  auto records = select_records(globals, selectors, config);
+  if (!records) return fail(records.error());
+  auto registry = registry_for(globals, "");
+  if (!registry) return fail(registry.error());
+  // The store's referrers of each record are checked too; there is none when there is no store yet.
+  auto store = Store::open_existing(store_dir(globals));
+  TransferOptions options = transfer_options(globals);
+  options.progress = ProgressDisplay::none;
+  if (!trusted->empty()) options.trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
+  auto items = verify_records(*records, *registry, options, store ? &*store : nullptr);
+  if (!items) return fail(items.error());
+  std::size_t bad = 0;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& item : *items) {
+    if (item.state != VerifyState::present) ++bad;
+    if (output == Output::json) {
+      nlohmann::json entry = {{"repository", item.record.repository()},
+                              {"digest", item.record.manifest.digest.str()},
+                              {"state", verify_state_name(item.state)}};
+      if (!item.found.empty()) entry[item.state == VerifyState::untrusted ? "why" : "found"] = item.found;
+      if (!item.missing_referrers.empty()) entry["missing_referrers"] = item.missing_referrers;
+      if (!item.missing_record.empty()) entry["missing_record"] = item.missing_record;
+      out.push_back(std::move(entry));
+    } else {
+      std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
+                << item.record.identity()
+                << (item.found.empty()                     ? ""
+                    : item.state == VerifyState::untrusted ? "  (" + item.found + ")"
+                                                           : "  (registry has " + item.found + ")")
+                << (item.missing_referrers.empty()
+                        ? ""
+                        : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
+                << (item.missing_record.empty() ? "" : "  (its record " + item.missing_record + " is not listed)")
+                << '\n';
+    }
+  }
+  if (output == Output::json) print_json(out);
+  if (bad > 0) {
+    spdlog::error("{} of {} record{} {} at {}", bad, items->size(), items->size() == 1 ? "" : "s",
+                  options.trusted ? "missing, different, unsigned or untrusted" : "missing or different",
+                  registry->host);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
 Result<std::vector<Record>> select_records(const Globals& globals, const std::vector<std::string>& selectors,
                                            const std::string& config) {
   const auto choice = config_choice(globals, config);
@@ -95,182 +315,6 @@ Result<std::vector<Record>> select_records(const Globals& globals, const std::ve
   return out;
 }
 
-Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors,
-                     const std::vector<std::string>& tags, LatestTag latest, const TransferFlags& flags) {
-  for (const auto& tag : tags) {
-    if (!is_tag(tag)) {
-      return fail_input("--tag \"" + tag + "\": not a tag ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})");
-    }
-  }
-  auto options = transfer_options(globals, flags);
-  if (!options) return fail(options.error());
-  auto records = select_records(globals, selectors, flags.config);
-  if (!records) return fail(records.error());
-  if (records->empty()) {
-    spdlog::info("no records in {}: nothing to push", store_dir(globals).string());
-    if (flags.json) print_json(to_json(PushSummary{}));
-    return 0;
-  }
-  auto store = Store::open_existing(store_dir(globals));
-  if (!store) return fail(store.error());
-  auto registry = registry_for(globals, "");
-  if (!registry) return fail(registry.error());
-  auto summary =
-      push_records(*store, *records, PushTags{latest, tags, globals.settings.default_config}, *registry, *options);
-  if (!summary) return fail(summary.error());
-  if (flags.json) {
-    print_json(to_json(*summary));
-    return 0;
-  }
-  for (const auto& image : summary->images) {
-    std::cout << summary->registry << '/' << image.repository << '@' << image.digest.str() << '\n';
-  }
-  spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there",
-               summary->images.size(), summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded,
-               summary->uploaded == 1 ? "" : "s", summary->bytes, summary->mounted, summary->skipped);
-  if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
-    spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags",
-                 summary->referrers.pushed, summary->referrers.bytes, summary->referrers.listed);
-  }
-  if (summary->records.pushed > 0 || summary->records.listed > 0) {
-    spdlog::info("records: {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->records.pushed,
-                 summary->records.bytes, summary->records.listed);
-  }
-  if (summary->manifests.put > 0) {
-    spdlog::info("manifests and indexes: {} put ({} bytes)", summary->manifests.put, summary->manifests.bytes);
-  }
-  return 0;
-}
-
-struct PullFlags {
-  bool all = false;           // every module/name of the registry that has records
-  bool records_only = false;  // the records, manifests and configs, not the layers
-};
-
-void print_pulled(const PullOutcome& outcome) {
-  std::cout << outcome.image.digest.str() << '\n';
-  spdlog::debug("{} blobs downloaded ({} bytes), {} already in the store", outcome.downloaded, outcome.bytes,
-                outcome.present);
-  for (const auto& r : outcome.records) spdlog::info("added the record {} (recorded {})", r.identity(), r.recorded);
-}
-
-// A reference with no domain names the registry of the node settings, whose records come along (the
-// records of a machine that built, pushed there); one naming a registry is an image pulled by address,
-// which the store keeps as an image, never as a record (rule 1).
-Result<int> run_pull(const Globals& globals, const std::string& text, const TransferFlags& flags,
-                     const PullFlags& pull) {
-  if (pull.all != text.empty())
-    return fail_input(pull.all ? "pull --all takes no reference" : "pull: name a reference, or --all");
-  auto options = transfer_options(globals, flags);
-  if (!options) return fail(options.error());
-  const PullLayers layers = pull.records_only ? PullLayers::no : PullLayers::yes;
-  if (pull.all) {
-    auto registry = registry_for(globals, "");
-    if (!registry) return fail(registry.error());
-    auto tags = record_tags(*registry, *options);
-    if (!tags) return fail(tags.error());
-    for (const auto& orphan : tags->orphaned) {
-      spdlog::warn("{} at {}: referrers (records, SBOMs) of an image the registry does not hold; ignored", orphan,
-                   registry->host);
-    }
-    auto store = Store::open(store_dir(globals));
-    if (!store) return fail(store.error());
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& name : tags->references) {
-      auto reference = Reference::parse(name);
-      if (!reference) return fail(reference.error());
-      auto outcome = pull_records(*store, *reference, *registry, *options, layers);
-      if (!outcome) return fail(outcome.error());
-      if (!*outcome) {
-        spdlog::debug("{}: no record at {}; passed over", name, registry->host);
-        continue;
-      }
-      if (flags.json) {
-        out.push_back(to_json(**outcome));
-      } else {
-        std::cout << name << '@';
-        print_pulled(**outcome);
-      }
-    }
-    if (flags.json) print_json(out);
-    return 0;
-  }
-  auto reference = Reference::parse(text);
-  if (!reference) return fail(reference.error());
-  if (pull.records_only && !reference->domain.empty()) {
-    return fail_input("pull --records-only " + text +
-                      ": records come from the registry of the node settings; name MODULE/NAME[:TAG]");
-  }
-  auto registry = registry_for(globals, reference->domain);
-  if (!registry) return fail(registry.error());
-  auto store = Store::open(store_dir(globals));
-  if (!store) return fail(store.error());
-  std::optional<PullOutcome> outcome;
-  if (reference->domain.empty()) {
-    auto records = pull_records(*store, *reference, *registry, *options, layers);
-    if (!records) return fail(records.error());
-    outcome = std::move(*records);
-    if (!outcome && pull.records_only)
-      return fail_input("pull --records-only " + text + ": the registry " + registry->host + " lists no record of it");
-  }
-  if (!outcome) {
-    auto image = pull_image(*store, *reference, *registry, *options);
-    if (!image) return fail(image.error());
-    outcome = std::move(*image);
-  }
-  if (flags.json) {
-    print_json(to_json(*outcome));
-  } else {
-    print_pulled(*outcome);
-  }
-  return 0;
-}
-
-Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config,
-                       Output output) {
-  auto records = select_records(globals, selectors, config);
-  if (!records) return fail(records.error());
-  auto registry = registry_for(globals, "");
-  if (!registry) return fail(registry.error());
-  // The store's referrers of each record are checked too; there is none when there is no store yet.
-  auto store = Store::open_existing(store_dir(globals));
-  TransferOptions options = transfer_options(globals);
-  options.progress = ProgressDisplay::none;
-  auto items = verify_records(*records, *registry, options, store ? &*store : nullptr);
-  if (!items) return fail(items.error());
-  std::size_t bad = 0;
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& item : *items) {
-    if (item.state != VerifyState::present) ++bad;
-    if (output == Output::json) {
-      nlohmann::json entry = {{"repository", item.record.repository()},
-                              {"digest", item.record.manifest.digest.str()},
-                              {"state", verify_state_name(item.state)}};
-      if (!item.found.empty()) entry["found"] = item.found;
-      if (!item.missing_referrers.empty()) entry["missing_referrers"] = item.missing_referrers;
-      if (!item.missing_record.empty()) entry["missing_record"] = item.missing_record;
-      out.push_back(std::move(entry));
-    } else {
-      std::cout << verify_state_name(item.state) << std::string(11 - verify_state_name(item.state).size(), ' ')
-                << item.record.identity() << (item.found.empty() ? "" : "  (registry has " + item.found + ")")
-                << (item.missing_referrers.empty()
-                        ? ""
-                        : "  (its referrer " + item.missing_referrers.front() + " is not listed)")
-                << (item.missing_record.empty() ? "" : "  (its record " + item.missing_record + " is not listed)")
-                << '\n';
-    }
-  }
-  if (output == Output::json) print_json(out);
-  if (bad > 0) {
-    spdlog::error("{} of {} record{} missing or different at {}", bad, items->size(), items->size() == 1 ? "" : "s",
-                  registry->host);
-    return 1;
-  }
-  return 0;
-}
-
-}  // namespace
-
 Result<RegistryAddress> registry_for(const Globals& globals, std::string_view domain) {
   auto settings = load_settings(globals);
   if (!settings) return fail(settings.error());
@@ -294,6 +338,8 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
   add_config_option(*cmd, flags->config);
+  add_sign_key_option(*cmd, flags->sign_key);
+  add_trust_key_option(*cmd, flags->trust_keys);
   describe(
       *cmd,
       "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
@@ -306,6 +352,8 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       "no such repository holds is uploaded.\n"
       "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
       "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+      "--sign-key signs each record this key has not signed first (arec sign); with a trusted key, a record\n"
+      "no trusted key signed is refused (exit 2) before anything is pushed.\n"
       "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",
       {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
        {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
@@ -332,6 +380,7 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
                   "From an image index, the image of OS/ARCH[/VARIANT] (default: this machine's)");
   cmd->add_flag("--all", pull->all, "Every module/name of the registry that has records (its latest tags)");
   cmd->add_flag("--records-only", pull->records_only, "The records, manifests and configs, without the layers");
+  add_trust_key_option(*cmd, pull->trust_keys);
   describe(*cmd,
            "From the registry of the node settings (no HOST), the records the registry lists for the image\n"
            "(pushed by `arec push` from the store that built it) come too, every platform of an index: each\n"
@@ -339,7 +388,9 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
            "records, inspect and verify work here as there. A record that disagrees with its image is refused\n"
            "(exit 3) and nothing is written. An image with no record, or one named with HOST, is kept by digest\n"
            "only: no name, no address; an index is then resolved to this machine's platform, or the one\n"
-           "--platform names. Use it with `arec record --base REFERENCE`.",
+           "--platform names. Use it with `arec record --base REFERENCE`.\n"
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), an image or record\n"
+           "that no bundle signed by a trusted key vouches for is refused (exit 3) before anything is written.",
            {{"arec pull 127.0.0.1:5000/mesh/app:latest", "Fetches the image into the store; prints its digest."},
             {"arec pull mesh/app --json",
              "From the registry of the node settings (tag latest), with its records; a JSON summary."},
@@ -355,19 +406,24 @@ void add_verify(CLI::App& app, Globals& globals, Action& action) {
   auto selectors = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   auto config = std::make_shared<std::string>();
+  auto trust = std::make_shared<std::vector<std::string>>();
   auto* cmd = app.add_subcommand("verify", "Check that every latest record is at the registry with its exact digest");
   cmd->add_option("records", *selectors, "Records to check (default: the latest of every module/name)")
       ->type_name("M[/N[@DIGEST]]");
   cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, state}");
   add_config_option(*cmd, *config);
-  describe(
-      *cmd, "The latest record of each configuration a module/name has records of; --config NAME: of that one only.",
-      {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
-       {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
-      "0 every record is there, 1 one is missing or different, 2 bad input or usage, 3 registry or network failure");
-  cmd->callback([&action, &globals, selectors, json, config] {
-    action = [&globals, selectors, json, config] {
-      return run_verify(globals, *selectors, *config, *json ? Output::json : Output::text);
+  add_trust_key_option(*cmd, *trust);
+  describe(*cmd,
+           "The latest record of each configuration a module/name has records of; --config NAME: of that one only.\n"
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), a record there that no\n"
+           "bundle signed by a trusted key vouches for is `unsigned` or `untrusted` (with why).",
+           {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
+            {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
+           "0 every record is there, 1 one is missing, different, unsigned or untrusted, 2 bad input or usage, 3 "
+           "registry or network failure");
+  cmd->callback([&action, &globals, selectors, json, config, trust] {
+    action = [&globals, selectors, json, config, trust] {
+      return run_verify(globals, *selectors, *config, *trust, *json ? Output::json : Output::text);
     };
   });
 }

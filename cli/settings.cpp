@@ -40,6 +40,13 @@ constexpr std::array k_variables = {
              "A registry transfer slower than AREC_MIN_RATE this long is abandoned (and retried). Default: 60."},
     Variable{"AREC_MIN_RATE", k_min_rate.kind, k_min_rate.accepts,
              "The slowest a registry transfer may be for AREC_STALL_TIMEOUT. Default: 1k."},
+    Variable{"AREC_SIGNING_KEY", "", "a file",
+             "The private key record and push sign with, as --sign-key (a PEM EC P-256 or Ed25519 key, mode 600)."},
+    Variable{"AREC_TRUST_KEYS", "", "files separated by :",
+             "Public keys whose signatures pull, compose, verify and push trust, besides --trust-key and the node "
+             "settings' trust.keys."},
+    Variable{"AREC_BUILDER_ID", "", "a URI",
+             "The builder a signed record's provenance names. Default: urn:arec:builder:<host name>."},
     Variable{"SOURCE_DATE_EPOCH", k_epoch.kind, k_epoch.accepts,
              "The mtime of every entry of a recorded layer, for reproducible digests. Default: 0."},
     Variable{"XDG_DATA_HOME", "", "a directory", "Where the default store is: $XDG_DATA_HOME/arec/store."},
@@ -144,6 +151,22 @@ Environment process_environment() {
   };
 }
 
+namespace {
+
+// "a:b::c" as {"a", "b", "c"}: a PATH-like list, empty entries skipped.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find(':', start), text.size());
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<Settings> read_settings(const Flags& flags, const Environment& env) {
   Settings s;
   // A set variable must be valid even where a flag takes its place, so that a mistake in the
@@ -216,6 +239,10 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
     if (!epoch) return fail(epoch.error());
     s.source_date_epoch = *epoch;
   }
+  s.signing_key = get("AREC_SIGNING_KEY");
+  for (const auto& file : split_list(get("AREC_TRUST_KEYS"))) s.trust_keys.push_back(file);
+  s.builder_id = get("AREC_BUILDER_ID");
+  if (has_control_characters(s.builder_id)) return fail(bad_value(variable("AREC_BUILDER_ID"), s.builder_id));
   s.client.credential_files =
       credential_files(CredentialPlaces{get("DOCKER_CONFIG"), home, get("REGISTRY_AUTH_FILE"), get("XDG_RUNTIME_DIR")});
   return s;

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "registry-client/registry.hpp"
 #include "registry-client/retry.hpp"
@@ -92,6 +93,9 @@ struct Settings {
   std::int64_t chunk_size = k_default_chunk_size;                   // AREC_CHUNK_SIZE (push --chunk-size overrides)
   std::int64_t source_date_epoch = 0;                               // SOURCE_DATE_EPOCH: every mtime in a layer
   RetryPolicy retry;                                                // its budget from AREC_RETRY_BUDGET
+  std::string signing_key;                                          // AREC_SIGNING_KEY (--sign-key overrides)
+  std::vector<std::string> trust_keys;                              // AREC_TRUST_KEYS (--trust-key adds to them)
+  std::string builder_id;                                           // AREC_BUILDER_ID; empty: urn:arec:builder:<host>
   ClientSettings client;  // --ca-file / AREC_CA_FILE, AREC_STALL_TIMEOUT, AREC_MIN_RATE, the credential files
 };
 

@@ -25,12 +25,18 @@ Cache variables
 
 ``AREC_EXECUTABLE``
   The ``arec`` program to run. Empty (the default) means the ``Arec::arec`` target.
+
+``AREC_SIGNING_KEY``
+  The private key every ``arec_record`` signs with when it is given no ``SIGN_KEY``. Empty (the default)
+  leaves it to ``arec``: the ``AREC_SIGNING_KEY`` environment variable of the build (a CI secret), else
+  unsigned.
 #]=======================================================================]
 
 include_guard(GLOBAL)
 
 set(AREC_STORE "" CACHE PATH "Store that arec_record() records into (empty: AREC_STORE of the build's environment, else arec's default)")
 set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empty: the Arec::arec target)")
+set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (empty: AREC_SIGNING_KEY of the build's environment, else unsigned)")
 
 #[=======================================================================[.rst:
 .. command:: arec_record
@@ -52,6 +58,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
                 [LAYERS <n>]
                 [USER <name>|<uid>[:<group>|<gid>]]
                 [PACKAGES <package>[:<arch>]...]
+                [SIGN_KEY <file>]
                 [STORE <dir>])
 
   Adds a recording step (the target ``arec_record_<target>``, part of ``ALL``) that runs ``arec record``
@@ -144,6 +151,11 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
     A cross build takes the target architecture's packages (``<package>:arm64``, or of architecture
     ``all``). A package that is not installed fails the recording, naming ``apt-get install``.
 
+  ``SIGN_KEY <file>``
+    Sign the record with this private key (``arec record --sign-key``; relative to the current source
+    directory): a signature and SLSA provenance, kept as referrers of the image. Default:
+    ``AREC_SIGNING_KEY``.
+
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
 
@@ -168,7 +180,7 @@ set(AREC_EXECUTABLE "" CACHE FILEPATH "The arec program arec_record() runs (empt
 function(arec_record target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     ""
-    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;LAYERS;USER;STORE"
+    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;LAYERS;USER;SIGN_KEY;STORE"
     "FILES;DIRECTORIES;ENTRYPOINT;ENV;PACKAGES")
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
@@ -285,6 +297,13 @@ function(arec_record target)
   foreach(package IN LISTS arg_PACKAGES)
     list(APPEND args "--package=${package}")
   endforeach()
+  if(NOT DEFINED arg_SIGN_KEY AND NOT AREC_SIGNING_KEY STREQUAL "")
+    set(arg_SIGN_KEY "${AREC_SIGNING_KEY}")
+  endif()
+  if(DEFINED arg_SIGN_KEY)
+    get_filename_component(sign_key "${arg_SIGN_KEY}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND args "--sign-key=${sign_key}")
+  endif()
   if(CMAKE_CROSSCOMPILING)
     _arec_toolchain_platform(platform)
     if(platform)

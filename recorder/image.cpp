@@ -8,9 +8,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "recorder/image_internal.hpp"
+#include "recorder/signing.hpp"
 #include "util/process.hpp"
 
 namespace arec {
@@ -433,6 +435,7 @@ Result<std::optional<RecordWarning>> search_path_warning(const RecordRequest& re
 }  // namespace
 
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
+  const std::string started = now_rfc3339();
   // The image's platform is its files': a mix or a contradicting --platform is refused before anything else.
   auto platform = inputs_platform(request.entries, request.platform);
   if (!platform) return fail(platform.error());
@@ -479,6 +482,12 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
+  ProvenanceFacts provenance{request.builder_id, started, {}, {}};
+  if (request.sign_key) {
+    std::set<std::string> purls;
+    for (const auto& [path, package] : package_of) purls.insert(debian_purl(package));
+    provenance.packages.assign(purls.begin(), purls.end());
+  }
   SbomHashes sbom(request, sbom_entries(*groups), std::move(package_of), owners_of);
   // The layers are independent: those not in the store yet are packed side by side, up to --threads at
   // once (each still compressing on its own workers), since most are too small to keep the cores busy
@@ -543,10 +552,21 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
       (*previous)->revision == revision_of_sources()) {
+    if (request.sign_key) {
+      provenance.finished = now_rfc3339();
+      if (auto signed_now = sign_recorded(store, **previous, *request.sign_key, provenance); !signed_now)
+        return fail(signed_now.error());
+    }
     return RecordOutcome{**previous, false, std::move(warnings), std::move(additions->notes),
                          std::move(inputs)};  // nothing new
   }
   const Record record = new_record(request, *manifest, revision_of_sources());
+  if (request.sign_key) {
+    provenance.finished = now_rfc3339();
+    auto bundles = sign_record(store, record, *request.sign_key, provenance);
+    if (!bundles) return fail(bundles.error());
+    referrers->insert(referrers->end(), bundles->begin(), bundles->end());
+  }
   // The lock only around the commit: everything above ran without it, beside other recorders.
   auto writer = store.writer();
   if (!writer) return fail(writer.error());

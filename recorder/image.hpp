@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "oci/signature.hpp"
 #include "recorder/layer.hpp"
 #include "recorder/layering.hpp"
 #include "recorder/runtime_closure.hpp"
@@ -62,6 +63,8 @@ struct RecordRequest {
   std::optional<UserSpec> user;               // --user: the config's User
   std::vector<PackageSpec> packages;          // --package: installed Debian packages, each a layer
   CaCertificates ca_certificates = CaCertificates::automatic;
+  const Key* sign_key = nullptr;  // --sign-key: the record signed (recorder/signing), else unsigned
+  std::string builder_id;         // the provenance's builder (ProvenanceFacts::builder_id)
 };
 
 // How many files a summarised warning names (the rest are counted).

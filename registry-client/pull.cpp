@@ -157,6 +157,22 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   const std::string context = pulling(repository, wanted, run);
   if (auto s = run.ping(context); !s) return fail(s.error());
 
+  // With trusted keys, the image's bundles are read and judged before anything is written.
+  std::vector<HeldBundle> bundles;
+  if (options.trusted && !options.trusted->empty()) {
+    const std::string doing = context + ": getting manifest " + wanted;
+    auto top = run.step(doing, {}, [&] { return run.session.get_manifest(repository, wanted); });
+    if (!top) return fail(top.error());
+    if (auto s = check_fetched_manifest(*top, "the manifest the registry sent"); !s)
+      return fail(std::move(s.error()).context(doing));
+    auto listed = registry_referrers(run, repository, top->digest, context);
+    if (!listed) return fail(listed.error());
+    auto held = read_registry_bundles(run, repository, top->digest, *listed, context);
+    if (!held) return fail(held.error());
+    if (auto s = admit_signed(options, *held, top->digest, repository, nullptr, context); !s) return fail(s.error());
+    bundles = std::move(*held);
+  }
+
   PullOutcome outcome;
   outcome.registry = address.host;
   outcome.repository = repository;
@@ -182,7 +198,8 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   if (auto kept = store.with_writer([&](StoreWriter& writer) { return writer.keep(listed); }); !kept)
     return fail(kept.error());
 
-  // Its referrers (an SBOM) come along, each listed in index.json as the referrer of the image.
+  // Its referrers (an SBOM, bundles) come along, each listed in index.json as the referrer of the image.
+  if (auto s = put_held_bundles(store, bundles); !s) return fail(std::move(s.error()).context(context));
   auto referrers = registry_referrers(run, repository, outcome.image.digest, context);
   if (!referrers) return fail(referrers.error());
   for (const auto& referrer : *referrers) {
@@ -201,45 +218,10 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
 
 namespace {
 
-// A blob held in memory (a record document, an image config), never more than `limit` bytes.
-class TextSink final : public ByteSink {
- public:
-  explicit TextSink(std::size_t limit) : m_limit(limit) {}
-  Status write(std::span<const std::byte> data) override {
-    if (m_text.size() + data.size() > m_limit)
-      return fail(Error::registry("more than " + std::to_string(m_limit) + " bytes"));
-    m_text.append(reinterpret_cast<const char*>(data.data()), data.size());
-    return {};
-  }
-  Status finish() override { return {}; }
-  std::string take() { return std::move(m_text); }
-  void clear() { m_text.clear(); }
-
- private:
-  std::size_t m_limit;
-  std::string m_text;
-};
-
 // An image config is rarely above a few kilobytes; a larger one is not read into memory.
 constexpr std::size_t k_max_config = std::size_t{4} << 20;
 // An index of more platforms than any build makes is not followed.
 constexpr std::size_t k_max_platforms = 64;
-
-// A small blob downloaded into memory, verified against its descriptor.
-Result<std::string> fetch_text(Run& run, const std::string& repository, const Descriptor& blob, std::size_t limit,
-                               const std::string& doing) {
-  if (blob.size < 0 || static_cast<std::uint64_t>(blob.size) > limit) {
-    return fail(Error::registry(doing + ": declared as " + std::to_string(blob.size) + " bytes, more than " +
-                                std::to_string(limit)));
-  }
-  TextSink sink(limit);
-  auto got = run.step(doing, {}, [&]() -> RegistryResult<void> {
-    sink.clear();
-    return run.session.download_blob(repository, blob, sink, [](std::int64_t) { return true; });
-  });
-  if (!got) return fail(got.error());
-  return sink.take();
-}
 
 // One image of a pull of records (an index has one per platform): its manifest's bytes, config and the
 // records the registry lists for it.
@@ -248,7 +230,8 @@ struct PulledImage {
   Manifest manifest;
   std::string config;
   std::vector<Record> records;
-  std::vector<Descriptor> sboms;  // the other referrers, fetched as pull_image fetches them
+  std::vector<Descriptor> sboms;    // the other referrers (SBOMs, bundles), fetched as pull_image fetches them
+  std::vector<HeldBundle> bundles;  // with trusted keys: the bundles, read and judged before any write
 };
 
 // Reads and checks the record artifact `listed` of `image` in `repository`: an artifact manifest of
@@ -340,10 +323,10 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
       if (!media_type::is_manifest(child->media_type)) continue;
       if (auto s = check_fetched_manifest(*child, "the manifest the registry sent"); !s)
         return fail(std::move(s.error()).context(getting_child));
-      images.push_back({std::move(*child), {}, {}, {}, {}});
+      images.push_back({std::move(*child), {}, {}, {}, {}, {}});
     }
   } else {
-    images.push_back({*top, {}, {}, {}, {}});
+    images.push_back({*top, {}, {}, {}, {}, {}});
   }
   bool any = false;
   for (auto& image : images) {
@@ -361,6 +344,15 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
     }
     if (image.records.empty()) continue;
     any = true;
+    if (options.trusted && !options.trusted->empty()) {
+      auto held = read_registry_bundles(run, repository, image.fetched.digest, *referrers, context);
+      if (!held) return fail(held.error());
+      for (const auto& record : image.records) {
+        if (auto s = admit_signed(options, *held, image.fetched.digest, repository, &record, context); !s)
+          return fail(s.error());
+      }
+      image.bundles = std::move(*held);
+    }
     // The platform a record names is its image's, as its config says.
     auto config = fetch_text(run, repository, image.manifest.config, k_max_config,
                              context + ": getting config " + image.manifest.config.digest.str());
@@ -421,6 +413,7 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
         outcome.bytes += image.manifest.config.size;
       }
     }
+    if (auto s = put_held_bundles(store, image.bundles); !s) return fail(std::move(s.error()).context(context));
     std::vector<Descriptor> sboms;
     for (const auto& listed : image.sboms) {
       auto entry = fetch_referrer(run, store, repository, image.fetched.digest, listed, context);

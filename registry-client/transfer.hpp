@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "oci/oci.hpp"
+#include "oci/trust.hpp"
 #include "registry-client/progress.hpp"
 #include "registry-client/retry.hpp"
 
@@ -20,6 +22,8 @@ struct TransferOptions {
   RetryPolicy retry{};
   // From an image index, the manifest of this platform (pull, a base); none: this machine's.
   std::optional<Platform> platform;
+  // Pull: the keys whose signatures are trusted (oci/trust); none or empty: nothing checked.
+  std::shared_ptr<const TrustedKeys> trusted;
 };
 
 }  // namespace arec

@@ -116,4 +116,31 @@ Progress progress_to(ProgressBoard& board, std::size_t slot, std::stop_token sto
 Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& repository, const Digest& subject,
                                                    const std::string& context);
 
+// A small blob downloaded into memory (a record document, an image config, a bundle), verified
+// against its descriptor; more than `limit` bytes is refused.
+Result<std::string> fetch_text(Run& run, const std::string& repository, const Descriptor& blob, std::size_t limit,
+                               const std::string& doing);
+
+// A bundle the registry lists for an image, held in memory until it is judged (signatures.cpp).
+struct HeldBundle {
+  FetchedManifest fetched;  // the bundle's artifact manifest
+  Manifest manifest;
+  std::string bytes;  // the bundle
+};
+
+// The bundles among `listed` (the referrers of `subject`), read into memory, nothing written. A listed
+// referrer that is no bundle of `subject` is passed over.
+Result<std::vector<HeldBundle>> read_registry_bundles(Run& run, const std::string& repository, const Digest& subject,
+                                                      const std::vector<Descriptor>& listed,
+                                                      const std::string& context);
+std::vector<std::string> bundle_texts(const std::vector<HeldBundle>& bundles);
+
+// With trusted keys (options.trusted), refuses (exit 3) an image, or its record, that no bundle signed
+// by a trusted key vouches for, naming it and why (judge_signatures). Without, admits everything.
+Status admit_signed(const TransferOptions& options, const std::vector<HeldBundle>& bundles, const Digest& image,
+                    const std::string& repository, const Record* record, const std::string& context);
+
+// Writes the bundles' blobs and manifests into the store, once judged, for fetch_referrer to list.
+Status put_held_bundles(Store& store, const std::vector<HeldBundle>& bundles);
+
 }  // namespace arec

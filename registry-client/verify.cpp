@@ -11,6 +11,8 @@ std::string_view verify_state_name(VerifyState state) {
     case VerifyState::present: return "present";
     case VerifyState::missing: return "missing";
     case VerifyState::different: return "different";
+    case VerifyState::unsigned_: return "unsigned";
+    case VerifyState::untrusted: return "untrusted";
   }
   return "present";
 }
@@ -78,6 +80,21 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
         if (own && std::ranges::find(*remote, *own, &Descriptor::digest) == remote->end())
           item.missing_record = own->str();
         if (!item.missing_referrers.empty() || !item.missing_record.empty()) item.state = VerifyState::missing;
+      }
+    }
+    // With trusted keys: what the registry holds must be signed by one, as a pull there would require.
+    if (item.state == VerifyState::present && i < of_records && options.trusted && !options.trusted->empty()) {
+      const std::string judging = "verifying the signatures of " + record.identity();
+      auto remote = registry_referrers(run, record.repository(), record.manifest.digest, judging);
+      if (!remote) return fail(remote.error());
+      auto bundles = read_registry_bundles(run, record.repository(), record.manifest.digest, *remote, judging);
+      if (!bundles) return fail(bundles.error());
+      const auto verdict = judge_signatures(bundle_texts(*bundles), record.manifest.digest, record.repository(),
+                                            &record, *options.trusted);
+      if (verdict.state == SignatureState::unsigned_) item.state = VerifyState::unsigned_;
+      if (verdict.state == SignatureState::untrusted) {
+        item.state = VerifyState::untrusted;
+        item.found = verdict.why;
       }
     }
     items.push_back(std::move(item));

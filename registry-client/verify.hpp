@@ -11,13 +11,15 @@
 
 namespace arec {
 
-enum class VerifyState { present, missing, different };
+// unsigned and untrusted only with trusted keys (TransferOptions::trusted): the record is there, but
+// no bundle there is signed by a trusted key (untrusted: there are bundles, `found` says why not).
+enum class VerifyState { present, missing, different, unsigned_, untrusted };
 std::string_view verify_state_name(VerifyState state);
 
 struct VerifyItem {
   Record record;
   VerifyState state = VerifyState::present;
-  std::string found;                           // what the registry holds under the digest when it is different
+  std::string found;  // what the registry holds under the digest when it is different; why it is untrusted
   std::vector<std::string> missing_referrers;  // referrers the store keeps that the registry does not list
   std::string missing_record;                  // the record artifact of a record whose image is there, when not listed
 };

@@ -68,11 +68,11 @@ const RecordReader k_no_store = [] { return Result<std::vector<Record>>(std::vec
 
 Result<Composed> compose_text(std::string_view text, const NodeSettings& s, const RecordReader& reader = k_no_store,
                               Strictness strictness = Strictness::lenient) {
-  return compose(text, {"deploy.yaml.in", "", TemplateFormat::text, strictness, {}}, s, reader);
+  return compose(text, {"deploy.yaml.in", "", TemplateFormat::text, strictness, {}, {}}, s, reader);
 }
 
 Result<Composed> compose_json(std::string_view text, const NodeSettings& s, const RecordReader& reader = k_no_store) {
-  return compose(text, {"deploy.json", "", TemplateFormat::json, Strictness::lenient, {}}, s, reader);
+  return compose(text, {"deploy.json", "", TemplateFormat::json, Strictness::lenient, {}, {}}, s, reader);
 }
 
 std::string composed_text(std::string_view text, const NodeSettings& s, const RecordReader& reader = k_no_store) {
@@ -235,6 +235,32 @@ TEST(Compose, APortNotGivenComposesEmpty) {
 TEST(Compose, AnEndpointWithoutAPortIsAnError) {
   EXPECT_EQ(error_of(compose_text("a\nlegacy: arec://endpoint/legacy\n", settings())),
             "deploy.yaml.in:2: arec://endpoint/legacy: service legacy: node n3 was given no port for legacy");
+}
+
+// compose --trust-key: the hook sees the very record a request is filled from, and its refusal is that
+// request's error, with nothing composed.
+TEST(Compose, AdmitSeesTheRecordFilledAndItsRefusalFailsTheRequest) {
+  Records records;
+  const auto v1 = records.record("mesh", "builder", "v1");
+  const auto v2 = records.record("mesh", "builder", "v2");
+  std::vector<std::string> seen;
+  ComposeOptions options{"deploy.yaml.in", "", TemplateFormat::text, Strictness::lenient, {}, {}};
+  options.admit = [&](const Record& r) -> Status {
+    seen.push_back(r.manifest.digest.str());
+    if (r.manifest.digest == v1.manifest.digest) return fail_input("the record " + r.identity() + " is unsigned");
+    return {};
+  };
+  auto latest = compose("arec://image/mesh/builder", options, settings(), records.reader());
+  ASSERT_TRUE(latest) << latest.error().message;
+  EXPECT_EQ(latest->text, "10.20.0.11:5000/mesh/builder@" + v2.manifest.digest.str());
+  auto pinned =
+      compose("x: arec://image/mesh/builder@" + v1.manifest.digest.str(), options, settings(), records.reader());
+  ASSERT_FALSE(pinned);
+  EXPECT_NE(pinned.error().message.find("deploy.yaml.in:1: arec://image/mesh/builder@" + v1.manifest.digest.str() +
+                                        ": the record mesh/builder@" + v1.manifest.digest.str() + " is unsigned"),
+            std::string::npos)
+      << pinned.error().message;
+  EXPECT_EQ(seen, (std::vector<std::string>{v2.manifest.digest.str(), v1.manifest.digest.str()}));
 }
 
 TEST(Compose, ImagesUseTheLatestRecordAndPinnedOnesMustExist) {
@@ -479,13 +505,14 @@ TEST(Compose, AnImageIsTheLatestOfTheConfigurationMeant) {
   EXPECT_EQ(composed_text("arec://image/team/api?config=Debug", s, records.reader()), at + debug.manifest.digest.str());
   // compose --config, and the default configuration, as the command line passes them.
   auto asked =
-      compose("arec://image/team/api", {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{"Debug"}}, s,
-              records.reader());
+      compose("arec://image/team/api", {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{"Debug"}, {}},
+              s, records.reader());
   ASSERT_TRUE(asked);
   EXPECT_EQ(asked->text, at + debug.manifest.digest.str());
-  auto other_default = compose(
-      "arec://image/team/api",
-      {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{std::nullopt, "Debug"}}, s, records.reader());
+  auto other_default =
+      compose("arec://image/team/api",
+              {"t", "", TemplateFormat::text, Strictness::lenient, ConfigChoice{std::nullopt, "Debug"}, {}}, s,
+              records.reader());
   ASSERT_TRUE(other_default);
   EXPECT_EQ(other_default->text, at + debug.manifest.digest.str());
   // A configuration with no record is refused, naming those recorded.

@@ -65,7 +65,7 @@ TEST(NodeSettings, BuiltInIsOneLocalNodeWithRegistryPort5000) {
 
 TEST(NodeSettings, UnknownKeysAreErrorsWithTheirPath) {
   EXPECT_EQ(refused(R"({"nodes": {}, "registry": "n1"})"),
-            "node settings nodes.json: .registry: unknown key (expected self, registry_name, nodes, services)");
+            "node settings nodes.json: .registry: unknown key (expected self, registry_name, nodes, services, trust)");
   EXPECT_EQ(refused(R"({"nodes": {"n1": {"adress": "10.0.0.1"}}})"),
             "node settings nodes.json: .nodes.n1.adress: unknown key (expected address, ports, insecure_registry)");
 }

@@ -61,3 +61,16 @@ expect_eq 2 "$(recordings_in "$work/build3.log")" "recordings with AREC_STORE in
 expect_eq "$tool" "$(record_rows "$work/cache-store")" "records in the cache variable's store"
 expect_eq "$tool" "$(record_rows "$env_store" --history)" "history of the environment's store, overridden by the cache"
 expect_eq "$probe" "$(record_rows "$probe_store" --history)" "history of the STORE of Net+Probe, with both set"
+
+# The AREC_SIGNING_KEY cache variable (relative: from where cmake runs) signs every record of the build
+# that names no SIGN_KEY: Tool and Net+Probe alike.
+"$AREC_TEST_AREC" key generate --out "$work/team" >"$work/team.fingerprint" 2>/dev/null || fail "key generate"
+(cd "$work" && configure "$work/configure3.log" "$src" "$work/build" -DAREC_SIGNING_KEY=team.key)
+touch "$src/tool.cpp"
+build "$work/build4.log" "$work/build"
+expect_eq 2 "$(recordings_in "$work/build4.log")" "recordings with AREC_SIGNING_KEY in the cache"
+for store in "$work/cache-store" "$probe_store"; do
+  "$AREC_TEST_AREC" --store "$store" records --wide >"$work/wide.txt" || fail "records --wide of $store"
+  expect_eq "$(cut -c1-16 "$work/team.fingerprint")" "$(awk 'NR == 2 { print $(NF - 1) }' "$work/wide.txt")" \
+    "the signer of the latest record in $store"
+done

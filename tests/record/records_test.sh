@@ -74,8 +74,8 @@ expect_eq "demo/app $app_digest $image_size $(stat -c %s "$manifest") applicatio
   "$(json_get '.[0] | "\(.module)/\(.name) \(.digest) \(.size) \(.manifest_size) \(.mediaType) \(.platform) \(.config) \(.target) \(.revision)"' <<<"$OUT")" "records --json"
 expect_eq "$tool_digest" "$(json_get '.[2].base' <<<"$OUT")" "records --json base"
 expect_exit 0 "$AREC" records other --wide
-expect_eq "REPOSITORY DIGEST RECORDED CONFIG TARGET REVISION SIZE MANIFEST_SIZE PLATFORM MEDIA_TYPE BASE
-other/x $(json_get '"\(.digest) \(.recorded)"' <<<"$other") - - - $(json_get '"\(.size) \(.manifest_size)"' <<<"$other") linux/amd64 application/vnd.oci.image.manifest.v1+json $tool_digest" \
+expect_eq "REPOSITORY DIGEST RECORDED CONFIG TARGET REVISION SIZE MANIFEST_SIZE PLATFORM MEDIA_TYPE BASE SIGNED_BY BUILDER
+other/x $(json_get '"\(.digest) \(.recorded)"' <<<"$other") - - - $(json_get '"\(.size) \(.manifest_size)"' <<<"$other") linux/amd64 application/vnd.oci.image.manifest.v1+json $tool_digest - -" \
   "$(tr -s ' ' <<<"$OUT")" "records --wide"
 expect_exit 2 "$AREC" records --wide --json
 expect_one_line_error "records: --json and --wide cannot be used together (see arec records --help)"

@@ -1,0 +1,149 @@
+#include "recorder/signing.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "recorder/sbom.hpp"
+
+namespace arec {
+
+std::string default_builder_id() {
+  char host[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "urn:arec:builder:unknown";
+  return "urn:arec:builder:" + std::string(host);
+}
+
+Result<Statement> signature_statement(const Record& record) {
+  auto document = record_document_digest(record);
+  if (!document) return fail(document.error());
+  return Statement{{{record.repository(), record.manifest.digest}, {record_subject_name(record), *document}},
+                   std::string(predicate_type::k_sign),
+                   nlohmann::json::object()};
+}
+
+Statement provenance_statement(const Record& record, const ProvenanceFacts& facts) {
+  nlohmann::json external = {{"module", record.module}, {"name", record.name}};
+  for (auto [key, value] :
+       {std::pair{"target", &record.target}, {"configuration", &record.config}, {"revision", &record.revision}}) {
+    if (!value->empty()) external[key] = *value;
+  }
+  auto dependencies = nlohmann::json::array();
+  if (!record.revision.empty()) {
+    nlohmann::json source = {{"uri", "urn:arec:revision:" + record.revision}};
+    // A clean work tree's revision is a commit; "-dirty" is not one, and names no digest.
+    if (record.revision.find('-') == std::string::npos) source["digest"] = {{"gitCommit", record.revision}};
+    dependencies.push_back(std::move(source));
+  }
+  if (auto base = Digest::parse(record.base_digest)) {
+    dependencies.push_back({{"name", "base"}, {"digest", {{std::string(base->algorithm_name()), base->hex()}}}});
+  }
+  for (const auto& purl : facts.packages) dependencies.push_back({{"uri", purl}});
+  nlohmann::json predicate = {
+      {"buildDefinition",
+       {{"buildType", k_build_type},
+        {"externalParameters", std::move(external)},
+        {"resolvedDependencies", std::move(dependencies)}}},
+      {"runDetails",
+       {{"builder", {{"id", facts.builder_id}}},
+        {"metadata",
+         {{"invocationId", record.recorded}, {"startedOn", facts.started}, {"finishedOn", facts.finished}}}}}};
+  return Statement{{{record.repository(), record.manifest.digest}},
+                   std::string(predicate_type::k_slsa_provenance),
+                   std::move(predicate)};
+}
+
+Result<std::vector<std::string>> read_bundles(const Store& store, const Digest& image) {
+  auto referrers = store.referrers(image);
+  if (!referrers) return fail(referrers.error());
+  std::vector<std::string> out;
+  for (const auto& d : *referrers) {
+    if (d.artifact_type != media_type::k_sigstore_bundle) continue;
+    const std::string what = "bundle manifest " + d.digest.str();
+    auto manifest = store.read_manifest(d);
+    if (!manifest) return fail(std::move(manifest.error()).context(what));
+    if (manifest->layers.size() != 1 || manifest->layers.front().size > static_cast<std::int64_t>(k_max_bundle))
+      return fail_input(what + ": expected one layer of at most " + std::to_string(k_max_bundle) + " bytes");
+    auto bytes = store.read_blob(manifest->layers.front());
+    if (!bytes) return fail(std::move(bytes.error()).context(what));
+    out.push_back(std::move(*bytes));
+  }
+  return out;
+}
+
+Result<std::vector<Descriptor>> sign_record(Store& store, const Record& record, const Key& key,
+                                            const ProvenanceFacts& facts) {
+  auto held = read_bundles(store, record.manifest.digest);
+  if (!held) return fail(held.error());
+  auto statement = signature_statement(record);
+  if (!statement) return fail(statement.error());
+  // Signing twice adds nothing: this key's signature of this record is there already.
+  for (const auto& bytes : *held) {
+    auto b = parse_bundle(bytes, "bundle");
+    if (b && b->hint == key.fingerprint() && b->statement.predicate_type == predicate_type::k_sign &&
+        b->statement.subjects.size() == statement->subjects.size() &&
+        std::ranges::all_of(statement->subjects,
+                            [&](const StatementSubject& s) { return b->statement.names(s.digest); }))
+      return std::vector<Descriptor>{};
+  }
+  std::vector<Descriptor> out;
+  for (const auto& s : {*statement, provenance_statement(record, facts)}) {
+    auto bundle = make_bundle(s, key);
+    if (!bundle) return fail(bundle.error());
+    auto referrer = put_referrer(store, record.manifest, media_type::k_sigstore_bundle, *bundle,
+                                 {{"dev.sigstore.bundle.predicateType", s.predicate_type}});
+    if (!referrer) return fail(referrer.error());
+    out.push_back(std::move(*referrer));
+  }
+  return out;
+}
+
+namespace {
+
+// The purls of the Debian packages the store's SBOM of `image` lists.
+Result<std::vector<std::string>> sbom_packages(const Store& store, const Digest& image) {
+  auto sbom = read_sbom(store, image);
+  if (!sbom) return fail(sbom.error());
+  std::vector<std::string> out;
+  if (!*sbom) return out;
+  auto json = parse_json(**sbom, "the SBOM of " + image.str());
+  if (!json) return fail(json.error());
+  for (const auto& package : json->value("packages", nlohmann::json::array())) {
+    for (const auto& ref : package.value("externalRefs", nlohmann::json::array())) {
+      const auto locator = ref.value("referenceLocator", "");
+      if (ref.value("referenceType", "") == "purl" && locator.starts_with("pkg:deb/")) out.push_back(locator);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<bool> sign_recorded(Store& store, const Record& record, const Key& key, ProvenanceFacts facts) {
+  if (facts.packages.empty()) {
+    auto packages = sbom_packages(store, record.manifest.digest);
+    if (!packages) return fail(packages.error());
+    facts.packages = std::move(*packages);
+  }
+  auto referrers = sign_record(store, record, key, facts);
+  if (!referrers) return fail(referrers.error());
+  if (referrers->empty()) return false;
+  auto listed = store.with_writer([&](StoreWriter& writer) -> Status {
+    for (const auto& r : *referrers) {
+      auto kept = writer.keep(r);
+      if (!kept) return fail(kept.error());
+    }
+    return {};
+  });
+  if (!listed) return fail(listed.error());
+  return true;
+}
+
+Result<SignatureVerdict> judge_record(const Store& store, const Record& record, const TrustedKeys& trusted) {
+  auto bundles = read_bundles(store, record.manifest.digest);
+  if (!bundles) return fail(bundles.error());
+  return judge_signatures(*bundles, record.manifest.digest, record.repository(), &record, trusted);
+}
+
+}  // namespace arec

@@ -1,0 +1,50 @@
+// Signing a record where it is made (or later, by whoever holds the key): two Sigstore bundles as
+// referrers of the record's image, carried like its SBOM. The signature statement names the image
+// (module/name) and the record's document (module/name.record), so one signature vouches for both;
+// the SLSA v1 provenance says how the image was built. Neither holds an address (rule 1).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "oci/trust.hpp"
+#include "store/store.hpp"
+
+namespace arec {
+
+// What the provenance says besides the record's own fields.
+struct ProvenanceFacts {
+  std::string builder_id;             // runDetails.builder.id: AREC_BUILDER_ID, else urn:arec:builder:<host>
+  std::string started;                // RFC 3339: when recording (or signing) began
+  std::string finished;               // and ended
+  std::vector<std::string> packages;  // the Debian packages of the layers, as purls
+};
+
+// The buildType of arec's provenance.
+inline constexpr std::string_view k_build_type = "https://arec.dev/provenance/record/v1";
+
+// "urn:arec:builder:<this host's name>".
+std::string default_builder_id();
+
+// The two statements of `record`: the signature (cosign's sign predicate) and the provenance.
+Result<Statement> signature_statement(const Record& record);
+Statement provenance_statement(const Record& record, const ProvenanceFacts& facts);
+
+// The bytes of every bundle the store keeps for the manifest `image`, oldest first.
+Result<std::vector<std::string>> read_bundles(const Store& store, const Digest& image);
+
+// Signs `record` with `key`: puts its two bundles into the store as referrers of its image and returns
+// their descriptors, for the caller to list (StoreWriter::commit or keep). Nothing when the store
+// holds this key's signature of this record already: signing twice adds nothing.
+Result<std::vector<Descriptor>> sign_record(Store& store, const Record& record, const Key& key,
+                                            const ProvenanceFacts& facts);
+
+// sign_record for a record the store holds (arec sign, push --sign-key): the bundles listed under the
+// store's lock. True when it signed, false when the key had signed it already. The provenance's
+// packages come from the store's SBOM of the image.
+Result<bool> sign_recorded(Store& store, const Record& record, const Key& key, ProvenanceFacts facts);
+
+// The verdict on a record of the store (judge_signatures over the bundles of its image).
+Result<SignatureVerdict> judge_record(const Store& store, const Record& record, const TrustedKeys& trusted);
+
+}  // namespace arec
