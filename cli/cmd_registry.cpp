@@ -171,21 +171,30 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
     }
     auto store = Store::open(store_dir(globals));
     if (!store) return fail(store.error());
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& name : tags->references) {
+    // The latest tags and every image with records, in one pull: the history comes in the order recorded.
+    std::vector<std::string> names = tags->references;
+    names.insert(names.end(), tags->images.begin(), tags->images.end());
+    std::vector<Reference> references;
+    for (const auto& name : names) {
       auto reference = Reference::parse(name);
       if (!reference) return fail(reference.error());
-      auto outcome = pull_records(*store, *reference, *registry, *options, layers);
-      if (!outcome) return fail(outcome.error());
-      if (!*outcome) {
-        spdlog::debug("{}: no record at {}; passed over", name, registry->host);
+      references.push_back(std::move(*reference));
+    }
+    auto outcomes = pull_records(*store, references, *registry, *options, layers);
+    if (!outcomes) return fail(outcomes.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const auto& outcome = (*outcomes)[i];
+      if (!outcome) {
+        spdlog::debug("{}: no record at {}; passed over", names[i], registry->host);
         continue;
       }
       if (flags.json) {
-        out.push_back(to_json(**outcome));
+        out.push_back(to_json(*outcome));
       } else {
-        std::cout << name << '@';
-        print_pulled(**outcome);
+        // "m/n:latest@sha256:…" for a tag; an image found by its digest is named once.
+        std::cout << (names[i].find('@') == std::string::npos ? names[i] : references[i].path) << '@';
+        print_pulled(*outcome);
       }
     }
     if (flags.json) print_json(out);
@@ -203,9 +212,9 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   if (!store) return fail(store.error());
   std::optional<PullOutcome> outcome;
   if (reference->domain.empty()) {
-    auto records = pull_records(*store, *reference, *registry, *options, layers);
+    auto records = pull_records(*store, {*reference}, *registry, *options, layers);
     if (!records) return fail(records.error());
-    outcome = std::move(*records);
+    outcome = std::move(records->front());
     if (!outcome && pull.records_only)
       return fail_input("pull --records-only " + text + ": the registry " + registry->host + " lists no record of it");
   }

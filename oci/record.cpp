@@ -111,7 +111,7 @@ Status validate_record_part(std::string_view value, std::string_view what) {
                     "separated by '.', '_', '__' or '-')");
 }
 
-bool is_rfc3339(std::string_view t) {
+std::optional<std::int64_t> rfc3339_seconds(std::string_view t) {
   const auto digits = [&t](std::size_t at, std::size_t count, int& out) {
     if (at + count > t.size()) return false;
     out = 0;
@@ -125,23 +125,40 @@ bool is_rfc3339(std::string_view t) {
   if (!digits(0, 4, year) || t.size() < 20 || t[4] != '-' || !digits(5, 2, month) || t[7] != '-' ||
       !digits(8, 2, day) || (t[10] != 'T' && t[10] != 't') || !digits(11, 2, hour) || t[13] != ':' ||
       !digits(14, 2, minute) || t[16] != ':' || !digits(17, 2, second)) {
-    return false;
+    return std::nullopt;
   }
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
   static constexpr int k_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month < 1 || month > 12 || day < 1 || day > k_days[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
-  if (hour > 23 || minute > 59 || second > 60) return false;
+  if (month < 1 || month > 12 || day < 1 || day > k_days[month - 1] + (month == 2 && leap ? 1 : 0)) return std::nullopt;
+  if (hour > 23 || minute > 59 || second > 60) return std::nullopt;
   std::size_t pos = 19;
   if (pos < t.size() && t[pos] == '.') {
     const std::size_t start = ++pos;
     while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') ++pos;
-    if (pos == start) return false;
+    if (pos == start) return std::nullopt;
   }
-  if (pos < t.size() && (t[pos] == 'Z' || t[pos] == 'z')) return pos + 1 == t.size();
-  int offset_hour = 0, offset_minute = 0;
-  return pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && digits(pos + 1, 2, offset_hour) &&
-         t[pos + 3] == ':' && digits(pos + 4, 2, offset_minute) && offset_hour <= 23 && offset_minute <= 59;
+  int offset = 0;  // seconds east of UTC
+  if (pos < t.size() && (t[pos] == 'Z' || t[pos] == 'z')) {
+    if (pos + 1 != t.size()) return std::nullopt;
+  } else {
+    int offset_hour = 0, offset_minute = 0;
+    if (!(pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && digits(pos + 1, 2, offset_hour) &&
+          t[pos + 3] == ':' && digits(pos + 4, 2, offset_minute) && offset_hour <= 23 && offset_minute <= 59)) {
+      return std::nullopt;
+    }
+    offset = (t[pos] == '+' ? 1 : -1) * (offset_hour * 3600 + offset_minute * 60);
+  }
+  // Days since 1970-01-01 of the civil date (H. Hinnant's days_from_civil): no time zone consulted.
+  const int y = year - (month <= 2 ? 1 : 0);
+  const int era = y / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = std::int64_t{era} * 146097 + doe - 719468;
+  return days * 86400 + hour * 3600 + minute * 60 + second - offset;
 }
+
+bool is_rfc3339(std::string_view t) { return rfc3339_seconds(t).has_value(); }
 
 Status validate_record_fields(const Record& record, std::string_view what) {
   const std::string of =

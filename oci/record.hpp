@@ -1,6 +1,7 @@
 // A record names an artifact by module, name and digest, plus facts that hold no address (rule 1).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,13 @@ Status validate_record_part(std::string_view value, std::string_view what);
 // Whether `text` is an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)), each field in
 // its range (a day the month has; a leap second :60 allowed).
 bool is_rfc3339(std::string_view text);
+// The seconds since the epoch of such a time (its fraction dropped); nothing for any other text.
+std::optional<std::int64_t> rfc3339_seconds(std::string_view text);
+
+// How far ahead of this machine's clock a record's time may lie. Builders' clocks disagree by seconds
+// when kept by NTP; a record further ahead is refused by pull, and no push leaves `latest` to it, since
+// by the newest-time rule it would stay there for ever.
+inline constexpr std::int64_t k_clock_tolerance_seconds = 300;
 
 // Checks the fields of a record that came from outside (a bundle) as arec's own are made: module and
 // name, `recorded` an RFC 3339 time, `base` empty or a digest, and no control character in target,

@@ -42,7 +42,7 @@ Result<RecordTags> record_tags(const RegistryAddress& address, const TransferOpt
       auto found = run.step("looking for " + entry.repository + "@" + subject + " at " + run.host(), {},
                             [&] { return run.session.head_manifest(entry.repository, subject); });
       if (!found) return fail(found.error());
-      if (!found->has_value()) out.orphaned.push_back(entry.repository + "@" + subject);
+      (found->has_value() ? out.images : out.orphaned).push_back(entry.repository + "@" + subject);
     }
   }
   return out;

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <ctime>
 #include <map>
+#include <set>
 #include <span>
 #include <utility>
 
@@ -220,8 +222,6 @@ namespace {
 
 // An image config is rarely above a few kilobytes; a larger one is not read into memory.
 constexpr std::size_t k_max_config = std::size_t{4} << 20;
-// An index of more platforms than any build makes is not followed.
-constexpr std::size_t k_max_platforms = 64;
 
 // One image of a pull of records (an index has one per platform): its manifest's bytes, config and the
 // records the registry lists for it.
@@ -279,6 +279,13 @@ Result<Record> read_record_artifact(Run& run, const std::string& repository, con
   if (!again) return fail(refused(again.error().message));
   if (again->descriptor.digest != listed.digest)
     return fail(refused("not the artifact arec makes of the record it holds"));
+  // A record from the future would be the newest, and stay `latest`, until that time comes.
+  const auto now = static_cast<std::int64_t>(std::time(nullptr));
+  if (rfc3339_seconds(record->recorded).value_or(0) > now + k_clock_tolerance_seconds) {
+    return fail(refused("it is recorded " + record->recorded + ", more than " +
+                        std::to_string(k_clock_tolerance_seconds / 60) + " minutes ahead of this machine's clock (" +
+                        rfc3339(now) + ")"));
+  }
   return std::move(*record);
 }
 
@@ -288,17 +295,27 @@ bool holds_record(const std::vector<Record>& history, const Record& record) {
   return std::ranges::any_of(history, [&](const Record& h) { return to_json(h) == wanted; });
 }
 
-}  // namespace
+// What a pull of records read of one reference, before anything is written.
+struct ReadPull {
+  std::string repository;
+  std::string context;
+  Descriptor image;
+  std::vector<PulledImage> images;
+};
 
-Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference,
-                                                const RegistryAddress& address, const TransferOptions& options,
-                                                PullLayers layers) {
-  Run run(address, Access::pull, options);
+// A record a pull adds, with the SBOMs that come with it and the reference it came by.
+struct Added {
+  Record record;
+  std::vector<Descriptor> sboms;
+  std::size_t of;  // into the references
+};
+
+// Reads and checks what `reference` names with its records, nothing written; nothing when the
+// registry lists no record for it.
+Result<std::optional<ReadPull>> read_pull(Run& run, const Reference& reference, const TransferOptions& options) {
   const std::string repository = reference.path;
   const std::string wanted = wanted_of(reference);
   const std::string context = pulling(repository, wanted, run);
-  if (auto s = run.ping(context); !s) return fail(s.error());
-
   // First everything is read and checked, in memory: a record refused leaves the store as it was.
   const std::string getting = context + ": getting manifest " + wanted;
   auto top = run.step(getting, {}, [&] { return run.session.get_manifest(repository, wanted); });
@@ -309,9 +326,9 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
   const bool is_index = media_type::is_index(top->media_type);
   if (is_index) {
     auto index = parse_document<Index>(top->bytes, "the index");  // checked above
-    if (index->manifests.size() > k_max_platforms) {
+    if (index->manifests.size() > k_max_index_platforms) {
       return fail(Error::registry(context + ": the index lists " + std::to_string(index->manifests.size()) +
-                                  " manifests, more than " + std::to_string(k_max_platforms)));
+                                  " manifests, more than " + std::to_string(k_max_index_platforms)));
     }
     for (const auto& entry : index->manifests) {
       if (!media_type::is_manifest(entry.media_type)) continue;
@@ -372,17 +389,23 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
       }
     }
   }
-  if (!any) return std::optional<PullOutcome>();
+  if (!any) return std::optional<ReadPull>();
+  return std::optional<ReadPull>(ReadPull{repository, context, top->descriptor(), std::move(images)});
+}
 
-  // Then it is written: the images (without their layers where not wanted), their SBOMs, and the
-  // records the store lacks in one transaction, oldest first.
+// Writes what `read` holds but the records (the images, without their layers where not wanted, and
+// their SBOMs) into the store, and adds the records the store lacks to `added`, for one transaction.
+Result<PullOutcome> write_pull(Run& run, Store& store, ReadPull& pulled, std::size_t of, const TransferOptions& options,
+                               PullLayers layers, std::map<std::string, std::vector<Record>>& histories,
+                               std::vector<Added>& added) {
+  const std::string& repository = pulled.repository;
+  const std::string& context = pulled.context;
+  auto& images = pulled.images;
   PullOutcome outcome;
-  outcome.registry = address.host;
+  outcome.registry = run.host();
   outcome.repository = repository;
-  outcome.image = top->descriptor();
+  outcome.image = pulled.image;
   const Platform mine = options.platform.value_or(host_platform());
-  std::vector<std::pair<Record, std::vector<Descriptor>>> added;
-  std::map<std::string, std::vector<Record>> histories;
   bool chosen = false, chose_mine = false;
   for (auto& image : images) {
     if (image.records.empty()) {
@@ -431,8 +454,10 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
         ++outcome.records_present;
         continue;
       }
+      // Another reference of the same pull may reach the same record.
+      history->second.push_back(record);
       // The SBOMs go with the first record of the image added; add_record lists each once.
-      added.emplace_back(std::move(record), sboms);
+      added.push_back({std::move(record), sboms, of});
     }
     // An image whose records the store holds already may still lack an SBOM listed since.
     if (!sboms.empty()) {
@@ -440,7 +465,8 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
       if (!kept) return fail(kept.error());
       for (const auto& entry : sboms) {
         if (std::ranges::find(*kept, entry.digest, &Descriptor::digest) != kept->end()) continue;
-        if (std::ranges::any_of(added, [&](const auto& a) { return a.first.manifest.digest == image.fetched.digest; }))
+        if (std::ranges::any_of(added,
+                                [&](const Added& a) { return a.record.manifest.digest == image.fetched.digest; }))
           continue;
         auto listed = store.with_writer([&](StoreWriter& writer) { return writer.keep(entry); });
         if (!listed) return fail(listed.error());
@@ -448,17 +474,58 @@ Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& r
       }
     }
   }
-  // The history stays ordered by the time recorded where the records were made.
-  std::ranges::stable_sort(added, {}, [](const auto& a) { return a.first.recorded; });
+  return outcome;
+}
+
+}  // namespace
+
+Result<std::vector<std::optional<PullOutcome>>> pull_records(Store& store, const std::vector<Reference>& references,
+                                                             const RegistryAddress& address,
+                                                             const TransferOptions& options, PullLayers layers) {
+  Run run(address, Access::pull, options);
+  if (auto s = run.ping("pulling records from " + run.host()); !s) return fail(s.error());
+  // First everything is read and checked, in memory: a record refused leaves the store as it was.
+  std::vector<std::optional<ReadPull>> reads;
+  std::set<std::string> seen;  // repository@digest: a tag and a digest may name the same image or platform
+  for (const auto& reference : references) {
+    auto read = read_pull(run, reference, options);
+    if (!read) return fail(read.error());
+    if (*read) {
+      const std::string at = (*read)->repository + "@";
+      if (seen.contains(at + (*read)->image.digest.str())) {
+        read->reset();
+      } else {
+        seen.insert(at + (*read)->image.digest.str());
+        for (const auto& image : (*read)->images) seen.insert(at + image.fetched.digest.str());
+      }
+    }
+    reads.push_back(std::move(*read));
+  }
+  std::vector<std::optional<PullOutcome>> outcomes(references.size());
+  std::vector<Added> added;
+  std::map<std::string, std::vector<Record>> histories;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (!reads[i]) continue;
+    auto outcome = write_pull(run, store, *reads[i], i, options, layers, histories, added);
+    if (!outcome) return fail(outcome.error());
+    outcomes[i] = std::move(*outcome);
+  }
+  // The records of every reference in one transaction, ordered by the time recorded where they were
+  // made (the builders' clocks), whatever order the references came in.
+  std::ranges::stable_sort(added, {}, [](const Added& a) {
+    return std::pair(rfc3339_seconds(a.record.recorded).value_or(0), a.record.recorded);
+  });
   if (!added.empty()) {
-    auto committed = store.with_writer([&](StoreWriter& writer) { return writer.commit_all(added); });
-    if (!committed) return fail(std::move(committed.error()).context(context));
-    for (const auto& [record, sboms] : added) {
-      outcome.records.push_back(record);
-      outcome.referrers += static_cast<int>(sboms.size());
+    std::vector<std::pair<Record, std::vector<Descriptor>>> commits;
+    for (const auto& a : added) commits.emplace_back(a.record, a.sboms);
+    auto committed = store.with_writer([&](StoreWriter& writer) { return writer.commit_all(commits); });
+    if (!committed) return fail(std::move(committed.error()).context("pulling records from " + run.host()));
+    for (const auto& a : added) {
+      outcomes[a.of]->records.push_back(a.record);
+      outcomes[a.of]->referrers += static_cast<int>(a.sboms.size());
     }
   }
-  return std::optional(std::move(outcome));
+  return outcomes;
 }
 
 }  // namespace arec

@@ -46,16 +46,17 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
 // (manifests, configs, records and SBOMs), for a machine that composes and never runs the images.
 enum class PullLayers { yes, no };
 
-// Fetches the image `reference` names (default tag "latest"; every platform of an index) with the
+// Fetches each image of `references` (default tag "latest"; every platform of an index) with the
 // records the registry lists for it (record artifacts), and adds those as records of the store, each
-// with its time, revision and configuration as recorded where it was built, oldest first, with its
-// SBOM. Every record document is read and checked before anything is written: one that is malformed,
-// names another repository or disagrees with its image (digest, size, platform) is refused (exit 3),
-// naming it, and the store is left as it was. A record the store holds already is not added again.
-// Nothing when the registry lists no record for the image (nothing written either): the caller
-// decides whether it is then pulled as an image (pull_image) or passed over.
-Result<std::optional<PullOutcome>> pull_records(Store& store, const Reference& reference,
-                                                const RegistryAddress& address, const TransferOptions& options,
-                                                PullLayers layers);
+// with its time, revision and configuration as recorded where it was built, with its SBOM: in one
+// transaction, ordered by the time recorded. Every record document is read and checked before anything
+// is written: one that is malformed, names another repository, disagrees with its image (digest, size,
+// platform) or lies further in this machine's future than k_clock_tolerance_seconds is refused (exit
+// 3), naming it, and the store is left as it was. A record the store holds already is not added again.
+// Nothing for a reference whose image the registry lists no record for (nothing written either): the
+// caller decides whether it is then pulled as an image (pull_image) or passed over.
+Result<std::vector<std::optional<PullOutcome>>> pull_records(Store& store, const std::vector<Reference>& references,
+                                                             const RegistryAddress& address,
+                                                             const TransferOptions& options, PullLayers layers);
 
 }  // namespace arec

@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "registry-client/transfer_internal.hpp"
@@ -181,34 +183,137 @@ Status push_blob(Run& run, Session& session, Store& store, const MountSources& s
   return {};
 }
 
-Status put_manifests(Run& run, const std::vector<RecordPlan>& plans) {
-  for (const auto& plan : plans) {
+// A tag a push moves once its image and the image's referrers are at the registry, so that whoever
+// reads the tag finds the records that say how new it is.
+struct TagMove {
+  const RecordPlan* plan;
+  std::string tag;
+  std::size_t image;  // into PushSummary::images
+};
+
+// Puts each plan's manifest by digest where the registry lacks it; its tags are left for move_tags.
+Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, std::vector<TagMove>* moves) {
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const auto& plan = plans[i];
+    for (const auto& tag : plan.tags) moves->push_back({&plan, tag, i});
+    if (plan.present) continue;
     const std::string repository = plan.record.repository();
-    const std::string context = "pushing " + repository + " to " + run.host();
-    std::vector<std::string> references;
-    // A manifest put under a tag is the registry's by its digest too: put by digest only when untagged.
-    if (!plan.present && plan.tags.empty()) references.push_back(plan.record.manifest.digest.str());
-    for (const auto& tag : plan.tags) {
-      // A tag that names this digest already costs no write. Where the manifest was not, no tag names it.
-      if (!plan.present) {
-        references.push_back(tag);
-        continue;
-      }
-      const std::string doing = context + ": checking tag " + tag;
-      auto found = run.step(doing, {}, [&] { return run.session.head_manifest(repository, tag); });
-      if (!found) return fail(found.error());
-      if (found->has_value() && (*found)->digest == plan.record.manifest.digest) continue;
-      references.push_back(tag);
+    const std::string doing =
+        "pushing " + repository + " to " + run.host() + ": putting manifest " + plan.record.manifest.digest.str();
+    auto digest = run.put_manifest(doing, repository, plan.record.manifest.digest.str(), plan.media_type, plan.bytes);
+    if (!digest) return fail(digest.error());
+    if (*digest != plan.record.manifest.digest) {
+      return fail(Error::registry(doing + ": the registry stored it as " + digest->str()));
     }
-    for (const auto& reference : references) {
-      const std::string doing = context + ": putting manifest " + plan.record.manifest.digest.str() +
-                                (reference.starts_with("sha256:") ? "" : " as tag " + reference);
-      auto digest = run.put_manifest(doing, repository, reference, plan.media_type, plan.bytes);
-      if (!digest) return fail(digest.error());
-      if (*digest != plan.record.manifest.digest) {
-        return fail(Error::registry(doing + ": the registry stored it as " + digest->str()));
+  }
+  return {};
+}
+
+// How many times a push looks at a tag or referrers tag another push may be moving at once.
+constexpr int k_tag_attempts = 5;
+
+// A record time to order by: its seconds, then its text (a fraction), then the image's digest, so
+// that every push orders two records alike.
+using Newness = std::tuple<std::int64_t, std::string, std::string>;
+
+// How new the image `held` of `repository` is by the records the registry lists for it (the record
+// artifacts' created annotations; of an index, its manifests'): nothing when it lists none.
+Result<std::optional<Newness>> registry_newness(Run& run, const std::string& repository, const ManifestInfo& held,
+                                                const std::string& context) {
+  std::vector<Digest> images{held.digest};
+  if (media_type::is_index(held.media_type)) {
+    auto fetched = run.step(context + ": getting index " + held.digest.str(), {},
+                            [&] { return run.session.get_manifest(repository, held.digest.str()); });
+    if (!fetched) return fail(fetched.error());
+    auto index = parse_document<Index>(fetched->bytes, "index " + held.digest.str());
+    if (!index) return fail(Error::registry(context + ": " + index.error().message));
+    images.clear();
+    for (const auto& entry : index->manifests) {
+      if (images.size() == k_max_index_platforms) break;
+      if (media_type::is_manifest(entry.media_type)) images.push_back(entry.digest);
+    }
+  }
+  std::optional<Newness> newest;
+  for (const auto& image : images) {
+    auto listed = registry_referrers(run, repository, image, context);
+    if (!listed) return fail(listed.error());
+    for (const auto& entry : *listed) {
+      if (entry.artifact_type != media_type::k_arec_record) continue;
+      const std::string recorded = entry.annotation(annotation::k_created);
+      const auto seconds = rfc3339_seconds(recorded);
+      if (!seconds) continue;
+      Newness n{*seconds, recorded, held.digest.str()};
+      if (!newest || n > *newest) newest = std::move(n);
+    }
+  }
+  return newest;
+}
+
+// Moves `latest` or `latest-<config>` to the pushed record unless the registry's names a newer record
+// (a push never moves it back); a record of a time beyond the clock tolerance does not count as newer.
+// The registry offers no conditional write: after each put the tag is looked at again, and compared
+// again where another push moved it meanwhile, a bounded number of times.
+Status move_latest(Run& run, const TagMove& move, PushSummary& summary) {
+  const auto& record = move.plan->record;
+  const std::string repository = record.repository();
+  const std::string mine = record.manifest.digest.str();
+  const std::string context = "pushing " + repository + " to " + run.host() + ": tag " + move.tag;
+  const Newness pushed{rfc3339_seconds(record.recorded).value_or(0), record.recorded, mine};
+  const std::int64_t horizon = static_cast<std::int64_t>(std::time(nullptr)) + k_clock_tolerance_seconds;
+  auto& image = summary.images[move.image];
+  for (int attempt = 1; attempt <= k_tag_attempts; ++attempt) {
+    auto held =
+        run.step(context + ": checking it", {}, [&] { return run.session.head_manifest(repository, move.tag); });
+    if (!held) return fail(held.error());
+    if (held->has_value() && (*held)->digest.str() == mine) {
+      image.tags.push_back(move.tag);
+      return {};
+    }
+    if (held->has_value()) {
+      if (attempt > 1)
+        spdlog::info("{}: another push moved it to {} meanwhile; comparing again", context, (*held)->digest.str());
+      auto newness = registry_newness(run, repository, **held, context);
+      if (!newness) return fail(newness.error());
+      if (*newness && std::get<0>(**newness) > horizon) {
+        spdlog::warn("{}: it names {}, recorded {}, more than {} minutes ahead of this machine's clock: not newer",
+                     context, (*held)->digest.str(), printable(std::get<1>(**newness)), k_clock_tolerance_seconds / 60);
+      } else if (*newness && **newness > pushed) {
+        image.kept.push_back({move.tag, (*held)->digest, std::get<1>(**newness)});
+        spdlog::info("{}: left at {}, recorded {}, newer than this push's {}", context, (*held)->digest.str(),
+                     std::get<1>(**newness), record.recorded);
+        return {};
       }
     }
+    auto put =
+        run.put_manifest(context + ": putting it", repository, move.tag, move.plan->media_type, move.plan->bytes);
+    if (!put) return fail(put.error());
+  }
+  spdlog::warn("{}: other pushes kept moving it ({} attempts); left as they put it, for the newest of them to settle",
+               context, k_tag_attempts);
+  return {};
+}
+
+// Puts the tags of `moves`: `latest` and `latest-<config>` by move_latest, the others (--tag) as asked.
+// A tag that names the digest already costs no write.
+Status move_tags(Run& run, const std::vector<TagMove>& moves, PushSummary& summary) {
+  for (const auto& move : moves) {
+    if (move.tag == "latest" || move.tag.starts_with("latest-")) {
+      if (auto s = move_latest(run, move, summary); !s) return fail(s.error());
+      continue;
+    }
+    const auto& record = move.plan->record;
+    const std::string repository = record.repository();
+    const std::string context = "pushing " + repository + " to " + run.host() + ": tag " + move.tag;
+    summary.images[move.image].tags.push_back(move.tag);
+    if (move.plan->present) {
+      auto held =
+          run.step(context + ": checking it", {}, [&] { return run.session.head_manifest(repository, move.tag); });
+      if (!held) return fail(held.error());
+      if (held->has_value() && (*held)->digest == record.manifest.digest) continue;
+    }
+    auto put =
+        run.put_manifest(context + ": putting it", repository, move.tag, move.plan->media_type, move.plan->bytes);
+    if (!put) return fail(put.error());
   }
   return {};
 }
@@ -243,41 +348,51 @@ Result<Listed> list_referrers(Run& run, const Store& store, const Record& record
   if (api->has_value()) return Listed{};
 
   const std::string tag = referrers_tag(record.manifest.digest);
-  auto held = run.step(context + ": getting the referrers tag " + tag, {},
-                       [&] { return run.session.find_manifest(repository, tag); });
-  if (!held) return fail(held.error());
-  nlohmann::json index = {
-      {"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
-  // The digests the tag lists, read through the model; the tag's JSON itself is what is written back,
-  // so that entries and fields arec does not model survive.
-  std::set<Digest> listed_digests;
-  if (held->has_value()) {
-    auto json = parse_json((*held)->bytes, tag);
-    auto parsed = json ? index_from_json(*json, tag) : Result<Index>(fail(json.error()));
-    if (!parsed || parsed->media_type != media_type::k_index) {
-      return fail(Error::registry(context + ": the tag " + tag +
-                                  " holds something other than an OCI image index; not overwriting it"));
-    }
-    for (const auto& d : parsed->manifests) listed_digests.insert(d.digest);
-    index = std::move(*json);
-    index["mediaType"] = media_type::k_index;
-  }
-  auto& listed = index["manifests"];
   Listed added;
-  for (const auto& referrer : referrers) {
-    if (!listed_digests.insert(referrer.digest).second) continue;
-    auto entry = referrer_entry(run, store, referrer);
-    if (!entry) return fail(std::move(entry.error()).context(context));
-    listed.push_back(to_json(*entry));
-    ++(entry->artifact_type == media_type::k_arec_record ? added.records : added.sboms);
+  std::set<Digest> counted;
+  // Two pushes of the same image may rewrite the tag at once, each from what it read: after each put
+  // the tag is read again, and what another push's write dropped is added again.
+  for (int attempt = 1; attempt <= k_tag_attempts; ++attempt) {
+    auto held = run.step(context + ": getting the referrers tag " + tag, {},
+                         [&] { return run.session.find_manifest(repository, tag); });
+    if (!held) return fail(held.error());
+    nlohmann::json index = {
+        {"schemaVersion", 2}, {"mediaType", media_type::k_index}, {"manifests", nlohmann::json::array()}};
+    // The digests the tag lists, read through the model; the tag's JSON itself is what is written back,
+    // so that entries and fields arec does not model survive.
+    std::set<Digest> listed_digests;
+    if (held->has_value()) {
+      auto json = parse_json((*held)->bytes, tag);
+      auto parsed = json ? index_from_json(*json, tag) : Result<Index>(fail(json.error()));
+      if (!parsed || parsed->media_type != media_type::k_index) {
+        return fail(Error::registry(context + ": the tag " + tag +
+                                    " holds something other than an OCI image index; not overwriting it"));
+      }
+      for (const auto& d : parsed->manifests) listed_digests.insert(d.digest);
+      index = std::move(*json);
+      index["mediaType"] = media_type::k_index;
+    }
+    auto& listed = index["manifests"];
+    bool missing = false;
+    for (const auto& referrer : referrers) {
+      if (!listed_digests.insert(referrer.digest).second) continue;
+      auto entry = referrer_entry(run, store, referrer);
+      if (!entry) return fail(std::move(entry.error()).context(context));
+      listed.push_back(to_json(*entry));
+      missing = true;
+      if (counted.insert(referrer.digest).second)
+        ++(entry->artifact_type == media_type::k_arec_record ? added.records : added.sboms);
+    }
+    if (!missing) return added;
+    if (attempt > 1) spdlog::info("{}: another push rewrote the tag {} meanwhile; listing again", context, tag);
+    auto bytes = canonical_json(index);
+    if (!bytes) return fail(std::move(bytes.error()).context(context));
+    auto put =
+        run.put_manifest(context + ": putting the referrers tag " + tag, repository, tag, media_type::k_index, *bytes);
+    if (!put) return fail(put.error());
   }
-  if (added.sboms + added.records == 0) return added;
-  auto bytes = canonical_json(index);
-  if (!bytes) return fail(std::move(bytes.error()).context(context));
-  auto put =
-      run.put_manifest(context + ": putting the referrers tag " + tag, repository, tag, media_type::k_index, *bytes);
-  if (!put) return fail(put.error());
-  return added;
+  return fail(Error::registry(context + ": other pushes kept rewriting the tag " + tag + " (" +
+                              std::to_string(k_tag_attempts) + " attempts); push again"));
 }
 
 }  // namespace
@@ -352,10 +467,14 @@ std::optional<std::string> MountSources::candidate(const Digest& digest, std::st
 nlohmann::json to_json(const PushSummary& summary) {
   nlohmann::json images = nlohmann::json::array();
   for (const auto& image : summary.images) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& k : image.kept)
+      kept.push_back({{"tag", k.tag}, {"digest", k.digest.str()}, {"recorded", k.recorded}});
     images.push_back({{"repository", image.repository},
                       {"digest", image.digest.str()},
                       {"tags", image.tags},
-                      {"present", image.was_present}});
+                      {"present", image.was_present},
+                      {"kept", std::move(kept)}});
   }
   return {{"registry", summary.registry},
           {"images", std::move(images)},
@@ -396,7 +515,8 @@ Result<Descriptor> make_record_artifact(Run& run, const Record& record) {
 }
 
 // Sends the blobs plan_blobs picks from the plans, then puts the manifests and their tags.
-Status push_plans(Run& run, Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts) {
+Status push_plans(Run& run, Store& store, const std::vector<RecordPlan>& plans, BlobCounts& counts,
+                  std::vector<TagMove>& moves) {
   std::vector<ImageToPush> images;
   for (const auto& plan : plans) images.push_back({plan.record.repository(), plan.blobs, plan.present});
   const BlobPlan planned = plan_blobs(images);
@@ -420,7 +540,7 @@ Status push_plans(Run& run, Store& store, const std::vector<RecordPlan>& plans, 
     counts.skipped += o.skipped;
     counts.bytes += o.bytes;
   }
-  return put_manifests(run, plans);
+  return put_manifests(run, plans, &moves);
 }
 
 }  // namespace
@@ -475,7 +595,7 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
     auto plan = plan_record(run, store, record);
     if (!plan) return fail(plan.error());
     plan->tags = (*record_tags)[r];
-    summary.images.push_back({record.repository(), record.manifest.digest, plan->tags, plan->present});
+    summary.images.push_back({record.repository(), record.manifest.digest, {}, plan->present, {}});
     plans.push_back(std::move(*plan));
     auto referrers = store.referrers(record.manifest.digest);
     if (!referrers) return fail(referrers.error());
@@ -488,17 +608,22 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
   for (auto& [image, index_tags] : indexes) {
     Record carrier = image.platforms.front();
     carrier.manifest = image.descriptor;
+    // As new as its newest platform's record, as the registry's records of it will say.
+    for (const auto& p : image.platforms) {
+      if (rfc3339_seconds(p.recorded) > rfc3339_seconds(carrier.recorded)) carrier.recorded = p.recorded;
+    }
     const std::string doing =
         "pushing " + carrier.repository() + " to " + run.host() + ": checking index " + carrier.manifest.digest.str();
     auto found = run.step(
         doing, {}, [&] { return run.session.head_manifest(carrier.repository(), carrier.manifest.digest.str()); });
     if (!found) return fail(found.error());
     const bool present = found->has_value() && (*found)->digest == carrier.manifest.digest;
-    summary.images.push_back({carrier.repository(), carrier.manifest.digest, index_tags, present});
+    summary.images.push_back({carrier.repository(), carrier.manifest.digest, {}, present, {}});
     plans.push_back({carrier, image.index, std::string(media_type::k_index), {}, present, std::move(index_tags)});
   }
   BlobCounts images;
-  if (auto s = push_plans(run, store, plans, images); !s) return fail(s.error());
+  std::vector<TagMove> moves;  // plans[i] is summary.images[i]
+  if (auto s = push_plans(run, store, plans, images, moves); !s) return fail(s.error());
   summary.uploaded = images.uploaded;
   summary.mounted = images.mounted;
   summary.skipped = images.skipped;
@@ -522,7 +647,8 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
   for (auto [artifact_plans, counted] :
        {std::pair{&referrer_plans, &summary.referrers}, {&record_plans, &summary.records}}) {
     BlobCounts blobs;
-    if (auto s = push_plans(run, store, *artifact_plans, blobs); !s) return fail(s.error());
+    std::vector<TagMove> none;  // referrers go by digest
+    if (auto s = push_plans(run, store, *artifact_plans, blobs, none); !s) return fail(s.error());
     counted->uploaded = blobs.uploaded + blobs.mounted;
     counted->bytes = blobs.bytes;
   }
@@ -532,6 +658,8 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
     summary.referrers.listed += listed->sboms;
     summary.records.listed += listed->records;
   }
+  // Last the tags, which others read to find what is newest: by now what they name is complete.
+  if (auto s = move_tags(run, moves, summary); !s) return fail(s.error());
   summary.manifests = {run.manifests_put, run.manifest_bytes};
   return summary;
 }

@@ -17,11 +17,19 @@
 
 namespace arec {
 
+// A tag a push left where it was: it names a record newer than the one pushed.
+struct KeptTag {
+  std::string tag;
+  Digest digest;         // what it names
+  std::string recorded;  // the newest time the registry lists for that
+};
+
 struct PushedImage {
   std::string repository;
   Digest digest;
-  std::vector<std::string> tags;
-  bool was_present = false;  // the registry held the manifest already
+  std::vector<std::string> tags;  // those that name it once the push is done
+  bool was_present = false;       // the registry held the manifest already
+  std::vector<KeptTag> kept;      // `latest` or `latest-<config>` left to a newer record
 };
 
 struct PushSummary {

@@ -111,6 +111,9 @@ Status run_parallel(Run& run, std::size_t count,
 
 Progress progress_to(ProgressBoard& board, std::size_t slot, std::stop_token stop);
 
+// An index of more platforms than any build makes is not followed.
+inline constexpr std::size_t k_max_index_platforms = 64;
+
 // The referrers the registry lists for `subject`: through the referrers API, else the fallback tag
 // (none when that tag does not exist). Entries that are not image manifests are left out.
 Result<std::vector<Descriptor>> registry_referrers(Run& run, const std::string& repository, const Digest& subject,
