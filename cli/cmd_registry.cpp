@@ -387,7 +387,8 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
   add_transfer_flags(*cmd, *flags);
   cmd->add_option("--platform", flags->platform,
                   "From an image index, the image of OS/ARCH[/VARIANT] (default: this machine's)");
-  cmd->add_flag("--all", pull->all, "Every module/name of the registry that has records (its latest tags)");
+  cmd->add_flag("--all", pull->all,
+                "Every record of the registry: its latest tags and every image it lists records for");
   cmd->add_flag("--records-only", pull->records_only, "The records, manifests and configs, without the layers");
   add_trust_key_option(*cmd, pull->trust_keys);
   describe(*cmd,
