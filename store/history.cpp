@@ -29,7 +29,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta VALUES ('generation', 0), ('view', 0);
 )";
 
-// Made after the rows of a converted store are in: a million entries go in faster without them.
+// Made after the rows of a converted store are in (see create).
 constexpr const char* k_record_indexes = R"(
 CREATE INDEX records_by_name ON records (module, name, seq);
 CREATE INDEX records_by_time ON records (recorded);
@@ -288,7 +288,7 @@ Result<std::shared_ptr<HistoryDb>> HistoryDb::open(const fs::Path& path, DbAcces
   // Without AREC_SYNC nothing is synced, as for every other file of the store (fs::syncing).
   if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s)
     return fail(s.error());
-  // The latest of each module/name lies on pages spread over the file: mapped, they cost no read call each.
+  // Mapped, the pages a query reads cost no read call each.
   if (auto s = db->exec("PRAGMA mmap_size=1073741824"); !s) return fail(s.error());
   return db;
 }
@@ -306,7 +306,9 @@ Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
     for (const char* schema : {k_schema, k_platforms_schema, k_configs_schema, k_heads_schema}) {
       if (auto s = db->exec(schema); !s) return fail(s.error());
     }
-    // One statement for every entry: preparing it again for each of a million is most of the cost.
+    // One prepared statement for every entry, the indexes made after them and the other tables filled
+    // by one statement each: appending each entry (statements prepared per entry, indexes kept as it
+    // went) took 73 s for a million rather than 29.
     Statement insert(raw, k_insert_record);
     std::vector<Record> named;  // the entries carrying ref.name
     for (const auto& d : legacy.manifests) {
