@@ -3,9 +3,10 @@
 // truth; index.json is the OCI view derived from it (see Store).
 //
 // One row per history entry, numbered in the order they were made (seq); the latest of each
-// module/name is kept in a table of its own, so neither "the latest of each" nor "the history of one
-// module/name" reads the whole history. WAL mode: readers never wait for the writer, and a writer
-// killed mid-transaction leaves nothing behind.
+// module/name, the newest of each configuration and the platforms of each image are kept in tables of
+// their own, and the records they name are copied together into one more (heads), so neither "the
+// latest of each" nor "the history of one module/name" reads pages across the whole history. WAL mode: readers never
+// wait for the writer, and a writer killed mid-transaction leaves nothing behind.
 #pragma once
 
 #include <functional>
@@ -26,9 +27,10 @@ struct sqlite3;
 namespace arec {
 
 // The store format this arec writes: 1 was index.json alone, 2 adds arec/history.db, 3 the platforms
-// each module/name's image is made of, 4 the newest record of each configuration (a database of format 2
-// or 3 is brought to 4 when opened by an arec that may write it).
-inline constexpr int k_store_format = 4;
+// each module/name's image is made of, 4 the newest record of each configuration, 5 a copy of each record
+// those name, kept together (a database of format 2, 3 or 4 is brought to 5 when opened by an arec that
+// may write it).
+inline constexpr int k_store_format = 5;
 
 enum class DbAccess { read, write };
 
@@ -96,14 +98,22 @@ class HistoryDb {
   // Removes referrers whose subject is neither a record nor another entry; returns how many.
   Result<std::size_t> drop_orphan_referrers();
   Status bump_generation();
-  // Problems with the database's own invariants (each latest is the newest entry of its module/name).
+  // Problems with the database's own invariants (each latest is the newest entry of its module/name,
+  // the heads are copies of exactly the records the latest, configurations and platforms name).
   Result<std::vector<std::string>> integrity_problems() const;
 
  private:
   HistoryDb(sqlite3* db, fs::Path path) : m_db(db), m_path(std::move(path)) {}
   Status exec(const char* sql) const;
-  // Brings a database of format `from` (2 or 3) to k_store_format, in one transaction.
+  // Brings a database of format `from` (2, 3 or 4) to k_store_format, in one transaction.
   Status upgrade(std::int64_t from);
+  // Makes the heads of module/name the copies of the records its latest, configurations and platforms
+  // name, after any change to those.
+  Status sync_heads(std::string_view module, std::string_view name);
+  Status heads_problems(std::vector<std::string>& problems) const;
+  // The table the records named by latest, configs and platforms are read from: heads, or the history
+  // itself in a database older than format 5 that this reader may not bring up.
+  std::string heads() const { return m_format >= 5 ? "heads" : "records"; }
   Result<std::vector<Descriptor>> others_where(std::string_view where, std::optional<std::string_view> subject) const;
 
   sqlite3* m_db;

@@ -76,32 +76,47 @@ expect_contains "$OUT" "index.json is behind the history"
 expect_exit 0 "$AREC" record --module infra --name tool --file "$T/tool=/opt/tool"
 expect_eq "$current" "$(cat "$AREC_STORE/index.json")" "index.json after the next writer"
 
-note "a store of format 3 (before the configs table) is brought to 4 by its next reader, and reads as before"
+note "a store of format 4 (before the heads table) is brought to 5 by its next reader, and reads as before"
 sql() { python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); r = c.execute(sys.argv[2]).fetchall(); c.commit(); print("\n".join(" ".join(map(str, row)) for row in r))' "$AREC_STORE/arec/history.db" "$1"; }
 expect_exit 0 "$AREC" records --json
 before=$OUT
 expect_exit 0 "$AREC" records --history --json
 history_before=$OUT
+sql "DROP TABLE heads" >/dev/null
+sql "PRAGMA user_version = 4" >/dev/null
+expect_exit 0 "$AREC" records --json
+expect_eq "$before" "$OUT" "records of a format-4 store, as its first reader of format 5 reads them"
+expect_eq 5 "$(sql "PRAGMA user_version")" "the format after a reader opened it"
+expect_exit 0 "$AREC" records --history --json
+expect_eq "$history_before" "$OUT" "the history after the upgrade"
+expect_eq "$(sql "SELECT seq FROM latest UNION SELECT seq FROM configs UNION SELECT seq FROM platforms ORDER BY 1" | paste -sd,)" \
+  "$(sql "SELECT seq FROM heads ORDER BY 1" | paste -sd,)" "the heads: the records latest, configs and platforms name"
+expect_eq "$current" "$(cat "$AREC_STORE/index.json")" "index.json after the upgrade to 5"
+expect_exit 0 "$AREC" check
+
+note "a store of format 3 (before the configs table) is brought to 5 by its next reader, and reads as before"
+sql "DROP TABLE heads" >/dev/null
 sql "DROP TABLE configs" >/dev/null
 sql "PRAGMA user_version = 3" >/dev/null
 expect_exit 0 "$AREC" records --json
-expect_eq "$before" "$OUT" "records of a format-3 store, as its first reader of format 4 reads them"
-expect_eq 4 "$(sql "PRAGMA user_version")" "the format after a reader opened it"
+expect_eq "$before" "$OUT" "records of a format-3 store, as its first reader of format 5 reads them"
+expect_eq 5 "$(sql "PRAGMA user_version")" "the format after a reader opened it"
 expect_exit 0 "$AREC" records --history --json
 expect_eq "$history_before" "$OUT" "the history after the upgrade"
 expect_eq "$(sql "SELECT module, name, config, MAX(seq) FROM records GROUP BY module, name, config ORDER BY 1, 2, 3" | paste -sd,)" \
   "$(sql "SELECT module, name, config, seq FROM configs ORDER BY 1, 2, 3" | paste -sd,)" "each configuration's newest"
-expect_eq "$current" "$(cat "$AREC_STORE/index.json")" "index.json after the upgrade to 4"
+expect_eq "$current" "$(cat "$AREC_STORE/index.json")" "index.json after the upgrade to 5"
 expect_exit 0 "$AREC" check
 
-note "a store of format 2 (one image per module/name, before the platforms table) is brought to 4 by its next reader"
+note "a store of format 2 (one image per module/name, before the platforms table) is brought to 5 by its next reader"
+sql "DROP TABLE heads" >/dev/null
 sql "DROP TABLE platforms" >/dev/null
 sql "DROP TABLE configs" >/dev/null
 sql "PRAGMA user_version = 2" >/dev/null
 expect_exit 0 "$AREC" records --json
 latest=$OUT
 expect_eq "$before" "$latest" "records of a format-2 store after the upgrade"
-expect_eq 4 "$(sql "PRAGMA user_version")" "the format after a reader opened it"
+expect_eq 5 "$(sql "PRAGMA user_version")" "the format after a reader opened it"
 expect_eq "$(jq -r '[.[] | "\(.module) \(.name) \(.platform)"] | sort | join(",")' <<<"$latest")" \
   "$(sql "SELECT module, name, platform FROM platforms ORDER BY module, name" | paste -sd,)" "the platforms: each latest record's own"
 expect_eq "$current" "$(cat "$AREC_STORE/index.json")" "index.json after the upgrade"
@@ -112,7 +127,7 @@ python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("PR
   "$AREC_STORE/arec/history.db"
 state=$(tree_state "$AREC_STORE")
 expect_exit 2 "$AREC" record --module infra --name tool --file "$T/tool=/opt/tool"
-expect_one_line_error "store $AREC_STORE: its format (99) is newer than this arec understands (4); use a newer arec to write to it"
+expect_one_line_error "store $AREC_STORE: its format (99) is newer than this arec understands (5); use a newer arec to write to it"
 expect_exit 2 "$AREC" gc
 expect_one_line_error "is newer than this arec understands"
 expect_eq "$state" "$(tree_state "$AREC_STORE")" "the newer store after the refusals"
