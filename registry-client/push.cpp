@@ -212,9 +212,8 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, std::vector
 // How many times a push looks at a tag or referrers tag another push may be moving at once.
 constexpr int k_tag_attempts = 5;
 
-// A record time to order by: its seconds, then its text (a fraction), then the image's digest, so
-// that every push orders two records alike.
-using Newness = std::tuple<std::int64_t, std::string, std::string>;
+// A record time to order by: its seconds, then its text (a fraction).
+using Newness = std::pair<std::int64_t, std::string>;
 
 // How new the image `held` of `repository` is by the records the registry lists for it (the record
 // artifacts' created annotations; of an index, its manifests'): nothing when it lists none.
@@ -242,7 +241,7 @@ Result<std::optional<Newness>> registry_newness(Run& run, const std::string& rep
       const std::string recorded = entry.annotation(annotation::k_created);
       const auto seconds = rfc3339_seconds(recorded);
       if (!seconds) continue;
-      Newness n{*seconds, recorded, held.digest.str()};
+      Newness n{*seconds, recorded};
       if (!newest || n > *newest) newest = std::move(n);
     }
   }
@@ -258,7 +257,7 @@ Status move_latest(Run& run, const TagMove& move, PushSummary& summary) {
   const std::string repository = record.repository();
   const std::string mine = record.manifest.digest.str();
   const std::string context = "pushing " + repository + " to " + run.host() + ": tag " + move.tag;
-  const Newness pushed{rfc3339_seconds(record.recorded).value_or(0), record.recorded, mine};
+  const Newness pushed{rfc3339_seconds(record.recorded).value_or(0), record.recorded};
   const std::int64_t horizon = static_cast<std::int64_t>(std::time(nullptr)) + k_clock_tolerance_seconds;
   auto& image = summary.images[move.image];
   for (int attempt = 1; attempt <= k_tag_attempts; ++attempt) {
@@ -277,7 +276,9 @@ Status move_latest(Run& run, const TagMove& move, PushSummary& summary) {
       if (*newness && std::get<0>(**newness) > horizon) {
         spdlog::warn("{}: it names {}, recorded {}, more than {} minutes ahead of this machine's clock: not newer",
                      context, (*held)->digest.str(), printable(std::get<1>(**newness)), k_clock_tolerance_seconds / 60);
-      } else if (*newness && **newness > pushed) {
+      } else if (*newness && (**newness > pushed || (attempt > 1 && **newness == pushed))) {
+        // A record of the same second: this push's is newer here (the store's own history says so),
+        // but one another push put meanwhile is left to it, so that two such pushes end.
         image.kept.push_back({move.tag, (*held)->digest, std::get<1>(**newness)});
         spdlog::info("{}: left at {}, recorded {}, newer than this push's {}", context, (*held)->digest.str(),
                      std::get<1>(**newness), record.recorded);
