@@ -113,6 +113,11 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   spdlog::info("pushed {} image{} to {}: {} blob{} uploaded ({} bytes), {} mounted, {} already there",
                summary->images.size(), summary->images.size() == 1 ? "" : "s", summary->registry, summary->uploaded,
                summary->uploaded == 1 ? "" : "s", summary->bytes, summary->mounted, summary->skipped);
+  if (summary->resumed.blobs > 0) {
+    spdlog::info("{} upload{} gone on with from where an earlier push left {} ({} bytes there already, not sent again)",
+                 summary->resumed.blobs, summary->resumed.blobs == 1 ? "" : "s",
+                 summary->resumed.blobs == 1 ? "it" : "them", summary->resumed.bytes);
+  }
   if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
     spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags",
                  summary->referrers.pushed, summary->referrers.bytes, summary->referrers.listed);
@@ -342,7 +347,7 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("TAG");
   cmd->add_flag("--no-latest", *no_latest, "Do not tag the latest record of each module/name `latest`");
   cmd->add_option("--chunk-size", flags->chunk_size,
-                  "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE or 64M)")
+                  "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE, else a 32nd of the blob from 8M to 64M)")
       ->check(number_check(k_chunk_size))
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
@@ -361,9 +366,14 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
       "no such repository holds is uploaded.\n"
       "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
       "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+      "A blob larger than a chunk goes up in chunks, its upload session noted in the store (arec/uploads/,\n"
+      "without the registry's address): a push killed halfway goes on, the next time, from what the\n"
+      "registry holds of it; a push that gives up cancels its upload, so the registry keeps no half-sent blob.\n"
       "--sign-key signs each record this key has not signed first (arec sign); with a trusted key, a record\n"
       "no trusted key signed is refused (exit 2) before anything is pushed.\n"
-      "--json prints {registry, images, uploaded, mounted, skipped, bytes, referrers {pushed, blobs, bytes, listed}}.",
+      "--json prints {registry, images, uploaded, mounted, skipped, bytes, resumed {blobs, bytes},\n"
+      "referrers {pushed, blobs, bytes, listed}, ...}: bytes are those sent, resumed.bytes those an earlier\n"
+      "push's upload held already.",
       {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
        {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
        {"arec --nodes nodes.json push mesh --json",

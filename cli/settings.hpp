@@ -90,7 +90,7 @@ struct Settings {
   std::optional<unsigned> threads;               // AREC_THREADS; nothing: all cores (record --threads overrides)
   fs::Sync sync = fs::Sync::off;                 // AREC_SYNC
   std::chrono::milliseconds lock_timeout = k_default_lock_timeout;  // AREC_LOCK_TIMEOUT
-  std::int64_t chunk_size = k_default_chunk_size;                   // AREC_CHUNK_SIZE (push --chunk-size overrides)
+  std::int64_t chunk_size = 0;  // AREC_CHUNK_SIZE (push --chunk-size overrides); 0: by the blob (chunk_size_for)
   std::int64_t source_date_epoch = 0;                               // SOURCE_DATE_EPOCH: every mtime in a layer
   RetryPolicy retry;                                                // its budget from AREC_RETRY_BUDGET
   std::string signing_key;                                          // AREC_SIGNING_KEY (--sign-key overrides)

@@ -6,10 +6,10 @@
 #include <ctime>
 #include <map>
 #include <set>
-#include <tuple>
 #include <utility>
 
 #include "registry-client/transfer_internal.hpp"
+#include "store/uploads.hpp"
 
 namespace arec {
 
@@ -75,6 +75,8 @@ Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const 
 struct BlobOutcome {
   int uploaded = 0, mounted = 0, skipped = 0;
   std::int64_t bytes = 0;
+  int resumed = 0;                  // uploads that went on with a session an earlier push left
+  std::int64_t resumed_bytes = 0;  // what those sessions held already
 };
 
 Result<RecordPlan> plan_record(Run& run, const Store& store, const Record& record) {
@@ -125,6 +127,113 @@ Result<std::optional<std::string>> mount_source(Run& run, Session& session, cons
   return std::nullopt;
 }
 
+// An upload session's URL as its note keeps it: the path and query at the registry, without scheme
+// and host; nothing for a session elsewhere (a Location on another host), which is then not noted.
+std::optional<std::string> session_path(const Run& run, const std::string& location) {
+  const std::string base = run.registry.url("");
+  if (!location.starts_with(base + "/")) return std::nullopt;
+  return location.substr(base.size());
+}
+
+struct SentBlob {
+  bool mounted = false;
+  std::int64_t resumed = 0;  // bytes a session an earlier push left held already
+};
+
+// Sends `job`'s blob into `repository`: mounted from `from` when the registry links it, else uploaded
+// from `fd`. A blob of more than one chunk goes up noted (UploadNote): the session a killed push left
+// goes on from what the registry holds (GET on it gives its Range), as does the session of an attempt
+// of this push that failed; a session the registry no longer has is started again. A push that gives
+// up cancels its session (DELETE), so that the registry keeps no half-sent blob; the note stays only
+// when the registry could not be told.
+Result<SentBlob> send_blob(Run& run, Session& session, Store& store, const BlobToPush& job,
+                           const std::string& repository, const std::optional<std::string>& from, int fd,
+                           std::size_t slot, ProgressBoard& board, std::stop_token stop) {
+  const std::string digest = job.blob.digest.str();
+  const std::string doing = "pushing " + repository + " to " + run.host() + ": uploading blob " + digest;
+  const std::int64_t chunk = chunk_size_for(job.blob.size, run.options.chunk_size);
+  std::optional<UploadNote> note;
+  if (job.blob.size > chunk) note = UploadNote::claim(store, repository, job.blob.digest);
+  std::optional<OpenUpload> open;
+  bool noted = false;  // `open` is the session a note left, not asked about yet
+  if (auto left = note ? note->session() : std::nullopt) {
+    open = OpenUpload{run.registry.url(left->path), left->offset};
+    noted = true;
+  }
+  const auto keep = [&](const OpenUpload& upload) {
+    if (!note) return;
+    if (auto path = session_path(run, upload.location)) {
+      note->save({*path, upload.offset});
+    } else {
+      note->clear();
+    }
+  };
+  SentBlob out;
+  bool refused = false;  // the registry refused a session that was gone on with from where it stood
+  const auto attempt = [&]() -> RegistryResult<void> {
+    board.set_bytes(slot, 0);
+    refused = false;
+    bool continued = false;
+    if (open) {
+      board.set_state(slot, "resuming");
+      auto status = session.upload_status(repository, open->location);
+      if (!status) return std::unexpected(status.error());
+      if (*status && (*status)->offset <= job.blob.size) {
+        if (noted && (*status)->offset > 0) {
+          out.resumed = (*status)->offset;
+          spdlog::info("blob {}: going on with the upload an earlier push left at {} of {} bytes", digest,
+                       out.resumed, job.blob.size);
+        }
+        open = **status;
+        continued = open->offset > 0;
+        board.set_bytes(slot, open->offset);
+      } else {
+        if (noted) spdlog::info("blob {}: the registry no longer has the upload an earlier push left: sending it all", digest);
+        (void)session.cancel_upload(repository, open->location);  // nothing when it is gone already
+        open.reset();
+        if (note) note->clear();
+      }
+      noted = false;
+    }
+    if (!open) {
+      board.set_state(slot, from ? "mounting" : "starting");
+      auto start = session.start_upload(repository, job.blob.digest, from);
+      // A mount these credentials may not make (no pull access to the source) is an upload instead.
+      if (!start && from && (start.error().status == 401 || start.error().status == 403)) {
+        spdlog::debug("mounting {} into {} from {} refused ({}): uploading it", digest, repository, *from,
+                      start.error().status);
+        start = session.start_upload(repository, job.blob.digest, std::nullopt);
+      }
+      if (!start) return std::unexpected(start.error());
+      if ((out.mounted = start->mounted)) return {};
+      open = OpenUpload{start->location, 0};
+      keep(*open);
+    }
+    board.set_state(slot, "uploading");
+    auto sent = session.upload(*open, job.blob, fd, chunk, progress_to(board, slot, stop), keep);
+    refused = !sent && continued && !sent.error().is_temporary();
+    return sent;
+  };
+  auto sent = run.step(doing, stop, attempt);
+  if (!sent && refused) {
+    // What the session held may not have been this blob's start (its digest came out wrong, say): once
+    // more, from the start.
+    spdlog::info("blob {}: the registry refused the upload gone on with ({}): sending it all", digest,
+                 sent.error().message);
+    if (open) (void)session.cancel_upload(repository, open->location);
+    open.reset();
+    if (note) note->clear();
+    out.resumed = 0;
+    sent = run.step(doing, stop, attempt);
+  }
+  if (!sent) {
+    if (open && session.cancel_upload(repository, open->location) && note) note->clear();
+    return fail(sent.error());
+  }
+  if (note) note->clear();
+  return out;
+}
+
 // One blob into every repository that needs it: skipped where present; the first repository that
 // lacks it gets it mounted from a repository that may have it (mount_source), else uploaded; the
 // others mount it from a repository that has it by then. Each repository that has it in the end is
@@ -149,32 +258,19 @@ Status push_blob(Run& run, Session& session, Store& store, const MountSources& s
     if (!from) return fail(from.error());
     auto fd = run.open_blob(store, job.blob.digest);
     if (!fd) return fail(std::move(fd.error()).context(context));
-    bool mounted = false;
-    auto sent = run.step(context + ": uploading blob " + digest, stop, [&]() -> RegistryResult<void> {
-      // Each attempt is a new upload session: a failed one is never resumed.
-      board.set_state(slot, *from ? "mounting" : "starting");
-      board.set_bytes(slot, 0);
-      auto start = session.start_upload(repository, job.blob.digest, *from);
-      // A mount these credentials may not make (no pull access to the source) is an upload instead.
-      if (!start && *from && (start.error().status == 401 || start.error().status == 403)) {
-        spdlog::debug("mounting {} into {} from {} refused ({}): uploading it", digest, repository, **from,
-                      start.error().status);
-        start = session.start_upload(repository, job.blob.digest, std::nullopt);
-      }
-      if (!start) return std::unexpected(start.error());
-      if ((mounted = start->mounted)) return {};
-      board.set_state(slot, "uploading");
-      return session.upload(start->location, job.blob, fd->get(), run.options.chunk_size,
-                            progress_to(board, slot, stop));
-    });
+    auto sent = send_blob(run, session, store, job, repository, *from, fd->get(), slot, board, stop);
     if (!sent) return fail(sent.error());
-    spdlog::debug("{} {} in {}{}", mounted ? "mounted" : "uploaded", digest, repository,
-                  mounted ? " from " + **from : "");
-    if (mounted) {
+    spdlog::debug("{} {} in {}{}", sent->mounted ? "mounted" : "uploaded", digest, repository,
+                  sent->mounted ? " from " + **from : "");
+    if (sent->mounted) {
       ++outcome.mounted;
     } else {
       ++outcome.uploaded;
-      outcome.bytes += job.blob.size;
+      outcome.bytes += job.blob.size - sent->resumed;
+      if (sent->resumed > 0) {
+        ++outcome.resumed;
+        outcome.resumed_bytes += sent->resumed;
+      }
     }
     holder = repository;
     store.note_repository(job.blob.digest, repository);
@@ -483,6 +579,7 @@ nlohmann::json to_json(const PushSummary& summary) {
           {"mounted", summary.mounted},
           {"skipped", summary.skipped},
           {"bytes", summary.bytes},
+          {"resumed", {{"blobs", summary.resumed.blobs}, {"bytes", summary.resumed.bytes}}},
           {"referrers",
            {{"pushed", summary.referrers.pushed},
             {"blobs", summary.referrers.uploaded},
@@ -501,6 +598,7 @@ namespace {
 struct BlobCounts {
   int uploaded = 0, mounted = 0, skipped = 0;
   std::int64_t bytes = 0;
+  PushSummary::Resumed resumed;
 };
 
 // The record artifact of `record` (record_artifact), its blobs made for the run (Run::made): it goes up
@@ -540,6 +638,8 @@ Status push_plans(Run& run, Store& store, const std::vector<RecordPlan>& plans, 
     counts.mounted += o.mounted;
     counts.skipped += o.skipped;
     counts.bytes += o.bytes;
+    counts.resumed.blobs += o.resumed;
+    counts.resumed.bytes += o.resumed_bytes;
   }
   return put_manifests(run, plans, &moves);
 }
@@ -629,6 +729,7 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
   summary.mounted = images.mounted;
   summary.skipped = images.skipped;
   summary.bytes = images.bytes;
+  summary.resumed = images.resumed;
 
   // Then each record's referrers (its SBOM), whose subject the registry now holds: their manifests
   // by digest into the record's repository, then listed for the subject.

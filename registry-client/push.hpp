@@ -39,6 +39,12 @@ struct PushSummary {
   int mounted = 0;         // blobs linked from another repository of the registry
   int skipped = 0;         // blobs the repository held already
   std::int64_t bytes = 0;  // bytes of the blobs sent
+  // Uploads that went on with the session an earlier push left (killed halfway), and the bytes those
+  // sessions held already: not sent again, and not in `bytes`.
+  struct Resumed {
+    int blobs = 0;
+    std::int64_t bytes = 0;
+  } resumed;
   // The records' referrers (SBOMs), counted apart from the images above.
   struct Referrers {
     int pushed = 0;          // manifests the registry did not hold

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -263,34 +264,62 @@ RegistryResult<UploadStart> Session::start_upload(std::string_view repository, c
   return UploadStart{false, *location};
 }
 
-RegistryResult<void> Session::upload(const std::string& location, const Descriptor& blob, int fd,
-                                     std::int64_t chunk_size, const Progress& progress) {
+RegistryResult<std::optional<OpenUpload>> Session::upload_status(std::string_view repository,
+                                                                 const std::string& location) {
+  auto response =
+      expect(send({.method = http::Method::get, .url = location}, {m_registry.scope(repository)}), {204, 400, 404, 416});
+  if (!response) return std::unexpected(response.error());
+  if (response->status != 204) return std::optional<OpenUpload>();
+  auto next = location_of(*response, location);
+  if (!next) return std::unexpected(next.error());
+  // "0-<last byte held>"; distribution writes "0-0" for an empty session too, which is taken as empty:
+  // a registry holding one byte then refuses the next chunk, where the other reading would skip one.
+  std::string range = response->headers.get("Range").value_or("");
+  if (range.starts_with("bytes=")) range.erase(0, 6);
+  std::int64_t last = -1;
+  const auto dash = range.find('-');
+  if (dash == std::string::npos || range.substr(0, dash) != "0" ||
+      std::from_chars(range.data() + dash + 1, range.data() + range.size(), last).ec != std::errc() || last < 0) {
+    return std::unexpected(RegistryError::protocol("the registry reports an upload session's Range as \"" + range +
+                                                   "\", where 0-<last byte> was expected"));
+  }
+  return std::optional<OpenUpload>(OpenUpload{*next, last == 0 ? 0 : last + 1});
+}
+
+RegistryResult<void> Session::cancel_upload(std::string_view repository, const std::string& location) {
+  auto response = expect(send({.method = http::Method::del, .url = location}, {m_registry.scope(repository)}),
+                         {200, 202, 204, 400, 404});
+  if (!response) return std::unexpected(response.error());
+  return {};
+}
+
+RegistryResult<void> Session::upload(OpenUpload& upload, const Descriptor& blob, int fd, std::int64_t chunk_size,
+                                     const Progress& progress,
+                                     const std::function<void(const OpenUpload&)>& acknowledged) {
   const std::vector<std::string> scopes;  // the upload URL is already authorized for the repository's scope
   // A token about to expire is renewed before the body goes out, rather than refused after it.
   if (auto renewed = m_registry.authenticator().renew_if_expiring(m_client); !renewed) return renewed;
-  std::string url = location;
-  std::int64_t offset = 0;
-  if (chunk_size > 0 && blob.size > chunk_size) {
-    while (offset < blob.size) {
-      const std::int64_t length = std::min(chunk_size, blob.size - offset);
-      http::Request patch{.method = http::Method::patch,
-                          .url = url,
-                          .headers = {std::string(k_octet_stream), "Content-Range: " + std::to_string(offset) + "-" +
-                                                                       std::to_string(offset + length - 1)},
-                          .body = http::FileRange{fd, offset, length}};
-      if (progress) patch.on_progress = [&progress, offset](std::int64_t now) { return progress(offset + now); };
-      auto response = expect(send(patch, scopes), {202});
-      if (!response) return std::unexpected(response.error());
-      auto next = location_of(*response, url);
-      if (!next) return std::unexpected(next.error());
-      url = *next;
-      offset += length;
-    }
+  const bool whole = upload.offset == 0 && (chunk_size <= 0 || blob.size <= chunk_size);
+  while (!whole && upload.offset < blob.size) {
+    const std::int64_t offset = upload.offset;
+    const std::int64_t length = chunk_size > 0 ? std::min(chunk_size, blob.size - offset) : blob.size - offset;
+    http::Request patch{.method = http::Method::patch,
+                        .url = upload.location,
+                        .headers = {std::string(k_octet_stream), "Content-Range: " + std::to_string(offset) + "-" +
+                                                                     std::to_string(offset + length - 1)},
+                        .body = http::FileRange{fd, offset, length}};
+    if (progress) patch.on_progress = [&progress, offset](std::int64_t now) { return progress(offset + now); };
+    auto response = expect(send(patch, scopes), {202});
+    if (!response) return std::unexpected(response.error());
+    auto next = location_of(*response, upload.location);
+    if (!next) return std::unexpected(next.error());
+    upload = {*next, offset + length};
+    if (acknowledged) acknowledged(upload);
   }
-  auto put_url = http::add_query(url, "digest", blob.digest.str());
+  auto put_url = http::add_query(upload.location, "digest", blob.digest.str());
   if (!put_url) return std::unexpected(RegistryError::protocol(put_url.error().message));
   http::Request put{.method = http::Method::put, .url = *put_url, .headers = {std::string(k_octet_stream)}};
-  if (offset < blob.size) {
+  if (whole) {
     put.body = http::FileRange{fd, 0, blob.size};
     put.on_progress = progress;
   }

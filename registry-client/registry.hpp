@@ -112,6 +112,12 @@ struct UploadStart {
   std::string location;  // otherwise: the upload session's URL
 };
 
+// An upload session and how much of its blob the registry holds.
+struct OpenUpload {
+  std::string location;     // the session's URL, as the registry last gave it
+  std::int64_t offset = 0;  // bytes it holds
+};
+
 using Progress = std::function<bool(std::int64_t)>;  // bytes so far; false cancels
 
 class Session {
@@ -129,10 +135,17 @@ class Session {
   // (201: mounted), which a registry may answer with an ordinary upload session instead (202).
   RegistryResult<UploadStart> start_upload(std::string_view repository, const Digest& digest,
                                            std::optional<std::string> from);
-  // Sends a blob into an upload session: one PUT streamed from the file, or PATCH chunks of
-  // `chunk_size` bytes and a closing PUT when the blob is larger. Never holds the blob in memory.
-  RegistryResult<void> upload(const std::string& location, const Descriptor& blob, int fd, std::int64_t chunk_size,
-                              const Progress& progress);
+  // GET an upload session (distribution-spec: 204 with its Range): what it holds, and where to go on;
+  // nothing when the registry no longer has it or will not go on with it (404, 400, 416).
+  RegistryResult<std::optional<OpenUpload>> upload_status(std::string_view repository, const std::string& location);
+  // DELETE an upload session, so the registry drops what it holds; one already gone is no failure.
+  RegistryResult<void> cancel_upload(std::string_view repository, const std::string& location);
+  // Sends a blob into an upload session from `upload.offset` on: a blob of at most one chunk from its
+  // start in one PUT streamed from the file; else PATCH chunks of `chunk_size` bytes, each moving
+  // `upload` on once the registry acknowledges it (and then `acknowledged` is called), and a closing
+  // PUT. Never holds the blob in memory.
+  RegistryResult<void> upload(OpenUpload& upload, const Descriptor& blob, int fd, std::int64_t chunk_size,
+                              const Progress& progress, const std::function<void(const OpenUpload&)>& acknowledged);
   // GET a blob into `sink`, following redirects; its size and digest are verified as it arrives.
   RegistryResult<void> download_blob(std::string_view repository, const Descriptor& blob, ByteSink& sink,
                                      const Progress& progress);

@@ -2,6 +2,7 @@
 // verify (verify.hpp) and the catalog (catalog.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -13,11 +14,18 @@
 
 namespace arec {
 
-inline constexpr std::int64_t k_default_chunk_size = std::int64_t{64} << 20;
+// A push's chunk size when none is chosen (chunk_size 0): a 32nd of the blob, from 8 MiB to 64 MiB. A
+// push cut off loses at most the chunk it was sending, so a large blob sent again is a 32nd at most;
+// the chunks stay few, since each is a request (and, at distribution, a file synced).
+inline constexpr std::int64_t k_min_auto_chunk = std::int64_t{8} << 20;
+inline constexpr std::int64_t k_max_auto_chunk = std::int64_t{64} << 20;
+inline std::int64_t chunk_size_for(std::int64_t blob_size, std::int64_t chosen) {
+  return chosen > 0 ? chosen : std::clamp(blob_size / 32, k_min_auto_chunk, k_max_auto_chunk);
+}
 
 struct TransferOptions {
   unsigned jobs = 4;                               // blobs moved at once, each on its own connection
-  std::int64_t chunk_size = k_default_chunk_size;  // blobs larger than this go up in PATCH chunks
+  std::int64_t chunk_size = 0;  // blobs larger than this go up in PATCH chunks; 0: chunk_size_for's choice
   ProgressDisplay progress = ProgressDisplay::none;
   RetryPolicy retry{};
   // From an image index, the manifest of this platform (pull, a base); none: this machine's.

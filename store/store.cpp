@@ -43,7 +43,7 @@ void Store::set_lock_timeout(std::chrono::milliseconds timeout) {
 }
 
 Status Store::check_own_directories(const fs::Path& dir) {
-  for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts"}) {
+  for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts", "arec/uploads"}) {
     const auto path = dir / sub;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {

@@ -6,6 +6,7 @@
 //   arec/tmp/                                   temporaries, renamed into place when complete
 //   arec/layers/<hex>.<compression>             compressed layer known for a DiffID, to skip recompression
 //   arec/mounts/<hex>                           repositories a push or pull found holding a blob, to mount from
+//   arec/uploads/<hex>-<repository's>           an upload session a push has open at a registry (uploads.hpp)
 //
 // The history database is the source of truth. index.json is the OCI view derived from it: the latest
 // record of each module/name (carrying org.opencontainers.image.ref.name, which tools look images up
@@ -140,6 +141,8 @@ class Store : public Layout {
   fs::Path mount_hints_dir() const { return m_dir / "arec" / "mounts"; }
   std::vector<std::string> repositories_holding(const Digest& digest) const;
   void note_repository(const Digest& digest, std::string_view repository);
+  // Where the upload sessions a push keeps open are noted (UploadNote, store/uploads.hpp).
+  fs::Path uploads_dir() const { return m_dir / "arec" / "uploads"; }
 
   Result<std::vector<Record>> records(History history) const;
   // The same, one record at a time, without holding them all (History::all of a large store).

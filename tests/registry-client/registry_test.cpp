@@ -116,12 +116,18 @@ TEST_F(LiveRegistry, UploadsMonolithicAndChunkedDownloadsVerified) {
     ASSERT_FALSE(start->mounted);
     auto fd = fs::open_read(path);
     std::int64_t last = 0;
-    auto sent = session.upload(start->location, blob, fd->get(), chunk, [&](std::int64_t n) {
-      last = std::max(last, n);
-      return true;
-    });
+    OpenUpload upload{start->location, 0};
+    int acknowledged = 0;
+    auto sent = session.upload(
+        upload, blob, fd->get(), chunk,
+        [&](std::int64_t n) {
+          last = std::max(last, n);
+          return true;
+        },
+        [&](const OpenUpload&) { ++acknowledged; });
     ASSERT_TRUE(sent) << sent.error().str();
     EXPECT_EQ(last, blob.size);
+    EXPECT_EQ(acknowledged, chunk == 0 ? 0 : 4);  // 350,000 bytes in chunks of 100,000
     EXPECT_EQ(session.blob_size(m_repository, blob.digest).value(), blob.size);
 
     MemorySink sink;
@@ -143,6 +149,51 @@ TEST_F(LiveRegistry, UploadsMonolithicAndChunkedDownloadsVerified) {
   }
 }
 
+TEST_F(LiveRegistry, AnUploadCutOffGoesOnFromTheRangeTheRegistryHoldsOrIsCancelled) {
+  Session session(*m_registry);
+  const auto path = m_tmp / "blob";
+  const Descriptor blob = blob_file(350'000, path);
+  auto fd = fs::open_read(path);
+  auto start = session.start_upload(m_repository, blob.digest, std::nullopt);
+  ASSERT_TRUE(start) << start.error().str();
+  // Cut off once the first chunk is acknowledged, before the next one sends a byte (a registry that got
+  // part of a chunk may drop the session: distribution 2.8 does).
+  OpenUpload upload{start->location, 0};
+  bool first = false;
+  auto cut = session.upload(
+      upload, blob, fd->get(), 100'000, [&](std::int64_t) { return !first; },
+      [&](const OpenUpload&) { first = true; });
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(upload.offset, 100'000);
+  auto status = session.upload_status(m_repository, upload.location);
+  ASSERT_TRUE(status) << status.error().str();
+  ASSERT_TRUE(*status);
+  EXPECT_EQ((*status)->offset, 100'000);
+  upload = **status;
+  auto rest = session.upload(upload, blob, fd->get(), 100'000, {}, {});
+  ASSERT_TRUE(rest) << rest.error().str();
+  EXPECT_EQ(session.blob_size(m_repository, blob.digest).value(), blob.size);
+  MemorySink sink;
+  ASSERT_TRUE(session.download_blob(m_repository, blob, sink, {}));
+  EXPECT_EQ(digest_of(sink.bytes), blob.digest);
+
+  // A session cancelled is gone: asked about, the registry has nothing to go on with.
+  const Descriptor other = blob_file(250'000, m_tmp / "other");
+  auto other_fd = fs::open_read(m_tmp / "other");
+  auto second = session.start_upload(m_repository, other.digest, std::nullopt);
+  ASSERT_TRUE(second);
+  OpenUpload open{second->location, 0};
+  first = false;
+  ASSERT_FALSE(session.upload(
+      open, other, other_fd->get(), 100'000, [&](std::int64_t) { return !first; },
+      [&](const OpenUpload&) { first = true; }));
+  ASSERT_TRUE(session.cancel_upload(m_repository, open.location));
+  auto gone = session.upload_status(m_repository, open.location);
+  ASSERT_TRUE(gone) << gone.error().str();
+  EXPECT_FALSE(*gone);
+  EXPECT_FALSE(session.blob_size(m_repository, other.digest).value());
+}
+
 TEST_F(LiveRegistry, MountsFromAnotherRepositoryAndManifestsRoundTrip) {
   Session session(*m_registry);
   const auto path = m_tmp / "config";
@@ -150,7 +201,8 @@ TEST_F(LiveRegistry, MountsFromAnotherRepositoryAndManifestsRoundTrip) {
   auto start = session.start_upload(m_repository, config.digest, std::nullopt);
   ASSERT_TRUE(start);
   auto fd = fs::open_read(path);
-  ASSERT_TRUE(session.upload(start->location, config, fd->get(), 0, {}));
+  OpenUpload upload{start->location, 0};
+  ASSERT_TRUE(session.upload(upload, config, fd->get(), 0, {}, {}));
   auto mounted = session.start_upload(m_repository + "-copy", config.digest, m_repository);
   ASSERT_TRUE(mounted) << mounted.error().str();
   EXPECT_TRUE(mounted->mounted);

@@ -1,0 +1,57 @@
+// Upload sessions a push keeps open at a registry, one note per blob and repository, so that a push
+// killed halfway through a large blob continues it the next time instead of sending it all again
+// (registry-client/push.cpp decides what to do with them; this only keeps them).
+//
+//   arec/uploads/<blob hex>-<16 hex of the repository's SHA-256>
+//
+// A note holds the repository, the blob, the session's path and query at the registry (never its
+// scheme or host: no address is kept across runs, rule 3) and the bytes the registry acknowledged. It
+// is only a hint: the registry is asked what the session holds before anything more is sent, and a note
+// that cannot be read is no note. The process uploading a blob holds its note (flock) for the whole
+// upload, so two pushes from one store never send into one session.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "oci/digest.hpp"
+#include "util/fs.hpp"
+
+namespace arec {
+
+class Store;
+
+struct UploadSession {
+  std::string path;         // "/v2/<repository>/blobs/uploads/<id>[?<query>]", relative to the registry
+  std::int64_t offset = 0;  // bytes the registry acknowledged
+};
+
+class UploadNote {
+ public:
+  // The note of `blob` in `repository`, held until this is destroyed; nothing when another process holds
+  // it (it is uploading the same blob) or the store cannot keep one: the upload then goes without.
+  static std::optional<UploadNote> claim(Store& store, std::string_view repository, const Digest& blob);
+
+  UploadNote(UploadNote&&) noexcept = default;
+  UploadNote& operator=(UploadNote&&) noexcept = default;
+
+  // The session noted for this blob and repository, if any.
+  std::optional<UploadSession> session() const;
+  // Notes `session` in place of what was noted. Best effort: a note not written costs a resume.
+  void save(const UploadSession& session);
+  // The upload ended (sent, cancelled, or found gone): the note is removed.
+  void clear();
+
+ private:
+  UploadNote(fs::Path path, fs::Fd fd, std::string repository, std::string blob)
+      : m_path(std::move(path)), m_fd(std::move(fd)), m_repository(std::move(repository)), m_blob(std::move(blob)) {}
+
+  fs::Path m_path;
+  fs::Fd m_fd;  // open and locked for as long as this lives
+  std::string m_repository;
+  std::string m_blob;  // the digest, as text
+};
+
+}  // namespace arec
