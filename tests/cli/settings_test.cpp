@@ -31,7 +31,7 @@ TEST(Settings, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(s->threads, std::nullopt);
   EXPECT_EQ(s->sync, fs::Sync::off);
   EXPECT_EQ(s->lock_timeout, seconds(120));
-  EXPECT_EQ(s->chunk_size, std::int64_t{64} << 20);
+  EXPECT_EQ(s->chunk_size, 0);  // none chosen: each blob's own (chunk_size_for)
   EXPECT_EQ(s->retry.budget, seconds(60));
   EXPECT_EQ(s->client.stall_timeout, seconds(60));
   EXPECT_EQ(s->source_date_epoch, 0);

@@ -27,6 +27,16 @@ std::vector<std::string> order(const BlobPlan& plan) {
   return out;
 }
 
+// A push cut off sends the chunk it was in again: by default a 32nd of a large blob, within 8 to 64 MiB.
+TEST(ChunkSize, ByDefaultAThirtySecondOfTheBlobFrom8To64MiB) {
+  constexpr std::int64_t MiB = std::int64_t{1} << 20;
+  EXPECT_EQ(chunk_size_for(3 * MiB, 0), 8 * MiB);
+  EXPECT_EQ(chunk_size_for(300 * MiB, 0), 300 * MiB / 32);
+  EXPECT_EQ(chunk_size_for(1024 * MiB, 0), 32 * MiB);
+  EXPECT_EQ(chunk_size_for(10240 * MiB, 0), 64 * MiB);
+  EXPECT_EQ(chunk_size_for(300 * MiB, 256 * 1024), 256 * 1024);  // chosen: as chosen
+}
+
 TEST(PushPlan, LargestFirstEachBlobOnce) {
   // A layer listed twice in one manifest is still sent once.
   const auto plan = plan_blobs({{"mesh/app", {blob('c', 300), blob('a', 10), blob('b', 5000), blob('a', 10)}, false}});

@@ -8,19 +8,28 @@ It listens on a free loopback port, written to PORT_FILE once it serves. Its own
 
     PUT /__faults   a JSON list of rules, replacing the plan: a new case begins
     GET /__faults   {"injected": N, "log": ["fault METHOD PATH", ...], "requests": [ANSWERED, ...],
-                     "case": {"rules": [{"rule": RULE, "fired": N}, ...], "log": [...], "requests": [...]}}
+                     "received": BYTES, "case": {"rules": [{"rule": RULE, "fired": N}, ...], "log": [...],
+                     "requests": [...], "received": BYTES}}
 
-where each request answered (but a reset one) is {"request": "METHOD PATH", "auth": the scheme of its
-Authorization, lowercased, or "none", "status": N, "time": seconds since the epoch}. The top-level
-counts cover every case; "case" covers what happened since the last PUT: each rule of the plan with
-how often it fired, the faults injected and the requests answered.
+where each request is {"request": "METHOD PATH", "auth": the scheme of its Authorization, lowercased, or
+"none", "status": N (0 for one reset, or dropped since its body ended early), "time": seconds since the
+epoch}, in the order they came, and "received"
+counts the bytes of request bodies that reached the proxy. The top-level counts cover every case;
+"case" covers what happened since the last PUT: each rule of the plan with how often it fired, the
+faults injected, the requests answered and the bytes received.
 
-A rule {"method": "PUT", "path": REGEX, "fault": F, "times": N, ...} breaks the first N requests whose
-method is METHOD and whose path (with query) REGEX matches (re.search); the first rule that matches
-and has times left wins. Faults:
+Like nginx with its default request buffering, the proxy reads a request's whole body before it asks
+the registry, and a request whose body ends early (the client killed or cut off) never reaches it.
+
+A rule {"method": "PUT", "path": REGEX, "fault": F, "times": N, "skip": K, ...} lets the first K
+requests whose method is METHOD and whose path (with query) REGEX matches (re.search) through, then
+breaks the next N; the first rule that matches and has times left wins. Faults:
 
     status    answer `status` (with `retry_after`, seconds, when given) without asking the registry
     reset     read `fraction` of the request body, then reset the connection (RST)
+    stall     read `fraction` of the request body, then wait `delay` seconds before reading the rest
+              (a test kills the client meanwhile); with "forward_partial": true, what arrived is then
+              passed on as the whole body, as a registry reached directly gets a request cut short
     truncate  ask the registry, then send the answer's headers and half its body, and close (with
               "drop_length": true, without a Content-Length that would tell)
     slow      wait `delay` seconds, then trickle the answer out in `piece`-byte pieces, `gap` apart
@@ -61,12 +70,18 @@ class Plan:
         self.rules = []
         self.log = []
         self.answered = []
-        self.case_start = (0, 0)
+        self.received = 0
+        self.case_start = (0, 0, 0)
 
     def replace(self, rules):
         with self.lock:
-            self.rules = [{"rule": dict(r), "left": r.get("times", 1), "fired": 0} for r in rules]
-            self.case_start = (len(self.log), len(self.answered))
+            self.rules = [{"rule": dict(r), "left": r.get("times", 1), "skip": r.get("skip", 0), "fired": 0}
+                          for r in rules]
+            self.case_start = (len(self.log), len(self.answered), self.received)
+
+    def count(self, n):
+        with self.lock:
+            self.received += n
 
     def take(self, method, path):
         with self.lock:
@@ -76,6 +91,9 @@ class Plan:
                     continue
                 if not re.search(rule.get("path", ""), path):
                     continue
+                if entry["skip"] > 0:
+                    entry["skip"] -= 1
+                    return None
                 entry["left"] -= 1
                 entry["fired"] += 1
                 self.log.append(f"{rule['fault']} {method} {path}")
@@ -89,8 +107,10 @@ class Plan:
     def report(self):
         with self.lock:
             case = {"rules": [{"rule": e["rule"], "fired": e["fired"]} for e in self.rules],
-                    "log": self.log[self.case_start[0]:], "requests": self.answered[self.case_start[1]:]}
-            return {"injected": len(self.log), "log": list(self.log), "requests": list(self.answered), "case": case}
+                    "log": self.log[self.case_start[0]:], "requests": self.answered[self.case_start[1]:],
+                    "received": self.received - self.case_start[2]}
+            return {"injected": len(self.log), "log": list(self.log), "requests": list(self.answered),
+                    "received": self.received, "case": case}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -118,7 +138,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = min(self.body_length(), MAX_BODY)
         if limit is not None:
             length = min(length, limit)
-        return self.rfile.read(length) if length > 0 else b""
+        return self.read_exactly(length)
+
+    def read_exactly(self, length):
+        """Up to `length` bytes, fewer only when the client is gone; counted as they arrive."""
+        pieces = []
+        while length > 0:
+            try:
+                piece = self.rfile.read1(min(length, 1 << 16))
+            except OSError:
+                piece = b""
+            if not piece:
+                break
+            self.plan.count(len(piece))
+            pieces.append(piece)
+            length -= len(piece)
+        return b"".join(pieces)
 
     def read_chunked(self):
         body = b""
@@ -138,11 +173,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # ---- answers -------------------------------------------------------------------------------
 
+    def auth_scheme(self):
+        return self.headers.get("Authorization", "").split(" ", 1)[0].lower() or "none"
+
     def send(self, status, headers, body, rule=None):
         fault = rule["fault"] if rule else None
         if not self.path.startswith("/__faults"):
-            auth = self.headers.get("Authorization", "").split(" ", 1)[0].lower() or "none"
-            self.plan.note(self.command, self.path, auth, status)
+            self.plan.note(self.command, self.path, self.auth_scheme(), status)
         if fault == "slow":
             time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
         self.send_response_only(status)
@@ -187,6 +224,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def reset(self):
+        self.plan.note(self.command, self.path, self.auth_scheme(), 0)
         # SO_LINGER with a zero timeout makes close() send RST instead of FIN.
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         self.close_connection = True
@@ -216,7 +254,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if fault == "reset":
             self.read_body(limit=int(self.body_length() * float(rule.get("fraction", 0.5))))
             return self.reset()
-        body = self.read_body()
+        if fault == "stall":
+            body = self.read_body(limit=int(self.body_length() * float(rule.get("fraction", 0.5))))
+            time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
+            body += self.read_exactly(min(self.body_length(), MAX_BODY) - len(body))
+            if len(body) < self.body_length() and rule.get("forward_partial"):
+                try:
+                    self.forward(body)
+                except OSError:
+                    pass
+        else:
+            body = self.read_body()
+        if len(body) < self.body_length():
+            # The client is gone before its body ended: nothing of it reaches the registry.
+            self.plan.note(self.command, self.path, self.auth_scheme(), 0)
+            self.close_connection = True
+            return
         if fault == "status":
             status = int(rule.get("status", 500))
             headers = [("Content-Type", "application/json")]
