@@ -346,39 +346,39 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("--tag", *tags, "Also tag the newest pushed record of each module/name (repeatable)")
       ->type_name("TAG");
   cmd->add_flag("--no-latest", *no_latest, "Do not tag the latest record of each module/name `latest`");
-  cmd->add_option("--chunk-size", flags->chunk_size,
-                  "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE, else a 32nd of the blob from 8M to 64M)")
+  cmd->add_option(
+         "--chunk-size", flags->chunk_size,
+         "Blobs larger than this go up in chunks (default AREC_CHUNK_SIZE, else a 32nd of the blob from 8M to 64M)")
       ->check(number_check(k_chunk_size))
       ->type_name("SIZE");
   add_transfer_flags(*cmd, *flags);
   add_config_option(*cmd, flags->config);
   add_sign_key_option(*cmd, flags->sign_key);
   add_trust_key_option(*cmd, flags->trust_keys);
-  describe(
-      *cmd,
-      "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
-      "registry clean-up of untagged manifests keeps it. Where a module/name has records of several\n"
-      "configurations, each configuration's latest goes: the default one's (Release, or --default-config)\n"
-      "tagged `latest`, the others' `latest-<config in lower case>` (`latest-debug`); --config NAME pushes\n"
-      "that one's only. Blobs the repository holds are skipped; blobs another repository of the registry\n"
-      "holds are mounted: one the store noted holding them (where a push sent or found them, or a pull\n"
-      "fetched them, even under a name whose record was removed), else one of the store's records; a blob\n"
-      "no such repository holds is uploaded.\n"
-      "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
-      "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
-      "A blob larger than a chunk goes up in chunks, its upload session noted in the store (arec/uploads/,\n"
-      "without the registry's address): a push killed halfway goes on, the next time, from what the\n"
-      "registry holds of it; a push that gives up cancels its upload, so the registry keeps no half-sent blob.\n"
-      "--sign-key signs each record this key has not signed first (arec sign); with a trusted key, a record\n"
-      "no trusted key signed is refused (exit 2) before anything is pushed.\n"
-      "--json prints {registry, images, uploaded, mounted, skipped, bytes, resumed {blobs, bytes},\n"
-      "referrers {pushed, blobs, bytes, listed}, ...}: bytes are those sent, resumed.bytes those an earlier\n"
-      "push's upload held already.",
-      {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
-       {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
-       {"arec --nodes nodes.json push mesh --json",
-        "Every module/name of module mesh, to the registry nodes.json names; a JSON summary."}},
-      k_exit_registry);
+  describe(*cmd,
+           "Records go by digest; the store's latest record of each module/name is also tagged `latest`, so\n"
+           "registry clean-up of untagged manifests keeps it. Where a module/name has records of several\n"
+           "configurations, each configuration's latest goes: the default one's (Release, or --default-config)\n"
+           "tagged `latest`, the others' `latest-<config in lower case>` (`latest-debug`); --config NAME pushes\n"
+           "that one's only. Blobs the repository holds are skipped; blobs another repository of the registry\n"
+           "holds are mounted: one the store noted holding them (where a push sent or found them, or a pull\n"
+           "fetched them, even under a name whose record was removed), else one of the store's records; a blob\n"
+           "no such repository holds is uploaded.\n"
+           "Each record's referrers (its SBOM) follow it: listed through the registry's referrers API, or else\n"
+           "in the fallback tag sha256-<hex>, merged with what that tag holds.\n"
+           "A blob larger than a chunk goes up in chunks, its upload session noted in the store (arec/uploads/,\n"
+           "without the registry's address): a push killed halfway goes on, the next time, from what the\n"
+           "registry holds of it; a push that gives up cancels its upload, so the registry keeps no half-sent blob.\n"
+           "--sign-key signs each record this key has not signed first (arec sign); with a trusted key, a record\n"
+           "no trusted key signed is refused (exit 2) before anything is pushed.\n"
+           "--json prints {registry, images, uploaded, mounted, skipped, bytes, resumed {blobs, bytes},\n"
+           "referrers {pushed, blobs, bytes, listed}, ...}: bytes are those sent, resumed.bytes those an earlier\n"
+           "push's upload held already.",
+           {{"arec push", "The latest record of every module/name, to the registry of the node settings."},
+            {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
+            {"arec --nodes nodes.json push mesh --json",
+             "Every module/name of module mesh, to the registry nodes.json names; a JSON summary."}},
+           k_exit_registry);
   cmd->callback([&action, &globals, selectors, tags, no_latest, flags] {
     action = [&globals, selectors, tags, no_latest, flags] {
       return run_push(globals, *selectors, *tags, *no_latest ? LatestTag::no : LatestTag::yes, *flags);

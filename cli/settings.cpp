@@ -33,7 +33,8 @@ constexpr std::array k_variables = {
     Variable{"AREC_LOCK_TIMEOUT", "duration", "seconds, more than 0 and at most 86400, e.g. 2.5",
              "How long a writer waits for the store's lock. Default: 120."},
     Variable{"AREC_CHUNK_SIZE", k_chunk_size.kind, k_chunk_size.accepts,
-             "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: a 32nd of the blob, from 8M to 64M."},
+             "Blobs larger than this go up to a registry in chunks, unless --chunk-size. Default: a 32nd of the blob, "
+             "from 8M to 64M."},
     Variable{"AREC_RETRY_BUDGET", "duration", "seconds from 0 to 86400, e.g. 2.5",
              "How long a registry step is retried before it gives up. Default: 60."},
     Variable{"AREC_STALL_TIMEOUT", k_stall_timeout.kind, k_stall_timeout.accepts,

@@ -90,12 +90,12 @@ struct Settings {
   std::optional<unsigned> threads;               // AREC_THREADS; nothing: all cores (record --threads overrides)
   fs::Sync sync = fs::Sync::off;                 // AREC_SYNC
   std::chrono::milliseconds lock_timeout = k_default_lock_timeout;  // AREC_LOCK_TIMEOUT
-  std::int64_t chunk_size = 0;  // AREC_CHUNK_SIZE (push --chunk-size overrides); 0: by the blob (chunk_size_for)
-  std::int64_t source_date_epoch = 0;                               // SOURCE_DATE_EPOCH: every mtime in a layer
-  RetryPolicy retry;                                                // its budget from AREC_RETRY_BUDGET
-  std::string signing_key;                                          // AREC_SIGNING_KEY (--sign-key overrides)
-  std::vector<std::string> trust_keys;                              // AREC_TRUST_KEYS (--trust-key adds to them)
-  std::string builder_id;                                           // AREC_BUILDER_ID; empty: urn:arec:builder:<host>
+  std::int64_t chunk_size = 0;         // AREC_CHUNK_SIZE (push --chunk-size overrides); 0: by the blob (chunk_size_for)
+  std::int64_t source_date_epoch = 0;  // SOURCE_DATE_EPOCH: every mtime in a layer
+  RetryPolicy retry;                   // its budget from AREC_RETRY_BUDGET
+  std::string signing_key;             // AREC_SIGNING_KEY (--sign-key overrides)
+  std::vector<std::string> trust_keys;  // AREC_TRUST_KEYS (--trust-key adds to them)
+  std::string builder_id;               // AREC_BUILDER_ID; empty: urn:arec:builder:<host>
   ClientSettings client;  // --ca-file / AREC_CA_FILE, AREC_STALL_TIMEOUT, AREC_MIN_RATE, the credential files
 };
 

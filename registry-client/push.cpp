@@ -75,7 +75,7 @@ Result<std::vector<std::vector<std::string>>> tags_of(const Store& store, const 
 struct BlobOutcome {
   int uploaded = 0, mounted = 0, skipped = 0;
   std::int64_t bytes = 0;
-  int resumed = 0;                  // uploads that went on with a session an earlier push left
+  int resumed = 0;                 // uploads that went on with a session an earlier push left
   std::int64_t resumed_bytes = 0;  // what those sessions held already
 };
 
@@ -181,14 +181,15 @@ Result<SentBlob> send_blob(Run& run, Session& session, Store& store, const BlobT
       if (*status && (*status)->offset <= job.blob.size) {
         if (noted && (*status)->offset > 0) {
           out.resumed = (*status)->offset;
-          spdlog::info("blob {}: going on with the upload an earlier push left at {} of {} bytes", digest,
-                       out.resumed, job.blob.size);
+          spdlog::info("blob {}: going on with the upload an earlier push left at {} of {} bytes", digest, out.resumed,
+                       job.blob.size);
         }
         open = **status;
         continued = open->offset > 0;
         board.set_bytes(slot, open->offset);
       } else {
-        if (noted) spdlog::info("blob {}: the registry no longer has the upload an earlier push left: sending it all", digest);
+        if (noted)
+          spdlog::info("blob {}: the registry no longer has the upload an earlier push left: sending it all", digest);
         (void)session.cancel_upload(repository, open->location);  // nothing when it is gone already
         open.reset();
         if (note) note->clear();

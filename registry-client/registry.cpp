@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -266,8 +266,8 @@ RegistryResult<UploadStart> Session::start_upload(std::string_view repository, c
 
 RegistryResult<std::optional<OpenUpload>> Session::upload_status(std::string_view repository,
                                                                  const std::string& location) {
-  auto response =
-      expect(send({.method = http::Method::get, .url = location}, {m_registry.scope(repository)}), {204, 400, 404, 416});
+  auto response = expect(send({.method = http::Method::get, .url = location}, {m_registry.scope(repository)}),
+                         {204, 400, 404, 416});
   if (!response) return std::unexpected(response.error());
   if (response->status != 204) return std::optional<OpenUpload>();
   auto next = location_of(*response, location);

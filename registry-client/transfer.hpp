@@ -24,7 +24,7 @@ inline std::int64_t chunk_size_for(std::int64_t blob_size, std::int64_t chosen) 
 }
 
 struct TransferOptions {
-  unsigned jobs = 4;                               // blobs moved at once, each on its own connection
+  unsigned jobs = 4;            // blobs moved at once, each on its own connection
   std::int64_t chunk_size = 0;  // blobs larger than this go up in PATCH chunks; 0: chunk_size_for's choice
   ProgressDisplay progress = ProgressDisplay::none;
   RetryPolicy retry{};

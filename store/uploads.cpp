@@ -24,7 +24,8 @@ std::optional<UploadNote> UploadNote::claim(Store& store, std::string_view repos
   for (int attempt = 0; attempt < 2; ++attempt) {
     fs::Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644));
     if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
-    struct stat held {}, named {};
+    struct stat held {
+    }, named{};
     if (::fstat(fd.get(), &held) != 0 || !S_ISREG(held.st_mode)) return std::nullopt;
     // A lock on a file no longer in the folder guards nothing: open the one there now.
     if (::lstat(path.c_str(), &named) != 0 || named.st_ino != held.st_ino || named.st_dev != held.st_dev) continue;

@@ -161,8 +161,7 @@ TEST_F(LiveRegistry, AnUploadCutOffGoesOnFromTheRangeTheRegistryHoldsOrIsCancell
   OpenUpload upload{start->location, 0};
   bool first = false;
   auto cut = session.upload(
-      upload, blob, fd->get(), 100'000, [&](std::int64_t) { return !first; },
-      [&](const OpenUpload&) { first = true; });
+      upload, blob, fd->get(), 100'000, [&](std::int64_t) { return !first; }, [&](const OpenUpload&) { first = true; });
   ASSERT_FALSE(cut);
   EXPECT_EQ(upload.offset, 100'000);
   auto status = session.upload_status(m_repository, upload.location);

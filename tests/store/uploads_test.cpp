@@ -52,9 +52,10 @@ TEST(UploadNote, ANoteThatIsNotOneIsNoNote) {
   EXPECT_EQ(UploadNote::claim(*store, "mesh/app", blob)->session()->offset, 5);
   for (const auto& entry : std::filesystem::directory_iterator(store->uploads_dir())) {
     const std::string of = R"({"repository":"mesh/app","blob":")" + blob.str() + R"(",)";
-    for (const std::string& text : {std::string("not json"), of + R"("path":"http://elsewhere/v2/x","offset":5})",
-                                    of + R"("path":"/v2/x","offset":-1})",
-                                    R"({"repository":"mesh/other","blob":")" + blob.str() + R"(","path":"/v2/x","offset":5})"}) {
+    for (const std::string& text :
+         {std::string("not json"), of + R"("path":"http://elsewhere/v2/x","offset":5})",
+          of + R"("path":"/v2/x","offset":-1})",
+          R"({"repository":"mesh/other","blob":")" + blob.str() + R"(","path":"/v2/x","offset":5})"}) {
       test::write_file(entry.path(), text);
       auto note = UploadNote::claim(*store, "mesh/app", blob);
       ASSERT_TRUE(note);
