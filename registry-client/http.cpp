@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -234,6 +235,21 @@ std::vector<std::string> Headers::get_all(std::string_view name) const {
 
 // ---- Client ----------------------------------------------------------------------------------------
 
+namespace {
+// Every connection closes with a reset (SO_LINGER 0), also when the kernel closes it for a process
+// killed mid-upload: what the socket had not yet sent is dropped, rather than sent after the process
+// is gone. The chunk in flight then arrives cut short, and a front that buffers requests (nginx, by
+// default) drops it, so the upload session stays where the store's note says it is; sent whole, it
+// would move the session on past the note, and distribution then refuses to go on with it.
+int reset_on_close(void*, curl_socket_t socket, curlsocktype purpose) {
+  if (purpose == CURLSOCKTYPE_IPCXN) {
+    const linger reset{1, 0};
+    (void)::setsockopt(socket, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  }
+  return CURL_SOCKOPT_OK;
+}
+}  // namespace
+
 struct Client::Impl {
   CURL* curl = nullptr;
   ClientOptions options;
@@ -272,6 +288,7 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(m_impl->options.min_rate));
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_impl->options.stall_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, reset_on_close);
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
   curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
   if (spdlog::should_log(spdlog::level::trace)) {

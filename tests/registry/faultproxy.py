@@ -2,11 +2,12 @@
 """A fault-injecting HTTP proxy for the tests: it stands between arec and a real registry on
 127.0.0.1 and breaks chosen requests the way real networks and registries do.
 
-    faultproxy.py UPSTREAM_PORT PORT_FILE
+    faultproxy.py UPSTREAM_PORT PORT_FILE [--rate BYTES_PER_SECOND] [--lifetime SECONDS]
 
 It listens on a free loopback port, written to PORT_FILE once it serves. Its own control requests:
 
     PUT /__faults   a JSON list of rules, replacing the plan: a new case begins
+    GET /__faults/received   the bytes of request bodies received so far, in all (cheap to poll)
     GET /__faults   {"injected": N, "log": ["fault METHOD PATH", ...], "requests": [ANSWERED, ...],
                      "received": BYTES, "case": {"rules": [{"rule": RULE, "fired": N}, ...], "log": [...],
                      "requests": [...], "received": BYTES}}
@@ -20,6 +21,8 @@ faults injected, the requests answered and the bytes received.
 
 Like nginx with its default request buffering, the proxy reads a request's whole body before it asks
 the registry, and a request whose body ends early (the client killed or cut off) never reaches it.
+With --rate it reads each body no faster than that, as from a client across a network, and its
+sockets buffer little (128 KiB), as a network holds a window's worth in flight rather than megabytes.
 
 A rule {"method": "PUT", "path": REGEX, "fault": F, "times": N, "skip": K, ...} lets the first K
 requests whose method is METHOD and whose path (with query) REGEX matches (re.search) through, then
@@ -61,7 +64,11 @@ import time
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 SOCKET_TIMEOUT = 30
 MAX_SLEEP = 5.0
-MAX_BODY = 256 << 20
+MAX_BODY = 1 << 30
+
+
+class BodyEnded(Exception):
+    """A chunked request body that ended before its last chunk: the client is gone."""
 
 
 class Plan:
@@ -117,6 +124,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = SOCKET_TIMEOUT
     upstream_port = 0
+    rate = 0  # bytes a second of request bodies; 0: as fast as they come
     plan = Plan()
 
     def log_message(self, *args):
@@ -141,9 +149,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.read_exactly(length)
 
     def read_exactly(self, length):
-        """Up to `length` bytes, fewer only when the client is gone; counted as they arrive."""
+        """Up to `length` bytes, fewer only when the client is gone; counted as they arrive, and taken
+        no faster than --rate allows."""
         pieces = []
+        start, done = time.monotonic(), 0
         while length > 0:
+            if self.rate:
+                ahead = done / self.rate - (time.monotonic() - start)
+                if ahead > 0:
+                    time.sleep(min(ahead, MAX_SLEEP))
             try:
                 piece = self.rfile.read1(min(length, 1 << 16))
             except OSError:
@@ -153,21 +167,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.plan.count(len(piece))
             pieces.append(piece)
             length -= len(piece)
+            done += len(piece)
         return b"".join(pieces)
 
     def read_chunked(self):
-        body = b""
+        pieces, length = [], 0
         for _ in range(1 << 20):
-            size = int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16)
+            line = self.rfile.readline(100)
+            if not line:
+                raise BodyEnded()
+            size = int(line.split(b";")[0].strip() or b"0", 16)
             if size == 0:
                 # Trailers end with an empty line.
                 for _ in range(100):
                     if self.rfile.readline(1000) in (b"\r\n", b"\n", b""):
                         break
-                return body
-            body += self.rfile.read(size)
+                return b"".join(pieces)
+            piece = self.read_exactly(size)
+            if len(piece) < size:
+                raise BodyEnded()
+            pieces.append(piece)
+            length += size
             self.rfile.readline(10)
-            if len(body) > MAX_BODY:
+            if length > MAX_BODY:
                 break
         raise ValueError("chunked request body too long")
 
@@ -264,8 +286,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 except OSError:
                     pass
         else:
-            body = self.read_body()
-        if len(body) < self.body_length():
+            try:
+                body = self.read_body()
+            except BodyEnded:
+                body = None
+        if body is None or len(body) < self.body_length():
             # The client is gone before its body ended: nothing of it reaches the registry.
             self.plan.note(self.command, self.path, self.auth_scheme(), 0)
             self.close_connection = True
@@ -288,6 +313,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send(status, headers, data, rule)
 
     def control(self):
+        if self.path == "/__faults/received":
+            self.read_body()
+            return self.send(200, [("Content-Type", "text/plain")], str(self.plan.received).encode())
         if self.command == "PUT":
             self.plan.replace(json.loads(self.read_body() or b"[]"))
             return self.send(204, [], b"")
@@ -308,10 +336,17 @@ def main():
     parser.add_argument("upstream_port", type=int)
     parser.add_argument("port_file")
     parser.add_argument("--lifetime", type=float, default=300)
+    parser.add_argument("--rate", type=float, default=0, help="bytes a second each request body is read at")
     args = parser.parse_args()
 
     Handler.upstream_port = args.upstream_port
-    server = Server(("127.0.0.1", 0), Handler)
+    Handler.rate = args.rate
+    server = Server(("127.0.0.1", 0), Handler, bind_and_activate=False)
+    if args.rate:
+        # Set before listening, so that every connection accepted has it (and no autotuning).
+        server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 128 << 10)
+    server.server_bind()
+    server.server_activate()
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
