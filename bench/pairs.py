@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Times two commands in alternating pairs and prints their medians as JSON.
 
-A shared machine's load drifts over seconds; timed one block after the other (as hyperfine does), two
-equal commands can differ by a fifth. Run in pairs, A then B, then B then A, both see the same drift,
-and the medians leave out the runs a neighbour's burst hit.
+A shared machine's speed drifts over seconds (here one command's runs ranged from 71 to 116 ms); timed
+one block after the other (as hyperfine does), two equal commands can differ by a fifth, and even the
+ratio of two medians taken across the same runs moved by 0.17. Run in pairs, A then B, then B then A,
+the two runs of a pair see the same machine, so the ratio is the median of the pairs' ratios.
 
   pairs.py [--runs N] [--warmup N] [--prepare SHELL-COMMAND] COMMAND-A COMMAND-B
 
 Each COMMAND is split into words (no shell) and run with its output discarded; a failure stops the run.
-Prints {"a": {"wall": s, "cpu": s}, "b": {...}, "runs": N}, medians in seconds; cpu is user + system.
+Prints {"a": {"wall": s, "cpu": s}, "b": {...}, "ratio": {"wall": A/B, "cpu": A/B}, "runs": N}: medians
+of the runs in seconds, and of the pairs' ratios; cpu is user + system.
 """
 import argparse
 import json
@@ -53,6 +55,7 @@ def main():
     out = {"runs": args.runs}
     for key, series in zip(("a", "b"), times):
         out[key] = {"wall": statistics.median(t[0] for t in series), "cpu": statistics.median(t[1] for t in series)}
+    out["ratio"] = {kind: statistics.median(a[k] / b[k] for a, b in zip(*times)) for k, kind in enumerate(("wall", "cpu"))}
     json.dump(out, sys.stdout)
     print()
 

@@ -450,8 +450,9 @@ Result<bool> HistoryDb::has_record_digest(const Digest& digest) const {
 
 Status HistoryDb::for_each_latest(const RecordVisitor& visit) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM latest l JOIN " + heads() +
-                        " r ON r.seq = l.seq ORDER BY l.seq");
+  // Read in the heads' own order (their key is seq), which needs no sort of the whole latest.
+  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM " + heads() +
+                        " r WHERE r.seq IN (SELECT seq FROM latest) ORDER BY r.seq");
   return each_record(q, m_path.string(), visit);
 }
 
@@ -491,8 +492,8 @@ Status HistoryDb::for_each_config_latest(const RecordVisitor& visit) const {
                           "ORDER BY r.seq");
     return each_record(q, m_path.string(), visit);
   }
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM configs c JOIN " + heads() +
-                        " r ON r.seq = c.seq ORDER BY c.seq");
+  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM " + heads() +
+                        " r WHERE r.seq IN (SELECT seq FROM configs) ORDER BY r.seq");
   return each_record(q, m_path.string(), visit);
 }
 

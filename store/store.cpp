@@ -420,15 +420,14 @@ Result<std::vector<Record>> Store::latest_records(const ConfigChoice& choice, st
     if (!c->note.empty()) notes.push_back(std::move(c->note));
     chosen.emplace(repository, std::move(c->config));
   }
-  std::vector<Record> out;
-  for (auto& r : *lines) {
+  // In place: a store of one configuration each keeps every line, and moves none.
+  std::erase_if(*lines, [&](const Record& r) {
     const auto it = chosen.find(r.repository());
-    if (it == chosen.end() || (it->second && r.config != *it->second)) continue;
-    out.push_back(std::move(r));
-  }
+    return it == chosen.end() || (it->second && r.config != *it->second);
+  });
   // Where one configuration is recorded, its newest is the latest (the same entry), so this is the
   // latest of each module/name in the order they became latest, as before configurations were told apart.
-  return out;
+  return std::move(*lines);
 }
 
 Result<std::vector<Record>> Store::config_latest_records(const ConfigChoice& choice) const {
