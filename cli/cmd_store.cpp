@@ -99,11 +99,14 @@ Result<int> run_gc(const Globals& globals, const GcOptions& o) {
     print_json({{"records_dropped", report->records_dropped},
                 {"blobs_removed", report->blobs_removed},
                 {"bytes_removed", report->bytes_removed},
+                {"upload_notes_removed", report->upload_notes_removed},
                 {"dry_run", o.dry_run}});
   } else {
     std::cout << (o.dry_run ? "would remove " : "removed ") << report->blobs_removed << " blobs ("
               << report->bytes_removed << " bytes)";
     if (o.keep > 0) std::cout << " and " << report->records_dropped << " old records";
+    if (report->upload_notes_removed > 0)
+      std::cout << ", and " << report->upload_notes_removed << " notes of uploads no push can go on with";
     std::cout << '\n';
   }
   return 0;

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "store/uploads.hpp"
+
 namespace arec {
 
 namespace {
@@ -243,6 +245,8 @@ Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun d
       doomed.push_back(blob.path());
     }
   }
+  report.upload_notes_removed = remove_stale_upload_notes(
+      store, [&](const Digest& blob) { return reached.contains(blob); }, k_upload_note_age, dry_run == DryRun::yes);
   if (dry_run == DryRun::yes) return report;
   // The history and the view first: a crash after them leaves only unreferenced blobs, never a
   // dangling reference.

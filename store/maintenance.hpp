@@ -42,12 +42,14 @@ struct GcReport {
   std::size_t records_dropped = 0;
   std::size_t blobs_removed = 0;
   std::int64_t bytes_removed = 0;
+  std::size_t upload_notes_removed = 0;  // notes of uploads no push can go on with (store/uploads.hpp)
 };
 
 enum class DryRun { yes, no };
 
 // Keeps the newest `keep` history entries of each configuration of each module/name (0: all of them) and removes every
-// blob no history entry or index entry reaches. The writer must keep the writers of blobs out
+// blob no history entry or index entry reaches, and the upload notes of those blobs and of uploads
+// untouched for a week. The writer must keep the writers of blobs out
 // (Store::writer(BlobWriters::excluded): it waited until no writer was recording), or a blob a record
 // about to be committed needs could go.
 Result<GcReport> collect_garbage(StoreWriter& writer, std::size_t keep, DryRun dry_run);

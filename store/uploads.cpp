@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "store/store.hpp"
@@ -14,6 +16,17 @@ namespace arec {
 namespace {
 // A note is a line of JSON; anything longer is no note of ours.
 constexpr std::size_t k_max_note = 16 * 1024;
+
+// A text field of a note, empty when the note has none (or not as text).
+std::string field(const nlohmann::json& note, const char* key) {
+  const auto it = note.is_object() ? note.find(key) : note.end();
+  return it != note.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::int64_t offset_of(const nlohmann::json& note) {
+  const auto it = note.is_object() ? note.find("offset") : note.end();
+  return it != note.end() && it->is_number_integer() ? it->get<std::int64_t>() : -1;
+}
 }  // namespace
 
 std::optional<UploadNote> UploadNote::claim(Store& store, std::string_view repository, const Digest& blob) {
@@ -39,9 +52,8 @@ std::optional<UploadSession> UploadNote::session() const {
   auto text = fs::read_all(m_fd.get(), m_path, k_max_note);
   if (!text || text->empty()) return std::nullopt;
   const auto json = nlohmann::json::parse(*text, nullptr, false);
-  if (!json.is_object() || json.value("repository", "") != m_repository || json.value("blob", "") != m_blob)
-    return std::nullopt;
-  UploadSession session{json.value("path", ""), json.value("offset", std::int64_t{-1})};
+  if (field(json, "repository") != m_repository || field(json, "blob") != m_blob) return std::nullopt;
+  UploadSession session{field(json, "path"), offset_of(json)};
   if (!session.path.starts_with("/v2/") || session.offset < 0) return std::nullopt;
   return session;
 }
@@ -59,6 +71,27 @@ void UploadNote::save(const UploadSession& session) {
 void UploadNote::clear() {
   (void)::ftruncate(m_fd.get(), 0);
   ::unlink(m_path.c_str());
+}
+
+std::size_t remove_stale_upload_notes(const Store& store, const std::function<bool(const Digest&)>& kept,
+                                      std::chrono::seconds age, bool dry_run) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  const auto now = std::chrono::system_clock::now();
+  for (const auto& entry : std::filesystem::directory_iterator(store.uploads_dir(), ec)) {
+    fs::Fd fd(::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    // Held by a push that is uploading its blob now; anything but a file is not a note of ours.
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
+      continue;
+    const auto touched = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec));
+    auto text = fs::read_all(fd.get(), entry.path(), k_max_note);
+    const auto blob = Digest::parse(text ? field(nlohmann::json::parse(*text, nullptr, false), "blob") : "");
+    if (blob && kept(*blob) && now - touched <= age) continue;
+    ++removed;
+    if (!dry_run) ::unlink(entry.path().c_str());
+  }
+  return removed;
 }
 
 }  // namespace arec

@@ -11,7 +11,9 @@
 // upload, so two pushes from one store never send into one session.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,5 +55,16 @@ class UploadNote {
   std::string m_repository;
   std::string m_blob;  // the digest, as text
 };
+
+// How long a note may go untouched and still be worth keeping: distribution purges an upload session a
+// week after it began (storage.maintenance.uploadpurging, 168h by default), and a push rewrites its note
+// with every chunk the registry acknowledges.
+inline constexpr std::chrono::hours k_upload_note_age{24 * 7};
+
+// Removes the notes no push could go on from (arec gc): one untouched for longer than `age`, one that
+// cannot be read, and one whose blob `kept` says the store no longer holds. A note a push holds is left
+// alone. Returns how many were removed, or with `dry_run` would be.
+std::size_t remove_stale_upload_notes(const Store& store, const std::function<bool(const Digest&)>& kept,
+                                      std::chrono::seconds age, bool dry_run);
 
 }  // namespace arec

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <set>
 
+#include "store/uploads.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arec {
@@ -88,6 +92,52 @@ TEST_F(MaintenanceTest, GcRemovesWhatNothingNamesAndKeepsWhatARecordNeeds) {
   for (const auto& blob : blobs_of(*manifest)) EXPECT_TRUE(m_store->has_blob(blob)) << blob.digest.str();
   EXPECT_TRUE(m_store->has_blob(kept.manifest));
   EXPECT_TRUE(check().ok());
+}
+
+TEST_F(MaintenanceTest, GcRemovesTheNotesOfUploadsNoPushCanGoOnWith) {
+  const auto kept = record("app", "the layer of a record");
+  auto manifest = m_store->read_manifest(kept.manifest);
+  ASSERT_TRUE(manifest);
+  const Digest layer = manifest->layers.front().digest;
+  auto stray = m_store->put_blob("a blob no record names", media_type::k_layer_tar);
+  ASSERT_TRUE(stray);
+  const auto path = [&](std::string_view repository, const Digest& blob) {
+    return m_store->uploads_dir() / (blob.hex() + "-" + digest_of(repository).hex().substr(0, 16));
+  };
+  const auto note = [&](std::string_view repository, const Digest& blob, std::chrono::hours age) {
+    auto n = UploadNote::claim(*m_store, repository, blob);
+    ASSERT_TRUE(n);
+    n->save({"/v2/" + std::string(repository) + "/blobs/uploads/1", 5});
+    std::filesystem::last_write_time(path(repository, blob), std::filesystem::file_time_type::clock::now() - age);
+  };
+  const auto notes = [&] {
+    std::set<fs::Path> found;
+    for (const auto& e : std::filesystem::directory_iterator(m_store->uploads_dir())) found.insert(e.path());
+    return found;
+  };
+  const std::chrono::hours day{24};
+  note("mesh/fresh", layer, 6 * day);                    // kept: a push may go on with it
+  note("mesh/stray", stray->digest, 0 * day);            // its blob goes with this gc
+  note("mesh/old", layer, 8 * day);                      // untouched for longer than the registry keeps a session
+  { UploadNote::claim(*m_store, "mesh/empty", layer); }  // claimed, never written
+  note("mesh/held", layer, 8 * day);
+  auto held = UploadNote::claim(*m_store, "mesh/held", layer);  // a push uploading it now
+  ASSERT_TRUE(held);
+  const auto before = notes();
+  ASSERT_EQ(before.size(), 5U);
+
+  auto dry = gc(0, DryRun::yes);
+  ASSERT_TRUE(dry) << dry.error().message;
+  EXPECT_EQ(dry->upload_notes_removed, 3U);
+  EXPECT_EQ(notes(), before) << "a dry run removes nothing";
+
+  auto report = gc(0, DryRun::no);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->upload_notes_removed, 3U);
+  EXPECT_EQ(notes(), (std::set<fs::Path>{path("mesh/fresh", layer), path("mesh/held", layer)}));
+  auto fresh = UploadNote::claim(*m_store, "mesh/fresh", layer);
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->session()->offset, 5);
 }
 
 TEST_F(MaintenanceTest, GcKeepingOneDropsTheOlderRecordsAndTheirBlobs) {
