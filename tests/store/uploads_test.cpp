@@ -55,7 +55,10 @@ TEST(UploadNote, ANoteThatIsNotOneIsNoNote) {
     for (const std::string& text :
          {std::string("not json"), of + R"("path":"http://elsewhere/v2/x","offset":5})",
           of + R"("path":"/v2/x","offset":-1})",
-          R"({"repository":"mesh/other","blob":")" + blob.str() + R"(","path":"/v2/x","offset":5})"}) {
+          R"({"repository":"mesh/other","blob":")" + blob.str() + R"(","path":"/v2/x","offset":5})",
+          // Fields of another type are no note either (nlohmann's value() would throw).
+          R"({"repository":5,"blob":")" + blob.str() + R"(","path":"/v2/x","offset":5})",
+          of + R"("path":"/v2/x","offset":"5"})", of + R"("path":["/v2/x"],"offset":5})"}) {
       test::write_file(entry.path(), text);
       auto note = UploadNote::claim(*store, "mesh/app", blob);
       ASSERT_TRUE(note);
