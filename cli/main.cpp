@@ -1,6 +1,5 @@
 // arec: records build outputs as OCI images by module, name and digest; composes addresses late.
 #include <archive.h>
-#include <curl/curl.h>
 #include <openssl/crypto.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -11,6 +10,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/signing.hpp"
+#include "registry-client/http.hpp"
 
 namespace arec::cli {
 
@@ -62,9 +62,8 @@ void setup_logging(const Globals& globals) {
 }
 
 std::string version_text() {
-  const auto* curl = curl_version_info(CURLVERSION_NOW);
   return "arec " AREC_VERSION "\ncommit " AREC_COMMIT "\n" + std::string(archive_version_string()) + "\n" +
-         OpenSSL_version(OPENSSL_VERSION) + "\nlibcurl " + curl->version + "\n";
+         OpenSSL_version(OPENSSL_VERSION) + "\nlibcurl " + http::curl_version() + "\n";
 }
 
 // `arec help [COMMAND]`: the same page as `arec COMMAND --help`.

@@ -1,6 +1,5 @@
 #include "registry-client/http.hpp"
 
-#include <curl/curl.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,8 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
+#include "registry-client/curl_library.hpp"
 #include "util/fs.hpp"
 
 namespace arec::http {
@@ -35,11 +34,6 @@ std::string_view trim(std::string_view text) {
     text.remove_suffix(1);
   }
   return text;
-}
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 // What the callbacks of one transfer share.
@@ -187,22 +181,24 @@ bool is_setup_failure(CURLcode code) {
 }
 
 struct CurlUrl {
-  CURLU* handle = curl_url();
-  ~CurlUrl() { curl_url_cleanup(handle); }
+  CURLU* handle = libcurl().url();
+  ~CurlUrl() { libcurl().url_cleanup(handle); }
   CurlUrl() = default;
   CurlUrl(const CurlUrl&) = delete;
   CurlUrl& operator=(const CurlUrl&) = delete;
 
   std::optional<std::string> get(CURLUPart part, unsigned flags = 0) const {
     char* out = nullptr;
-    if (curl_url_get(handle, part, &out, flags) != CURLUE_OK) return std::nullopt;
+    if (libcurl().url_get(handle, part, &out, flags) != CURLUE_OK) return std::nullopt;
     std::string text(out);
-    curl_free(out);
+    libcurl().free(out);
     return text;
   }
 };
 
 }  // namespace
+
+std::string curl_version() { return libcurl().version_info(CURLVERSION_NOW)->version; }
 
 std::string_view method_name(Method method) {
   switch (method) {
@@ -257,13 +253,12 @@ struct Client::Impl {
 };
 
 Client::Client(ClientOptions options) : m_impl(std::make_unique<Impl>()) {
-  global_init();
-  m_impl->curl = curl_easy_init();
+  m_impl->curl = libcurl().easy_init();
   m_impl->options = std::move(options);
 }
 
 Client::~Client() {
-  if (m_impl && m_impl->curl != nullptr) curl_easy_cleanup(m_impl->curl);
+  if (m_impl && m_impl->curl != nullptr) libcurl().easy_cleanup(m_impl->curl);
 }
 
 Client::Client(Client&&) noexcept = default;
@@ -273,76 +268,76 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
   CURL* curl = m_impl->curl;
   if (curl == nullptr) return std::unexpected(Failure{Failure::Cause::local, "libcurl could not create a handle", {}});
   // Reset clears the options of the previous request but keeps its open connections.
-  curl_easy_reset(curl);
+  libcurl().easy_reset(curl);
   Transfer t;
   t.request = &request;
   m_impl->error[0] = '\0';
 
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, m_impl->error.data());
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, "arec");
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, k_connect_timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(m_impl->options.min_rate));
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_impl->options.stall_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, reset_on_close);
-  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
-  curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
+  libcurl().easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  libcurl().easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  libcurl().easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  libcurl().easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  libcurl().easy_setopt(curl, CURLOPT_ERRORBUFFER, m_impl->error.data());
+  libcurl().easy_setopt(curl, CURLOPT_USERAGENT, "arec");
+  libcurl().easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, k_connect_timeout_ms);
+  libcurl().easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(m_impl->options.min_rate));
+  libcurl().easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_impl->options.stall_timeout.count()));
+  libcurl().easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  libcurl().easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, reset_on_close);
+  libcurl().easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
+  libcurl().easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
   if (spdlog::should_log(spdlog::level::trace)) {
-    curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, on_debug);
-    curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L);
+    libcurl().easy_setopt(curl, CURLOPT_DEBUGFUNCTION, on_debug);
+    libcurl().easy_setopt(curl, CURLOPT_VERBOSE, 1L);
   }
   if (request.tls_probe) {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-    curl_easy_setopt(curl, CURLOPT_CAINFO, nullptr);
-    curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+    libcurl().easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    libcurl().easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+    libcurl().easy_setopt(curl, CURLOPT_CAINFO, nullptr);
+    libcurl().easy_setopt(curl, CURLOPT_CAPATH, nullptr);
   } else if (!m_impl->options.ca_file.empty()) {
     // The given bundle replaces libcurl's default one; the system's directory keeps its CAs trusted too.
-    curl_easy_setopt(curl, CURLOPT_CAINFO, m_impl->options.ca_file.c_str());
-    curl_easy_setopt(curl, CURLOPT_CAPATH, k_system_ca_directory);
+    libcurl().easy_setopt(curl, CURLOPT_CAINFO, m_impl->options.ca_file.c_str());
+    libcurl().easy_setopt(curl, CURLOPT_CAPATH, k_system_ca_directory);
   }
   if (request.redirects == Redirects::follow) {
     // libcurl drops a custom Authorization header when a redirect leaves the original host and port.
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    libcurl().easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    libcurl().easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
   }
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+  libcurl().easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  libcurl().easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  libcurl().easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  libcurl().easy_setopt(curl, CURLOPT_WRITEDATA, &t);
   if (request.on_progress) {
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
+    libcurl().easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    libcurl().easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    libcurl().easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
   }
 
   const std::int64_t length = body_length(request.body);
   const bool has_body = !std::holds_alternative<std::monostate>(request.body);
   if (has_body || request.method == Method::put || request.method == Method::patch) {
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &t);
-    curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, on_seek);
-    curl_easy_setopt(curl, CURLOPT_SEEKDATA, &t);
+    libcurl().easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
+    libcurl().easy_setopt(curl, CURLOPT_READDATA, &t);
+    libcurl().easy_setopt(curl, CURLOPT_SEEKFUNCTION, on_seek);
+    libcurl().easy_setopt(curl, CURLOPT_SEEKDATA, &t);
   }
   switch (request.method) {
-    case Method::get: curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L); break;
-    case Method::head: curl_easy_setopt(curl, CURLOPT_NOBODY, 1L); break;
+    case Method::get: libcurl().easy_setopt(curl, CURLOPT_HTTPGET, 1L); break;
+    case Method::head: libcurl().easy_setopt(curl, CURLOPT_NOBODY, 1L); break;
     case Method::post:
-      curl_easy_setopt(curl, CURLOPT_POST, 1L);
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(length));
-      if (!has_body) curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+      libcurl().easy_setopt(curl, CURLOPT_POST, 1L);
+      libcurl().easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(length));
+      if (!has_body) libcurl().easy_setopt(curl, CURLOPT_POSTFIELDS, "");
       break;
     case Method::put:
     case Method::patch:
-      curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
-      if (request.method == Method::patch) curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PATCH");
+      libcurl().easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+      libcurl().easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
+      if (request.method == Method::patch) libcurl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PATCH");
       break;
-    case Method::del: curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE"); break;
+    case Method::del: libcurl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE"); break;
   }
 
   // A value with CR or LF would end the header and start another: whatever put it there (a token, a
@@ -356,18 +351,18 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     }
   }
   curl_slist* headers = nullptr;
-  for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+  for (const auto& h : request.headers) headers = libcurl().slist_append(headers, h.c_str());
   // The body follows at once: waiting for "100 Continue" costs a round trip per upload.
-  headers = curl_slist_append(headers, "Expect:");
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  headers = libcurl().slist_append(headers, "Expect:");
+  libcurl().easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
   spdlog::debug("{} {}", method_name(request.method), request.url);
-  const CURLcode code = curl_easy_perform(curl);
-  curl_slist_free_all(headers);
+  const CURLcode code = libcurl().easy_perform(curl);
+  libcurl().slist_free_all(headers);
   if (code != CURLE_OK) {
     Failure failure;
     failure.message =
-        m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(curl_easy_strerror(code));
+        m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(libcurl().easy_strerror(code));
     if (!t.wrong_length.empty()) {
       // Like an answer cut short: a connection may have been confused, so it is worth another try
       // (within the retry budget); what matters is that nothing of it was written.
@@ -390,7 +385,7 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     return std::unexpected(std::move(failure));
   }
   char* effective = nullptr;
-  if (curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr)
+  if (libcurl().easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr)
     t.response.url = effective;
   spdlog::trace("{} {}: {}", method_name(request.method), request.url, t.response.status);
   return std::move(t.response);
@@ -405,8 +400,8 @@ Result<std::string> resolve_url(std::string_view base, std::string_view location
                         printable(location) + "\""));
   }
   CurlUrl url;
-  if (curl_url_set(url.handle, CURLUPART_URL, std::string(base).c_str(), 0) != CURLUE_OK ||
-      curl_url_set(url.handle, CURLUPART_URL, std::string(location).c_str(), 0) != CURLUE_OK) {
+  if (libcurl().url_set(url.handle, CURLUPART_URL, std::string(base).c_str(), 0) != CURLUE_OK ||
+      libcurl().url_set(url.handle, CURLUPART_URL, std::string(location).c_str(), 0) != CURLUE_OK) {
     return fail(Error::registry("the registry answered with an unusable Location \"" + std::string(location) + "\""));
   }
   auto out = url.get(CURLUPART_URL);
@@ -418,8 +413,8 @@ Result<std::string> resolve_url(std::string_view base, std::string_view location
 Result<std::string> add_query(std::string_view base, std::string_view name, std::string_view value) {
   CurlUrl url;
   const std::string pair = std::string(name) + "=" + std::string(value);
-  if (curl_url_set(url.handle, CURLUPART_URL, std::string(base).c_str(), 0) != CURLUE_OK ||
-      curl_url_set(url.handle, CURLUPART_QUERY, pair.c_str(), CURLU_APPENDQUERY | CURLU_URLENCODE) != CURLUE_OK) {
+  if (libcurl().url_set(url.handle, CURLUPART_URL, std::string(base).c_str(), 0) != CURLUE_OK ||
+      libcurl().url_set(url.handle, CURLUPART_QUERY, pair.c_str(), CURLU_APPENDQUERY | CURLU_URLENCODE) != CURLUE_OK) {
     return fail(Error::registry("cannot add " + std::string(name) + " to the URL " + std::string(base)));
   }
   auto out = url.get(CURLUPART_URL);
@@ -428,16 +423,16 @@ Result<std::string> add_query(std::string_view base, std::string_view name, std:
 }
 
 std::string url_encode(std::string_view text) {
-  char* encoded = curl_easy_escape(nullptr, text.data(), static_cast<int>(text.size()));
+  char* encoded = libcurl().easy_escape(nullptr, text.data(), static_cast<int>(text.size()));
   if (encoded == nullptr) return {};
   std::string out(encoded);
-  curl_free(encoded);
+  libcurl().free(encoded);
   return out;
 }
 
 std::string origin_of(std::string_view text) {
   CurlUrl url;
-  if (curl_url_set(url.handle, CURLUPART_URL, std::string(text).c_str(), 0) != CURLUE_OK) return {};
+  if (libcurl().url_set(url.handle, CURLUPART_URL, std::string(text).c_str(), 0) != CURLUE_OK) return {};
   auto scheme = url.get(CURLUPART_SCHEME);
   auto host = url.get(CURLUPART_HOST);
   auto port = url.get(CURLUPART_PORT, CURLU_DEFAULT_PORT);

@@ -23,6 +23,9 @@ enum class Method { get, head, post, put, patch, del };
 
 std::string_view method_name(Method method);
 
+// The version of libcurl requests go through, as `arec --version` shows it (this loads libcurl).
+std::string curl_version();
+
 // Response headers, in arrival order. Lookup ignores case; the last value of a name wins.
 class Headers {
  public:

@@ -1,12 +1,11 @@
 #include "registry-client/registry_error.hpp"
 
-#include <curl/curl.h>
-
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "oci/oci.hpp"
+#include "registry-client/curl_library.hpp"
 
 namespace arec {
 
@@ -133,7 +132,7 @@ std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view valu
   if (value.find_first_not_of("0123456789") == std::string_view::npos && value.size() < 9) {
     return std::chrono::seconds(std::stol(std::string(value)));
   }
-  const std::time_t when = curl_getdate(std::string(value).c_str(), nullptr);
+  const std::time_t when = http::libcurl().getdate(std::string(value).c_str(), nullptr);
   if (when < 0) return std::nullopt;
   const std::time_t now = std::time(nullptr);
   return std::chrono::seconds(when > now ? when - now : 0);
