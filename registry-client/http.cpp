@@ -266,78 +266,79 @@ Client& Client::operator=(Client&&) noexcept = default;
 
 std::expected<Response, Failure> Client::perform(const Request& request) {
   CURL* curl = m_impl->curl;
+  const CurlLibrary& lib = libcurl();
   if (curl == nullptr) return std::unexpected(Failure{Failure::Cause::local, "libcurl could not create a handle", {}});
   // Reset clears the options of the previous request but keeps its open connections.
-  libcurl().easy_reset(curl);
+  lib.easy_reset(curl);
   Transfer t;
   t.request = &request;
   m_impl->error[0] = '\0';
 
-  libcurl().easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  libcurl().easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  libcurl().easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  libcurl().easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  libcurl().easy_setopt(curl, CURLOPT_ERRORBUFFER, m_impl->error.data());
-  libcurl().easy_setopt(curl, CURLOPT_USERAGENT, "arec");
-  libcurl().easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, k_connect_timeout_ms);
-  libcurl().easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(m_impl->options.min_rate));
-  libcurl().easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_impl->options.stall_timeout.count()));
-  libcurl().easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  libcurl().easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, reset_on_close);
-  libcurl().easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
-  libcurl().easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
+  lib.easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  lib.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  lib.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  lib.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  lib.easy_setopt(curl, CURLOPT_ERRORBUFFER, m_impl->error.data());
+  lib.easy_setopt(curl, CURLOPT_USERAGENT, "arec");
+  lib.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, k_connect_timeout_ms);
+  lib.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(m_impl->options.min_rate));
+  lib.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(m_impl->options.stall_timeout.count()));
+  lib.easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  lib.easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, reset_on_close);
+  lib.easy_setopt(curl, CURLOPT_BUFFERSIZE, k_download_buffer);
+  lib.easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_upload_buffer);
   if (spdlog::should_log(spdlog::level::trace)) {
-    libcurl().easy_setopt(curl, CURLOPT_DEBUGFUNCTION, on_debug);
-    libcurl().easy_setopt(curl, CURLOPT_VERBOSE, 1L);
+    lib.easy_setopt(curl, CURLOPT_DEBUGFUNCTION, on_debug);
+    lib.easy_setopt(curl, CURLOPT_VERBOSE, 1L);
   }
   if (request.tls_probe) {
-    libcurl().easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    libcurl().easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-    libcurl().easy_setopt(curl, CURLOPT_CAINFO, nullptr);
-    libcurl().easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+    lib.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    lib.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+    lib.easy_setopt(curl, CURLOPT_CAINFO, nullptr);
+    lib.easy_setopt(curl, CURLOPT_CAPATH, nullptr);
   } else if (!m_impl->options.ca_file.empty()) {
     // The given bundle replaces libcurl's default one; the system's directory keeps its CAs trusted too.
-    libcurl().easy_setopt(curl, CURLOPT_CAINFO, m_impl->options.ca_file.c_str());
-    libcurl().easy_setopt(curl, CURLOPT_CAPATH, k_system_ca_directory);
+    lib.easy_setopt(curl, CURLOPT_CAINFO, m_impl->options.ca_file.c_str());
+    lib.easy_setopt(curl, CURLOPT_CAPATH, k_system_ca_directory);
   }
   if (request.redirects == Redirects::follow) {
     // libcurl drops a custom Authorization header when a redirect leaves the original host and port.
-    libcurl().easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    libcurl().easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    lib.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    lib.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
   }
-  libcurl().easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-  libcurl().easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-  libcurl().easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  libcurl().easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+  lib.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  lib.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  lib.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  lib.easy_setopt(curl, CURLOPT_WRITEDATA, &t);
   if (request.on_progress) {
-    libcurl().easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    libcurl().easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    libcurl().easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
+    lib.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    lib.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    lib.easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
   }
 
   const std::int64_t length = body_length(request.body);
   const bool has_body = !std::holds_alternative<std::monostate>(request.body);
   if (has_body || request.method == Method::put || request.method == Method::patch) {
-    libcurl().easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
-    libcurl().easy_setopt(curl, CURLOPT_READDATA, &t);
-    libcurl().easy_setopt(curl, CURLOPT_SEEKFUNCTION, on_seek);
-    libcurl().easy_setopt(curl, CURLOPT_SEEKDATA, &t);
+    lib.easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
+    lib.easy_setopt(curl, CURLOPT_READDATA, &t);
+    lib.easy_setopt(curl, CURLOPT_SEEKFUNCTION, on_seek);
+    lib.easy_setopt(curl, CURLOPT_SEEKDATA, &t);
   }
   switch (request.method) {
-    case Method::get: libcurl().easy_setopt(curl, CURLOPT_HTTPGET, 1L); break;
-    case Method::head: libcurl().easy_setopt(curl, CURLOPT_NOBODY, 1L); break;
+    case Method::get: lib.easy_setopt(curl, CURLOPT_HTTPGET, 1L); break;
+    case Method::head: lib.easy_setopt(curl, CURLOPT_NOBODY, 1L); break;
     case Method::post:
-      libcurl().easy_setopt(curl, CURLOPT_POST, 1L);
-      libcurl().easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(length));
-      if (!has_body) libcurl().easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+      lib.easy_setopt(curl, CURLOPT_POST, 1L);
+      lib.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(length));
+      if (!has_body) lib.easy_setopt(curl, CURLOPT_POSTFIELDS, "");
       break;
     case Method::put:
     case Method::patch:
-      libcurl().easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-      libcurl().easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
-      if (request.method == Method::patch) libcurl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PATCH");
+      lib.easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+      lib.easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
+      if (request.method == Method::patch) lib.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PATCH");
       break;
-    case Method::del: libcurl().easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE"); break;
+    case Method::del: lib.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE"); break;
   }
 
   // A value with CR or LF would end the header and start another: whatever put it there (a token, a
@@ -351,18 +352,18 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     }
   }
   curl_slist* headers = nullptr;
-  for (const auto& h : request.headers) headers = libcurl().slist_append(headers, h.c_str());
+  for (const auto& h : request.headers) headers = lib.slist_append(headers, h.c_str());
   // The body follows at once: waiting for "100 Continue" costs a round trip per upload.
-  headers = libcurl().slist_append(headers, "Expect:");
-  libcurl().easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  headers = lib.slist_append(headers, "Expect:");
+  lib.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
   spdlog::debug("{} {}", method_name(request.method), request.url);
-  const CURLcode code = libcurl().easy_perform(curl);
-  libcurl().slist_free_all(headers);
+  const CURLcode code = lib.easy_perform(curl);
+  lib.slist_free_all(headers);
   if (code != CURLE_OK) {
     Failure failure;
     failure.message =
-        m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(libcurl().easy_strerror(code));
+        m_impl->error[0] != '\0' ? std::string(m_impl->error.data()) : std::string(lib.easy_strerror(code));
     if (!t.wrong_length.empty()) {
       // Like an answer cut short: a connection may have been confused, so it is worth another try
       // (within the retry budget); what matters is that nothing of it was written.
@@ -385,7 +386,7 @@ std::expected<Response, Failure> Client::perform(const Request& request) {
     return std::unexpected(std::move(failure));
   }
   char* effective = nullptr;
-  if (libcurl().easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr)
+  if (lib.easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective != nullptr)
     t.response.url = effective;
   spdlog::trace("{} {}: {}", method_name(request.method), request.url, t.response.status);
   return std::move(t.response);
