@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/cli.hpp"
+#include "cli/record_stamp.hpp"
 #include "cli/signing.hpp"
 #include "registry-client/http.hpp"
 
@@ -18,12 +19,12 @@ namespace {
 
 // Every command, in the order `arec --help` lists them. A command's page (description, examples, exit
 // codes) is set in its add_* function.
-constexpr std::array<AddCommand, 24> k_commands = {
+constexpr std::array<AddCommand, 25> k_commands = {
     add_record,  add_records,   add_sbom,          add_ref,    add_check,
     add_gc,      add_resolve,   add_compose,       add_push,   add_pull,
     add_verify,  add_read_port, add_needs_rebuild, add_move,   add_registry_config,
     add_inspect, add_diff,      add_export,        add_import, add_tag,
-    add_rm,      add_index,     add_key,           add_sign};
+    add_rm,      add_index,     add_key,           add_sign,   add_signing_stamp};
 
 // %* in a pattern: the message with its control characters escaped (printable). Messages carry what
 // registries, bundles and files said, and none of it may drive the terminal or forge a line.

@@ -300,6 +300,7 @@ function(arec_record target)
   if(NOT DEFINED arg_SIGN_KEY AND NOT AREC_SIGNING_KEY STREQUAL "")
     set(arg_SIGN_KEY "${AREC_SIGNING_KEY}")
   endif()
+  set(sign_key "")
   if(DEFINED arg_SIGN_KEY)
     get_filename_component(sign_key "${arg_SIGN_KEY}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND args "--sign-key=${sign_key}")
@@ -315,8 +316,10 @@ function(arec_record target)
     endif()
   endif()
 
+  _arec_signing_stamp(signing "${sign_key}")
   _arec_command(command "${arg_STORE}")
-  _arec_record_step(${built} "${arg_MODULE}/${arg_NAME}" "${arg_FILES};${arg_DIRECTORIES}" ${command} record ${args})
+  _arec_record_step(${built} "${arg_MODULE}/${arg_NAME}" "${arg_FILES};${arg_DIRECTORIES}" "${signing}"
+                    ${command} record ${args})
   _arec_order_after_base(${built} "${arg_MODULE}/${arg_NAME}" "${arg_BASE}")
 endfunction()
 
@@ -421,10 +424,13 @@ endfunction()
 # even when the executable does not relink, CMAKE_LINK_DEPENDS_NO_SHARED) and every directory of the
 # DIRECTORIES trees (whose time changes when an entry comes or goes). A change to any of them records
 # again; a build that changes none runs nothing. A failed recording writes no stamp, so it runs again.
+# The signing key is an input too: <signing> is the target and the file of _arec_signing_stamp().
 # <what> is MODULE/NAME for the build's message; ARGN the arec command line.
-function(_arec_record_step built what inputs)
+function(_arec_record_step built what inputs signing)
   set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/arec_record_${built}$<$<BOOL:$<CONFIG>>:.$<CONFIG>>.stamp")
-  set(depends ${built} "$<TARGET_FILE:${built}>")
+  list(GET signing 0 signing_target)
+  list(GET signing 1 signing_file)
+  set(depends ${built} "$<TARGET_FILE:${built}>" "${signing_file}")
   foreach(item IN LISTS inputs)
     # An item with a generator expression is known only when the build runs: the depfile has it then.
     if(item STREQUAL "" OR item MATCHES [[\$<]])
@@ -453,8 +459,41 @@ function(_arec_record_step built what inputs)
     VERBATIM COMMAND_EXPAND_LISTS)
   cmake_policy(POP)
   add_custom_target(arec_record_${built} ALL DEPENDS "${stamp}")
+  add_dependencies(arec_record_${built} ${signing_target})
   # For arec_compose(DEPENDS <target>): what it depends on to compose again after a recording.
   set_property(TARGET ${built} PROPERTY AREC_RECORD_STAMP "${stamp}")
+endfunction()
+
+# Sets <out> to the target and the file that note the signing key a recording step signs with: <sign_key>
+# (SIGN_KEY or the AREC_SIGNING_KEY cache variable, absolute), else, when empty, whatever
+# AREC_SIGNING_KEY the build's environment gives, which configure cannot see. The target runs at every
+# build (before any recording step) and `arec __signing-stamp` rewrites the file only when the key's
+# fingerprint, or its absence, changed: a BYPRODUCTS file, restat by Ninja and compared by time by Make,
+# so a recording step runs again exactly when the key changed. One per key, shared by every
+# arec_record() that signs with it; one file per configuration (Ninja Multi-Config builds them apart).
+function(_arec_signing_stamp out sign_key)
+  if(sign_key STREQUAL "")
+    set(key_target arec_signing_key)
+  else()
+    string(SHA256 key_hash "${sign_key}")
+    string(SUBSTRING "${key_hash}" 0 12 key_hash)
+    set(key_target arec_signing_key_${key_hash})
+  endif()
+  set(file "${CMAKE_BINARY_DIR}/CMakeFiles/${key_target}$<$<BOOL:$<CONFIG>>:.$<CONFIG>>.txt")
+  if(NOT TARGET ${key_target})
+    set(args "")
+    if(NOT sign_key STREQUAL "")
+      set(args "--sign-key=${sign_key}")
+    endif()
+    _arec_command(command "")
+    add_custom_target(${key_target}
+      COMMAND ${command} __signing-stamp "${file}" ${args}
+      BYPRODUCTS "${file}"
+      WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+      COMMENT "Checking the signing key"
+      VERBATIM)
+  endif()
+  set(${out} ${key_target} "${file}" PARENT_SCOPE)
 endfunction()
 
 # Appends "<option>=<item>" to the list <out> for each item. An item holding a generator expression

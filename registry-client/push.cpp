@@ -156,7 +156,9 @@ Result<SentBlob> send_blob(Run& run, Session& session, Store& store, const BlobT
   if (job.blob.size > chunk) note = UploadNote::claim(store, repository, job.blob.digest);
   std::optional<OpenUpload> open;
   bool noted = false;  // `open` is the session a note left, not asked about yet
-  if (auto left = note ? note->session() : std::nullopt) {
+  // A note names a session of this repository only (UploadNote::session): a GET or DELETE it leads to
+  // never reaches another repository's manifests or blobs.
+  if (auto left = note ? note->session() : std::nullopt; left && left->offset <= job.blob.size) {
     open = OpenUpload{run.registry.url(left->path), left->offset};
     noted = true;
   }

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "addressing/nodes.hpp"
 #include "addressing/reference.hpp"
+#include "util/ascii.hpp"
 
 namespace arec {
 
@@ -84,6 +86,15 @@ RegistryResult<std::string> location_of(const http::Response& response, std::str
   auto url = http::resolve_url(request_url, *location);
   if (!url) return std::unexpected(RegistryError::protocol(url.error().message));
   return *url;
+}
+
+// A count of bytes written in decimal digits (no sign, no space), when it is one that fits.
+std::optional<std::int64_t> decimal_count(std::string_view text) {
+  std::int64_t count = 0;
+  if (text.empty() || !std::ranges::all_of(text, ascii::is_digit) ||
+      std::from_chars(text.data(), text.data() + text.size(), count).ec != std::errc())
+    return std::nullopt;
+  return count;
 }
 
 // A reported Docker-Content-Digest that contradicts `digest`, as an error; fine when absent.
@@ -244,7 +255,7 @@ RegistryResult<std::optional<std::int64_t>> Session::blob_size(std::string_view 
   if (!response) return std::unexpected(response.error());
   if (response->status == 404) return std::optional<std::int64_t>();
   const auto length = response->headers.get("Content-Length");
-  return std::optional<std::int64_t>(length ? std::atoll(length->c_str()) : -1);
+  return std::optional<std::int64_t>(length ? decimal_count(*length).value_or(-1) : -1);
 }
 
 RegistryResult<UploadStart> Session::start_upload(std::string_view repository, const Digest& digest,
@@ -264,26 +275,34 @@ RegistryResult<UploadStart> Session::start_upload(std::string_view repository, c
   return UploadStart{false, *location};
 }
 
+std::optional<std::int64_t> upload_range_held(std::string_view range) {
+  if (range.starts_with("bytes=")) range.remove_prefix(6);
+  if (!range.starts_with("0-")) return std::nullopt;
+  // Digits only: from_chars alone would take a sign ("0--5").
+  const auto last = decimal_count(range.substr(2));
+  // The last byte's offset plus one is the count held: the largest offset has no count.
+  if (!last || *last == std::numeric_limits<std::int64_t>::max()) return std::nullopt;
+  // distribution writes "0-0" for an empty session too, which is taken as empty: a registry holding
+  // one byte then refuses the next chunk, where the other reading would skip one.
+  return *last == 0 ? 0 : *last + 1;
+}
+
 RegistryResult<std::optional<OpenUpload>> Session::upload_status(std::string_view repository,
                                                                  const std::string& location) {
   auto response = expect(send({.method = http::Method::get, .url = location}, {m_registry.scope(repository)}),
                          {204, 400, 404, 416});
   if (!response) return std::unexpected(response.error());
   if (response->status != 204) return std::optional<OpenUpload>();
+  // An answer that makes no sense is no session to go on with: the blob is sent whole in a new one.
+  const std::string range = response->headers.get("Range").value_or("");
+  const auto held = upload_range_held(range);
   auto next = location_of(*response, location);
-  if (!next) return std::unexpected(next.error());
-  // "0-<last byte held>"; distribution writes "0-0" for an empty session too, which is taken as empty:
-  // a registry holding one byte then refuses the next chunk, where the other reading would skip one.
-  std::string range = response->headers.get("Range").value_or("");
-  if (range.starts_with("bytes=")) range.erase(0, 6);
-  std::int64_t last = -1;
-  const auto dash = range.find('-');
-  if (dash == std::string::npos || range.substr(0, dash) != "0" ||
-      std::from_chars(range.data() + dash + 1, range.data() + range.size(), last).ec != std::errc() || last < 0) {
-    return std::unexpected(RegistryError::protocol("the registry reports an upload session's Range as \"" + range +
-                                                   "\", where 0-<last byte> was expected"));
+  if (!held || !next) {
+    spdlog::info("the registry reports an upload session {}: taking it as gone",
+                 next ? "with the Range \"" + printable(range) + "\" (not 0-<last byte>)" : "without a Location");
+    return std::optional<OpenUpload>();
   }
-  return std::optional<OpenUpload>(OpenUpload{*next, last == 0 ? 0 : last + 1});
+  return std::optional<OpenUpload>(OpenUpload{*next, *held});
 }
 
 RegistryResult<void> Session::cancel_upload(std::string_view repository, const std::string& location) {

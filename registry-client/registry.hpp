@@ -118,6 +118,11 @@ struct OpenUpload {
   std::int64_t offset = 0;  // bytes it holds
 };
 
+// The bytes an upload session holds by its Range header ("0-<last byte>", "bytes=" allowed before it),
+// or nothing when the Range makes no sense: absent, not from 0, a last byte that is not a decimal
+// number, or one whose count does not fit.
+std::optional<std::int64_t> upload_range_held(std::string_view range);
+
 using Progress = std::function<bool(std::int64_t)>;  // bytes so far; false cancels
 
 class Session {
@@ -136,7 +141,8 @@ class Session {
   RegistryResult<UploadStart> start_upload(std::string_view repository, const Digest& digest,
                                            std::optional<std::string> from);
   // GET an upload session (distribution-spec: 204 with its Range): what it holds, and where to go on;
-  // nothing when the registry no longer has it or will not go on with it (404, 400, 416).
+  // nothing when the registry no longer has it or will not go on with it (404, 400, 416), or answers
+  // what makes no sense (a Range upload_range_held does not read, no Location).
   RegistryResult<std::optional<OpenUpload>> upload_status(std::string_view repository, const std::string& location);
   // DELETE an upload session, so the registry drops what it holds; one already gone is no failure.
   RegistryResult<void> cancel_upload(std::string_view repository, const std::string& location);

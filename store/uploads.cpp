@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/store.hpp"
+#include "util/ascii.hpp"
 
 namespace arec {
 
@@ -25,14 +26,108 @@ std::string field(const nlohmann::json& note, const char* key) {
 
 std::int64_t offset_of(const nlohmann::json& note) {
   const auto it = note.is_object() ? note.find("offset") : note.end();
-  return it != note.end() && it->is_number_integer() ? it->get<std::int64_t>() : -1;
+  return it != note.end() && it->is_number_integer() && !it->is_number_unsigned() ? it->get<std::int64_t>() : -1;
+}
+
+// The file a note of `blob` in `repository` is kept in: one per blob and repository.
+std::string note_name(std::string_view repository, const Digest& blob) {
+  return blob.hex() + "-" + digest_of(repository).hex().substr(0, 16);
+}
+
+// What a note says, when it is one: every field there, of its type, and its path a session of its
+// repository.
+struct NoteFields {
+  std::string repository;
+  Digest blob;
+  UploadSession session;
+};
+
+std::optional<NoteFields> read_note(std::string_view text) {
+  const auto json = nlohmann::json::parse(text, nullptr, false);
+  auto blob = Digest::parse(field(json, "blob"));
+  NoteFields note{field(json, "repository"), blob ? *blob : Digest(), {field(json, "path"), offset_of(json)}};
+  if (!blob || note.session.offset < 0 || !is_upload_session_path(note.session.path, note.repository))
+    return std::nullopt;
+  return note;
+}
+
+constexpr bool is_unreserved(char c) { return ascii::is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
+
+// The byte "%XY" at `text[at]` stands for, if it is one.
+std::optional<char> percent_decoded(std::string_view text, std::size_t at) {
+  if (at + 2 >= text.size() || !ascii::is_hex(text[at + 1]) || !ascii::is_hex(text[at + 2])) return std::nullopt;
+  const auto nibble = [](char c) { return ascii::is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10; };
+  return static_cast<char>(nibble(text[at + 1]) * 16 + nibble(text[at + 2]));
+}
+
+// A printable ASCII character (no space, no control character, nothing above 0x7e).
+constexpr bool is_printable(char c) { return c > 0x20 && c < 0x7f; }
+
+// One path segment of a session's id: unreserved characters, "+", "=", and percent-encodings of
+// printable characters that no server reads as a separator or a dot segment.
+bool is_session_id(std::string_view id) {
+  if (id.empty() || id == "." || id == "..") return false;
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    if (is_unreserved(id[i]) || id[i] == '+' || id[i] == '=') continue;
+    const auto decoded = id[i] == '%' ? percent_decoded(id, i) : std::nullopt;
+    if (!decoded || !is_printable(*decoded) || std::string_view("./\\%?#").contains(*decoded)) return false;
+    i += 2;
+  }
+  return true;
+}
+
+// The query of a session's URL (distribution's "_state=..."): printable, no fragment, and no parameter
+// that a registry reads as naming another blob or repository.
+bool is_session_query(std::string_view query) {
+  for (std::size_t i = 0; i < query.size(); ++i) {
+    const auto decoded = query[i] == '%' ? percent_decoded(query, i) : std::optional(query[i]);
+    if (!decoded || !is_printable(*decoded) || query[i] == '#') return false;
+  }
+  std::size_t start = 0;
+  while (start <= query.size()) {
+    const std::size_t end = std::min(query.find('&', start), query.size());
+    const std::string_view parameter = query.substr(start, end - start);
+    const std::string name = ascii::lower(parameter.substr(0, parameter.find('=')));
+    // A name spelled with percent-encodings is read as its decoded text by the registry: none is ours.
+    if (name.contains('%')) return false;
+    for (const char* steering : {"digest", "mount", "from", "ns"}) {
+      if (name == steering) return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
+// A repository's name as the distribution spec allows it, segment by segment ([a-z0-9] and the
+// separators "." "_" "-" within one): no empty, dot or dot-dot segment.
+bool is_repository(std::string_view repository) {
+  std::size_t start = 0;
+  while (start <= repository.size()) {
+    const std::size_t end = std::min(repository.find('/', start), repository.size());
+    const std::string_view segment = repository.substr(start, end - start);
+    if (segment.empty() || !ascii::is_lower_alnum(segment.front()) || !ascii::is_lower_alnum(segment.back()))
+      return false;
+    for (const char c : segment) {
+      if (!ascii::is_lower_alnum(c) && c != '.' && c != '_' && c != '-') return false;
+    }
+    start = end + 1;
+  }
+  return true;
 }
 }  // namespace
+
+bool is_upload_session_path(std::string_view path, std::string_view repository) {
+  const std::string prefix = "/v2/" + std::string(repository) + "/blobs/uploads/";
+  if (!is_repository(repository) || !path.starts_with(prefix)) return false;
+  const std::string_view rest = path.substr(prefix.size());
+  const std::size_t mark = rest.find('?');
+  return is_session_id(rest.substr(0, mark)) && (mark == std::string_view::npos || is_session_query(rest.substr(mark + 1)));
+}
 
 std::optional<UploadNote> UploadNote::claim(Store& store, std::string_view repository, const Digest& blob) {
   const fs::Path dir = store.uploads_dir();
   if (!fs::make_directories(dir) || !Store::check_own_directories(store.dir())) return std::nullopt;
-  const fs::Path path = dir / (blob.hex() + "-" + digest_of(repository).hex().substr(0, 16));
+  const fs::Path path = dir / note_name(repository, blob);
   // Twice at most: the holder may remove the note between this open and this lock.
   for (int attempt = 0; attempt < 2; ++attempt) {
     fs::Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644));
@@ -51,14 +146,13 @@ std::optional<UploadSession> UploadNote::session() const {
   if (::lseek(m_fd.get(), 0, SEEK_SET) != 0) return std::nullopt;
   auto text = fs::read_all(m_fd.get(), m_path, k_max_note);
   if (!text || text->empty()) return std::nullopt;
-  const auto json = nlohmann::json::parse(*text, nullptr, false);
-  if (field(json, "repository") != m_repository || field(json, "blob") != m_blob) return std::nullopt;
-  UploadSession session{field(json, "path"), offset_of(json)};
-  if (!session.path.starts_with("/v2/") || session.offset < 0) return std::nullopt;
-  return session;
+  auto note = read_note(*text);
+  if (!note || note->repository != m_repository || note->blob.str() != m_blob) return std::nullopt;
+  return note->session;
 }
 
 void UploadNote::save(const UploadSession& session) {
+  if (!is_upload_session_path(session.path, m_repository) || session.offset < 0) return clear();
   const std::string text =
       nlohmann::json{{"repository", m_repository}, {"blob", m_blob}, {"path", session.path}, {"offset", session.offset}}
           .dump() +
@@ -86,8 +180,9 @@ std::size_t remove_stale_upload_notes(const Store& store, const std::function<bo
       continue;
     const auto touched = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec));
     auto text = fs::read_all(fd.get(), entry.path(), k_max_note);
-    const auto blob = Digest::parse(text ? field(nlohmann::json::parse(*text, nullptr, false), "blob") : "");
-    if (blob && kept(*blob) && now - touched <= age) continue;
+    const auto note = text ? read_note(*text) : std::nullopt;
+    const bool named_for_it = note && entry.path().filename() == note_name(note->repository, note->blob);
+    if (named_for_it && kept(note->blob) && now - touched <= age) continue;
     ++removed;
     if (!dry_run) ::unlink(entry.path().c_str());
   }

@@ -7,7 +7,9 @@
 // A note holds the repository, the blob, the session's path and query at the registry (never its
 // scheme or host: no address is kept across runs, rule 3) and the bytes the registry acknowledged. It
 // is only a hint: the registry is asked what the session holds before anything more is sent, and a note
-// that cannot be read is no note. The process uploading a blob holds its note (flock) for the whole
+// that cannot be read is no note. Nor is one whose path is not an upload session of its own repository
+// (is_upload_session_path): anyone who can write the store can write a note, and a push sends GET and
+// DELETE to the noted path with the pusher's credentials. The process uploading a blob holds its note (flock) for the whole
 // upload, so two pushes from one store never send into one session.
 #pragma once
 
@@ -30,6 +32,13 @@ struct UploadSession {
   std::int64_t offset = 0;  // bytes the registry acknowledged
 };
 
+// Whether `path` names an upload session of `repository` and nothing else:
+// "/v2/<repository>/blobs/uploads/<id>[?<query>]", where <id> is one path segment (not "." or "..",
+// no percent-encoded dot, slash or backslash), the query names no parameter that makes a request
+// about another blob or repository (digest, mount, from, ns), and nothing is a control character,
+// a space, a fragment or outside ASCII.
+bool is_upload_session_path(std::string_view path, std::string_view repository);
+
 class UploadNote {
  public:
   // The note of `blob` in `repository`, held until this is destroyed; nothing when another process holds
@@ -41,7 +50,8 @@ class UploadNote {
 
   // The session noted for this blob and repository, if any.
   std::optional<UploadSession> session() const;
-  // Notes `session` in place of what was noted. Best effort: a note not written costs a resume.
+  // Notes `session` in place of what was noted (a session that is not one of this repository's is not
+  // noted, and the note is cleared). Best effort: a note not written costs a resume.
   void save(const UploadSession& session);
   // The upload ended (sent, cancelled, or found gone): the note is removed.
   void clear();
@@ -62,7 +72,8 @@ class UploadNote {
 inline constexpr std::chrono::hours k_upload_note_age{24 * 7};
 
 // Removes the notes no push could go on from (arec gc): one untouched for longer than `age`, one that
-// cannot be read, and one whose blob `kept` says the store no longer holds. A note a push holds is left
+// cannot be read or is no note (its path not an upload session of its repository, its file not named
+// for its blob and repository), and one whose blob `kept` says the store no longer holds. A note a push holds is left
 // alone. Returns how many were removed, or with `dry_run` would be.
 std::size_t remove_stale_upload_notes(const Store& store, const std::function<bool(const Digest&)>& kept,
                                       std::chrono::seconds age, bool dry_run);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <random>
 
 #include "addressing/nodes.hpp"
@@ -62,6 +63,20 @@ TEST(Scheme, TheRegistryNameIsTheRegistryTheSettingsPlace) {
     EXPECT_EQ(resolved->plain_http, PlainHttp::fallback);
   }
   EXPECT_EQ(registry_for_domain("registry.mesh:5000", *settings, {})->host, "registry.mesh:5000");
+}
+
+TEST(UploadRange, TheBytesASessionHoldsOrNothingWhenItMakesNoSense) {
+  EXPECT_EQ(upload_range_held("0-0"), 0);  // distribution's empty session
+  EXPECT_EQ(upload_range_held("0-1048575"), 1048576);
+  EXPECT_EQ(upload_range_held("bytes=0-99"), 100);
+  EXPECT_EQ(upload_range_held("0-9223372036854775806"), std::numeric_limits<std::int64_t>::max());
+  for (const char* range : {"", "0-", "-5", "0--5", "0-+5", "0- 5", "0-5 ", "1-5", "00-5", "0-5-6", "0-abc",
+                            "0-0x10", "bytes=", "garbage",
+                            "0-9223372036854775807",                                 // a count that does not fit
+                            "0-9223372036854775808", "0-18446744073709551615",      // nor a last byte
+                            "0-99999999999999999999999999999999999999999999999999"}) {
+    EXPECT_FALSE(upload_range_held(range)) << range;
+  }
 }
 
 TEST(Lists, NamesFromAPageOfTagsOrCatalog) {

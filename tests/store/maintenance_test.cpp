@@ -123,17 +123,22 @@ TEST_F(MaintenanceTest, GcRemovesTheNotesOfUploadsNoPushCanGoOnWith) {
   note("mesh/held", layer, 8 * day);
   auto held = UploadNote::claim(*m_store, "mesh/held", layer);  // a push uploading it now
   ASSERT_TRUE(held);
+  // Planted by someone who can write the store: a fresh note of a kept blob whose path is another
+  // repository's manifest, and a valid note in the file of another repository.
+  const std::string of = R"({"repository":"mesh/app","blob":")" + layer.str() + R"(",)";
+  test::write_file(path("mesh/app", layer), of + R"("path":"/v2/mesh/team/manifests/latest","offset":5})");
+  test::write_file(path("mesh/team", layer), of + R"("path":"/v2/mesh/app/blobs/uploads/1","offset":5})");
   const auto before = notes();
-  ASSERT_EQ(before.size(), 5U);
+  ASSERT_EQ(before.size(), 7U);
 
   auto dry = gc(0, DryRun::yes);
   ASSERT_TRUE(dry) << dry.error().message;
-  EXPECT_EQ(dry->upload_notes_removed, 3U);
+  EXPECT_EQ(dry->upload_notes_removed, 5U);
   EXPECT_EQ(notes(), before) << "a dry run removes nothing";
 
   auto report = gc(0, DryRun::no);
   ASSERT_TRUE(report) << report.error().message;
-  EXPECT_EQ(report->upload_notes_removed, 3U);
+  EXPECT_EQ(report->upload_notes_removed, 5U);
   EXPECT_EQ(notes(), (std::set<fs::Path>{path("mesh/fresh", layer), path("mesh/held", layer)}));
   auto fresh = UploadNote::claim(*m_store, "mesh/fresh", layer);
   ASSERT_TRUE(fresh);
