@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 #include "addressing/reference.hpp"
 
@@ -114,44 +113,6 @@ std::string registries_conf(const RuntimeRegistry& registry) {
     out += "\n";
     entry(bridge);
   }
-  return out;
-}
-
-Result<std::string> containers_policy(const RuntimeRegistry& registry, std::string_view existing, std::string_view file,
-                                      const std::vector<std::string>& keys) {
-  nlohmann::ordered_json policy = nlohmann::ordered_json::object();
-  if (existing.find_first_not_of(" \t\r\n") != std::string_view::npos) {
-    policy = nlohmann::ordered_json::parse(existing, nullptr, /*allow_exceptions=*/false);
-    if (!policy.is_object() || (policy.contains("transports") && !policy["transports"].is_object()) ||
-        (policy.contains("transports") && policy["transports"].contains("docker") &&
-         !policy["transports"]["docker"].is_object()))
-      return fail_input(std::string(file) +
-                        ": not a containers-policy.json (a JSON object, transports.docker an object)");
-  } else {
-    // A new policy accepts what it did before for every other registry: only the registry is restricted.
-    policy["default"] = nlohmann::ordered_json::array({{{"type", "insecureAcceptAnything"}}});
-  }
-  nlohmann::ordered_json requirement = {{"type", "sigstoreSigned"}};
-  if (keys.size() == 1)
-    requirement["keyPath"] = keys.front();
-  else
-    requirement["keyPaths"] = keys;
-  requirement["signedIdentity"] = {{"type", "matchRepository"}};
-  auto& docker = policy["transports"]["docker"];
-  docker[registry.name] = nlohmann::ordered_json::array({requirement});
-  for (const auto& bridge : registry.bridges) docker[bridge] = nlohmann::ordered_json::array({requirement});
-  return policy.dump(2) + "\n";
-}
-
-std::string sigstore_registries_d(const RuntimeRegistry& registry) {
-  // YAML: the names are DNS names or host:port, quoted as JSON strings (which YAML reads alike).
-  std::string out = "# Written by arec registry-config podman from " + registry.settings +
-                    ": read the registry's sigstore attachments (containers-registries.d(5)).\ndocker:\n";
-  const auto entry = [&](const std::string& host) {
-    out += "  " + nlohmann::json(host).dump() + ":\n    use-sigstore-attachments: true\n";
-  };
-  entry(registry.name);
-  for (const auto& bridge : registry.bridges) entry(bridge);
   return out;
 }
 

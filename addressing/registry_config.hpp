@@ -3,8 +3,9 @@
 // runtimes' own formats. Pure: the texts are made here, written by the caller.
 //
 //   containerd   DIR/<host>/hosts.toml for each host mapped (config_path, ctr --hosts-dir)
-//   podman       a registries.conf drop-in (podman, CRI-O, buildah, skopeo); with trusted keys also a
-//                containers-policy.json and a registries.d entry, so they run only images signed by a key
+//   podman       a registries.conf drop-in (podman, CRI-O, buildah, skopeo)
+//
+// No signature policy: neither runtime verifies the Sigstore bundles arec writes (docs/signing-nodes.md).
 //
 // A bridge maps an old address of the registry (a reference composed before registry_name was given,
 // or before a move) to the current one too, so that what was composed then still pulls by digest.
@@ -53,18 +54,6 @@ std::vector<HostsFile> containerd_hosts(const RuntimeRegistry& registry);
 
 // The registries.conf drop-in: one [[registry]] for the name, then one for each bridge.
 std::string registries_conf(const RuntimeRegistry& registry);
-
-// The containers-policy.json(5) podman and CRI-O read: `existing` (the file's text now; empty when there is
-// none) with transports.docker.<name> and .<bridge> set to one sigstoreSigned requirement of the keys
-// (absolute paths: `keyPath` for one, `keyPaths` for several), everything else kept. A bridge gets it too,
-// or an image named by an old address would escape the policy. An existing text that is not a JSON
-// object is an error naming `file`.
-Result<std::string> containers_policy(const RuntimeRegistry& registry, std::string_view existing, std::string_view file,
-                                      const std::vector<std::string>& keys);
-
-// The containers-registries.d(5) entry that makes them read the registry's sigstore attachments (for the
-// name and each bridge).
-std::string sigstore_registries_d(const RuntimeRegistry& registry);
 
 // A TOML basic string, quoted and escaped.
 std::string toml_string(std::string_view text);

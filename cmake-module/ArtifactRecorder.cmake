@@ -30,6 +30,14 @@ Cache variables
   The private key every ``arec_record`` signs with when it is given no ``SIGN_KEY``. Empty (the default)
   leaves it to ``arec``: the ``AREC_SIGNING_KEY`` environment variable of the build (a CI secret), else
   unsigned.
+
+The signing key is an input of every record: each build first notes the key's fingerprint (the
+``arec_signing_key`` target), and a recording step runs again when it changed. So
+``AREC_SIGNING_KEY=team.key cmake --build build`` over an up-to-date build directory records again once
+and signs every record (the bytes are the same: nothing new is recorded, the record is signed), and the
+next build with the same key runs nothing. A key replaced in its file signs again. A key that goes away
+(a build without ``AREC_SIGNING_KEY``) leaves the records signed and is said once, as a warning: what the
+build records from then on is unsigned. A key that does not load fails the build, naming it.
 #]=======================================================================]
 
 include_guard(GLOBAL)
@@ -154,7 +162,7 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
   ``SIGN_KEY <file>``
     Sign the record with this private key (``arec record --sign-key``; relative to the current source
     directory): a signature and SLSA provenance, kept as referrers of the image. Default:
-    ``AREC_SIGNING_KEY``.
+    ``AREC_SIGNING_KEY``. The key's fingerprint is an input: replacing the file's key records again.
 
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
