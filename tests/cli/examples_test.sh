@@ -32,7 +32,7 @@ cat >nodes.json <<JSON
 JSON
 # registry-config's examples: the same settings, naming the registry.
 jq '. + {registry_name: "registry.mesh"}' nodes.json >runtime.json
-# The team's key pair: sign --sign-key's private key, and the public key registry-config podman --trust-key names.
+# The team's key pair: sign --sign-key's private key, and its public key.
 (umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out team.key 2>/dev/null)
 openssl pkey -in team.key -pubout -out team.pub
 # Without --nodes the examples use the built-in settings, whose registry is 127.0.0.1:5000: here, n1's.

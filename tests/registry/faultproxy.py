@@ -41,6 +41,8 @@ breaks the next N; the first rule that matches and has times left wins. Faults:
               have expired by the time it arrives
     redirect  answer 307 to `to` followed by the request's path, without asking the registry
     corrupt   ask the registry, then flip one byte in the middle of the answer's body
+    headers   ask the registry, then answer with the headers of `set` (a JSON object: name to value)
+              in place of the registry's of those names, as a registry answering nonsense would
 
 Any fault but status and reset drops the answer's Docker-Content-Digest when the rule has
 "drop_digest": true.
@@ -212,7 +214,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 continue
             if fault == "digest" and name.lower() == "docker-content-digest":
                 value = "sha256:" + hashlib.sha256(value.encode() + b"wrong").hexdigest()
+            if fault == "headers" and name.lower() in (k.lower() for k in rule.get("set", {})):
+                continue
             self.send_header(name, value)
+        if fault == "headers":
+            for name, value in rule.get("set", {}).items():
+                self.send_header(name, value)
         if self.command == "HEAD":
             # A HEAD answer tells the length of what a GET would send, and sends nothing.
             self.send_header("Content-Length", dict((k.lower(), v) for k, v in headers).get("content-length", "0"))

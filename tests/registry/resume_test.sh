@@ -5,6 +5,10 @@
 # next time, from the session it noted in the store (arec/uploads/, no address in it); where the
 # registry got part of a chunk (as one reached directly does) and no longer has the session, the blob
 # goes up whole; a push that gives up cancels its upload (DELETE), and the registry keeps nothing of it.
+# Notes cannot steer: one planted in the store whose path names another repository's manifest makes the
+# push send no request there (its manifest stays), one with CR/LF in its path does not wedge the blob's
+# pushes, and gc removes such notes. A Range that makes no sense (one that overflows, garbage) is a
+# session gone: the blob goes up whole, never exit 2.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed (scripts/deps installs it)"
@@ -115,5 +119,71 @@ expect_eq 1 "$(jq '[.requests[] | select(.request | test("^DELETE .*/blobs/uploa
   "upload sessions cancelled"
 expect_eq 0 "$(sessions_at_registry given_up)" "upload sessions left at the registry"
 expect_eq 0 "$(notes_in_store)" "upload notes left in the store"
+faults '[]'
+# plant_note NAME PATH: a note for $M/NAME's layer ($LAYER) whose session path is PATH, as anyone who can
+# write the store could leave it.
+plant_note() {
+  local file
+  file=$AREC_STORE/arec/uploads/${LAYER#sha256:}-$(printf %s "$M/$1" | sha256sum | cut -c1-16)
+  mkdir -p "$AREC_STORE/arec/uploads"
+  jq -nc --arg r "$M/$1" --arg b "$LAYER" --arg p "$2" '{repository: $r, blob: $b, path: $p, offset: 0}' >"$file"
+}
+
+note "a planted note naming the team's manifest: the push sends nothing there, the manifest stays"
+team=$(record team)
+expect_exit 0 "$AREC" push "$M/team"
+manifest_at_registry() {
+  curl -s -o /dev/null -w '%{http_code}' -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "http://$R/v2/$M/team/manifests/$team"
+}
+expect_eq 200 "$(manifest_at_registry)" "the team's manifest at the registry"
+record_big planted
+plant_note planted "/v2/$M/team/manifests/$team"
+faults '[]'
+expect_exit 0 "$AREC" push "$M/planted"
+case=$(fault_case)
+expect_eq "[]" "$(jq -c --arg team "/v2/$M/team/" '[.requests[] | select(.request | contains($team))]' <<<"$case")" \
+  "requests the push sent to $M/team"
+expect_eq 200 "$(manifest_at_registry)" "the team's manifest at the registry after the push"
+exact_at_registry planted
+expect_eq 0 "$(notes_in_store)" "upload notes left in the store"
+
+note "a planted note whose path climbs out of its repository (..): no note"
+record_big climbing
+plant_note climbing "/v2/$M/climbing/blobs/uploads/../../../team/manifests/$team"
+faults '[]'
+expect_exit 0 "$AREC" push "$M/climbing"
+expect_eq "[]" "$(fault_case | jq -c --arg team "/v2/$M/team/" '[.requests[] | select(.request | contains($team))]')" \
+  "requests the push sent to $M/team"
+expect_eq 200 "$(manifest_at_registry)" "the team's manifest at the registry after the push"
+
+note "a planted note with CR/LF in its path: no note; the blob's pushes are not wedged"
+record_big crlf
+plant_note crlf $'/v2/'"$M"$'/crlf/blobs/uploads/x\r\nX-Injected: 1'
+faults '[]'
+expect_exit 0 "$AREC" push "$M/crlf"
+expect_eq "[]" "$(fault_case | jq -c '[.requests[] | select(.request | test("X-Injected|/x$"))]')" "requests with the note's path"
+exact_at_registry crlf
+plant_note crlf $'/v2/'"$M"$'/crlf/blobs/uploads/x\r\nX-Injected: 1'
+expect_exit 0 "$AREC" push "$M/crlf"
+
+note "gc removes a note that is no note"
+expect_eq 1 "$(notes_in_store)" "notes before gc"
+expect_exit 0 "$AREC" gc --json
+expect_eq 1 "$(jq .upload_notes_removed <<<"$OUT")" "notes gc removed"
+expect_eq 0 "$(notes_in_store)" "notes after gc"
+
+# A Range that makes no sense, after a cut PATCH made the push ask what the session holds.
+for range in 0-9223372036854775807 0-99999999999999999999 0--5 garbage; do
+  note "the registry answers Range: $range for the session: taken as gone, the blob sent whole"
+  record_big "range${range//[^0-9a-z]/}"
+  faults '[{"method": "PATCH", "path": "/blobs/uploads/", "fault": "reset", "fraction": 0.5, "skip": 6, "times": 2},
+           {"method": "GET", "path": "/blobs/uploads/", "fault": "headers", "set": {"Range": "'"$range"'"}, "times": 1}]'
+  expect_exit 0 "$AREC" push "$M/range${range//[^0-9a-z]/}"
+  expect_contains "$ERR" "the registry reports an upload session with the Range \"$range\" (not 0-<last byte>): taking it as gone" \
+    "the push's messages"
+  expect_eq 1 "$(fault_case | jq '.rules[1].fired')" "nonsense Ranges answered"
+  exact_at_registry "range${range//[^0-9a-z]/}"
+done
 faults '[]'
 echo PASS
