@@ -107,7 +107,8 @@ void add_signing_stamp(CLI::App& app, Globals& globals, Action& action) {
     std::string sign_key;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("__signing-stamp", "Note the signing key of a build (the CMake module's step)")->group("");
+  auto* cmd =
+      app.add_subcommand("__signing-stamp", "Note the signing key of a build (the CMake module's step)")->group("");
   cmd->add_option("file", o->file)->required();
   add_sign_key_option(*cmd, o->sign_key);
   cmd->callback([&globals, &action, o] {
@@ -120,23 +121,24 @@ void add_signing_stamp(CLI::App& app, Globals& globals, Action& action) {
       if (!stamp) return fail(stamp.error());
       switch (stamp->change) {
         case KeyChange::same:
-        case KeyChange::first:
-          break;
+        case KeyChange::first: break;
         case KeyChange::set:
           spdlog::info("signing with the key {}: the records of this build are recorded again and signed",
                        short_fingerprint(*fingerprint));
           break;
         case KeyChange::changed:
-          spdlog::info("the signing key is now {} (was {}): the records of this build are recorded again and signed "
-                       "with it",
-                       short_fingerprint(*fingerprint), short_fingerprint(stamp->before));
+          spdlog::info(
+              "the signing key is now {} (was {}): the records of this build are recorded again and signed "
+              "with it",
+              short_fingerprint(*fingerprint), short_fingerprint(stamp->before));
           break;
         case KeyChange::gone:
           // Not an error (a developer's build has no key), but never silent: a cached CI build that lost
           // its secret would otherwise record unsigned without a word.
-          spdlog::warn("this build signed with the key {} before, and now no signing key is set (AREC_SIGNING_KEY "
-                       "or SIGN_KEY): what it records from now on is unsigned",
-                       short_fingerprint(stamp->before));
+          spdlog::warn(
+              "this build signed with the key {} before, and now no signing key is set (AREC_SIGNING_KEY "
+              "or SIGN_KEY): what it records from now on is unsigned",
+              short_fingerprint(stamp->before));
           break;
       }
       return 0;

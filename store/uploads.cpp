@@ -121,7 +121,8 @@ bool is_upload_session_path(std::string_view path, std::string_view repository) 
   if (!is_repository(repository) || !path.starts_with(prefix)) return false;
   const std::string_view rest = path.substr(prefix.size());
   const std::size_t mark = rest.find('?');
-  return is_session_id(rest.substr(0, mark)) && (mark == std::string_view::npos || is_session_query(rest.substr(mark + 1)));
+  return is_session_id(rest.substr(0, mark)) &&
+         (mark == std::string_view::npos || is_session_query(rest.substr(mark + 1)));
 }
 
 std::optional<UploadNote> UploadNote::claim(Store& store, std::string_view repository, const Digest& blob) {

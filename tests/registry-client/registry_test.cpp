@@ -70,11 +70,11 @@ TEST(UploadRange, TheBytesASessionHoldsOrNothingWhenItMakesNoSense) {
   EXPECT_EQ(upload_range_held("0-1048575"), 1048576);
   EXPECT_EQ(upload_range_held("bytes=0-99"), 100);
   EXPECT_EQ(upload_range_held("0-9223372036854775806"), std::numeric_limits<std::int64_t>::max());
-  for (const char* range : {"", "0-", "-5", "0--5", "0-+5", "0- 5", "0-5 ", "1-5", "00-5", "0-5-6", "0-abc",
-                            "0-0x10", "bytes=", "garbage",
-                            "0-9223372036854775807",                                 // a count that does not fit
-                            "0-9223372036854775808", "0-18446744073709551615",      // nor a last byte
-                            "0-99999999999999999999999999999999999999999999999999"}) {
+  for (const char* range :
+       {"", "0-", "-5", "0--5", "0-+5", "0- 5", "0-5 ", "1-5", "00-5", "0-5-6", "0-abc", "0-0x10", "bytes=", "garbage",
+        "0-9223372036854775807",                            // a count that does not fit
+        "0-9223372036854775808", "0-18446744073709551615",  // nor a last byte
+        "0-99999999999999999999999999999999999999999999999999"}) {
     EXPECT_FALSE(upload_range_held(range)) << range;
   }
 }

@@ -74,38 +74,38 @@ TEST(UploadNote, ANoteThatIsNotOneIsNoNote) {
 }
 
 TEST(UploadNote, APathIsASessionOfItsOwnRepositoryOrNothing) {
-  for (const char* path : {"/v2/mesh/app/blobs/uploads/1234",
-                           "/v2/mesh/app/blobs/uploads/0f3c1e2a-5b6d-4e7f-8a9b-0c1d2e3f4a5b?_state=eyJOYW1lIjoibWVzaCJ9%3D",
-                           "/v2/mesh/app/blobs/uploads/a.b_c~d-e+f=", "/v2/mesh/app/blobs/uploads/x%41y?a=1&b=2&_state="}) {
+  for (const char* path :
+       {"/v2/mesh/app/blobs/uploads/1234",
+        "/v2/mesh/app/blobs/uploads/0f3c1e2a-5b6d-4e7f-8a9b-0c1d2e3f4a5b?_state=eyJOYW1lIjoibWVzaCJ9%3D",
+        "/v2/mesh/app/blobs/uploads/a.b_c~d-e+f=", "/v2/mesh/app/blobs/uploads/x%41y?a=1&b=2&_state="}) {
     EXPECT_TRUE(is_upload_session_path(path, "mesh/app")) << path;
   }
   for (const char* path : {
-           "/v2/mesh/other/blobs/uploads/1",                     // another repository's session
-           "/v2/mesh/app/manifests/latest",                      // not a session at all
-           "/v2/mesh/app/blobs/uploads/",                        // no session
-           "/v2/mesh/app/blobs/uploads/1/more",                  // two segments
-           "/v2/mesh/app/blobs/uploads/..",                      // a dot segment
-           "/v2/mesh/app/blobs/uploads/.",                       //
-           "/v2/mesh/app/blobs/uploads/%2e%2e",                  // one spelled with percent-encodings
-           "/v2/mesh/app/blobs/uploads/%2E.",                    //
+           "/v2/mesh/other/blobs/uploads/1",                      // another repository's session
+           "/v2/mesh/app/manifests/latest",                       // not a session at all
+           "/v2/mesh/app/blobs/uploads/",                         // no session
+           "/v2/mesh/app/blobs/uploads/1/more",                   // two segments
+           "/v2/mesh/app/blobs/uploads/..",                       // a dot segment
+           "/v2/mesh/app/blobs/uploads/.",                        //
+           "/v2/mesh/app/blobs/uploads/%2e%2e",                   // one spelled with percent-encodings
+           "/v2/mesh/app/blobs/uploads/%2E.",                     //
            "/v2/mesh/app/blobs/uploads/1%2f..%2f..%2fmanifests",  // an encoded slash
-           "/v2/mesh/app/blobs/uploads/1%5c..",                  // an encoded backslash
-           "/v2/mesh/app/blobs/uploads/1%0d%0aX: y",             // an encoded line break
-           "/v2/mesh/app/blobs/uploads/1
-X-Injected: 1",       // a raw one
-           "/v2/mesh/app/blobs/uploads/1	",                     // a control character
-           "/v2/mesh/app/blobs/uploads/1 2",                     // a space
-           "/v2/mesh/app/blobs/uploads/Ã©",                // outside ASCII
-           "/v2/mesh/app/blobs/uploads/1%zz",                    // not an encoding
-           "/v2/mesh/app/blobs/uploads/1#frag",                  // a fragment
-           "/v2/mesh/app/blobs/uploads/1?_state=a#frag",         //
-           "/v2/mesh/app/blobs/uploads/1?digest=sha256:00",      // a query naming another blob
+           "/v2/mesh/app/blobs/uploads/1%5c..",                   // an encoded backslash
+           "/v2/mesh/app/blobs/uploads/1%0d%0aX: y",              // an encoded line break
+           "/v2/mesh/app/blobs/uploads/1\r\nX-Injected: 1",       // a raw one
+           "/v2/mesh/app/blobs/uploads/1\t",                      // a control character
+           "/v2/mesh/app/blobs/uploads/1 2",                      // a space
+           "/v2/mesh/app/blobs/uploads/\xc3\xa9",                 // outside ASCII
+           "/v2/mesh/app/blobs/uploads/1%zz",                     // not an encoding
+           "/v2/mesh/app/blobs/uploads/1#frag",                   // a fragment
+           "/v2/mesh/app/blobs/uploads/1?_state=a#frag",          //
+           "/v2/mesh/app/blobs/uploads/1?digest=sha256:00",       // a query naming another blob
            "/v2/mesh/app/blobs/uploads/1?_state=a&mount=sha256:00&from=mesh/team",
-           "/v2/mesh/app/blobs/uploads/1?NS=elsewhere",          // or another registry
-           "/v2/mesh/app/blobs/uploads/1?%64igest=sha256:00",    // a name spelled with an encoding
-           "/v2/mesh/app/blobs/uploads/1?_state=%0a",            // an encoded line break in it
-           "http://elsewhere/v2/mesh/app/blobs/uploads/1",       // an address
-           "//elsewhere/v2/mesh/app/blobs/uploads/1",            //
+           "/v2/mesh/app/blobs/uploads/1?NS=elsewhere",        // or another registry
+           "/v2/mesh/app/blobs/uploads/1?%64igest=sha256:00",  // a name spelled with an encoding
+           "/v2/mesh/app/blobs/uploads/1?_state=%0a",          // an encoded line break in it
+           "http://elsewhere/v2/mesh/app/blobs/uploads/1",     // an address
+           "//elsewhere/v2/mesh/app/blobs/uploads/1",          //
        }) {
     EXPECT_FALSE(is_upload_session_path(path, "mesh/app")) << printable(path);
   }
