@@ -157,8 +157,8 @@ Result<SentBlob> send_blob(Run& run, Session& session, Store& store, const BlobT
   std::optional<OpenUpload> open;
   bool noted = false;  // `open` is the session a note left, not asked about yet
   // A note names a session of this repository only (UploadNote::session): a GET or DELETE it leads to
-  // never reaches another repository's manifests or blobs.
-  if (auto left = note ? note->session() : std::nullopt; left && left->offset <= job.blob.size) {
+  // never reaches another repository's manifests or blobs. Its offset is a hint: the registry is asked.
+  if (auto left = note ? note->session() : std::nullopt) {
     open = OpenUpload{run.registry.url(left->path), left->offset};
     noted = true;
   }
