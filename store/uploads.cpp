@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -24,9 +25,16 @@ std::string field(const nlohmann::json& note, const char* key) {
   return it != note.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The note's offset; -1 when it has none, or one that is negative or does not fit (nlohmann reads a
+// count past 2^63 as unsigned, which get<std::int64_t>() would wrap).
 std::int64_t offset_of(const nlohmann::json& note) {
   const auto it = note.is_object() ? note.find("offset") : note.end();
-  return it != note.end() && it->is_number_integer() && !it->is_number_unsigned() ? it->get<std::int64_t>() : -1;
+  if (it == note.end() || !it->is_number_integer()) return -1;
+  if (it->is_number_unsigned())
+    return it->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+               ? static_cast<std::int64_t>(it->get<std::uint64_t>())
+               : -1;
+  return it->get<std::int64_t>();
 }
 
 // The file a note of `blob` in `repository` is kept in: one per blob and repository.
