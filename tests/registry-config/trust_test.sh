@@ -45,12 +45,12 @@ expect_contains "$(cat "$T/refused.err")" "signature" "skopeo's refusal"
 note "skopeo says: $(tail -n1 "$T/refused.err")"
 
 note "what the refusal points to holds: arec pulls the team's image because the team's key signed it"
-expect_exit 0 "$AREC" --store "$T/node" pull --trust-key team.pub "$ref"
+expect_exit 0 "$AREC" --store "$T/node" pull "$ref" --trust-key team.pub
 expect_contains "$OUT" "$digest" "the trusted pull"
 env -u AREC_SIGNING_KEY "$AREC" record --module "$M" --name plain --file "$T/src/hello" --env PLAIN=1 >/dev/null ||
   fail "recording $M/plain"
 "$AREC" push "$M/plain" >/dev/null 2>&1 || fail "pushing $M/plain"
-if "$AREC" --store "$T/node" pull --trust-key team.pub "registry.mesh/$M/plain" >/dev/null 2>"$T/plain.err"; then
+if "$AREC" --store "$T/node" pull "registry.mesh/$M/plain" --trust-key team.pub >/dev/null 2>"$T/plain.err"; then
   fail "arec pulled an unsigned image under the team's key"
 fi
 expect_contains "$(cat "$T/plain.err")" "unsigned" "the refused pull"

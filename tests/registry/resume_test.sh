@@ -142,8 +142,9 @@ plant_note planted "/v2/$M/team/manifests/$team"
 faults '[]'
 expect_exit 0 "$AREC" push "$M/planted"
 case=$(fault_case)
-expect_eq "[]" "$(jq -c --arg team "/v2/$M/team/" '[.requests[] | select(.request | contains($team))]' <<<"$case")" \
-  "requests the push sent to $M/team"
+# (A HEAD of a blob in $M/team is push's own search for a repository to mount from.)
+expect_eq "[]" "$(jq -c --arg team "/v2/$M/team/" '[.requests[] | select(.request | contains($team))
+  | select(.request | startswith("HEAD ") | not)]' <<<"$case")" "requests but HEAD the push sent to $M/team"
 expect_eq 200 "$(manifest_at_registry)" "the team's manifest at the registry after the push"
 exact_at_registry planted
 expect_eq 0 "$(notes_in_store)" "upload notes left in the store"
@@ -153,8 +154,8 @@ record_big climbing
 plant_note climbing "/v2/$M/climbing/blobs/uploads/../../../team/manifests/$team"
 faults '[]'
 expect_exit 0 "$AREC" push "$M/climbing"
-expect_eq "[]" "$(fault_case | jq -c --arg team "/v2/$M/team/" '[.requests[] | select(.request | contains($team))]')" \
-  "requests the push sent to $M/team"
+expect_eq "[]" "$(fault_case | jq -c --arg team "/v2/$M/team/" '[.requests[] | select(.request | contains($team))
+  | select(.request | startswith("HEAD ") | not)]')" "requests but HEAD the push sent to $M/team"
 expect_eq 200 "$(manifest_at_registry)" "the team's manifest at the registry after the push"
 
 note "a planted note with CR/LF in its path: no note; the blob's pushes are not wedged"
