@@ -21,7 +21,9 @@ expect_eq "builder 1.0.0: ready (role builder)" "$(run_image "$store" mesh/build
 history=$(records "$store" --history)
 build "$work/build2.log" "$work/build"
 # Only the signing key's check runs (at every build: the build's environment may give another key).
-expect_eq "[1/1] Checking the signing key" "$(grep -E '^\[[0-9]+/[0-9]+\]' "$work/build2.log")" "a rebuild with nothing changed"
+# (Ninja counts the recording steps it then finds it need not run: restat.)
+expect_eq "Checking the signing key" "$(grep -E '^\[[0-9]+/[0-9]+\]' "$work/build2.log" | cut -d' ' -f2-)" \
+  "the steps a rebuild with nothing changed runs"
 expect_eq 0 "$(recordings_in "$work/build2.log")" "recordings in a rebuild with nothing changed"
 expect_eq "$history" "$(records "$store" --history)" "history after a rebuild with nothing changed"
 
