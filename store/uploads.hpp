@@ -9,8 +9,8 @@
 // is only a hint: the registry is asked what the session holds before anything more is sent, and a note
 // that cannot be read is no note. Nor is one whose path is not an upload session of its own repository
 // (is_upload_session_path): anyone who can write the store can write a note, and a push sends GET and
-// DELETE to the noted path with the pusher's credentials. The process uploading a blob holds its note (flock) for the
-// whole upload, so two pushes from one store never send into one session.
+// DELETE to the noted path with the pusher's credentials. The process uploading a blob holds its note
+// (flock) for the whole upload, so two pushes from one store never send into one session.
 #pragma once
 
 #include <chrono>
