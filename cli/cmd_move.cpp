@@ -1,6 +1,7 @@
 // `arec needs-rebuild` and `arec move`: before the registry moves, and the move itself.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <iostream>
 #include <memory>
@@ -297,8 +298,13 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
       std::cout << "\nthese would break when the registry moves (arec needs-rebuild):\n";
       print_findings(findings, files_read(*rebuilds));
     } else if (!findings.empty()) {
-      // Addresses of services that stay where they are: said, never a reason to refuse.
-      std::cout << "\nnothing would break when the registry moves; these stay as they are:\n";
+      // Addresses of services that stay where they are, and what compose writes again: said, never a
+      // reason to refuse.
+      const bool composed =
+          std::ranges::any_of(findings, [](const Finding& f) { return f.kind == FindingKind::composed; });
+      std::cout << (composed ? "\nnothing would break when the registry moves; composed outputs are composed again "
+                               "after it (listed last), the rest stays as it is:\n"
+                             : "\nnothing would break when the registry moves; these stay as they are:\n");
       print_findings(findings, files_read(*rebuilds));
     } else {
       std::cout << "\nnothing would break when the registry moves" << files_read(*rebuilds) << "\n";

@@ -49,6 +49,7 @@ expect_exit 0 "$AREC" needs-rebuild "$D" --exclude 'deploy/generated/*'
 
 note "move plans with exit 0 and ends with the compose commands to run"
 expect_exit 0 "$AREC" move --to n2 "$D" "$T/build" --exclude generated
+expect_contains "$OUT" "nothing would break when the registry moves; composed outputs are composed again after it"
 expect_eq "after the move, compose again what was composed from the node settings:
   arec --nodes $T/nodes.json compose $D/app.yaml.in -o $D/app.yaml
   arec --nodes $T/nodes.json compose $D/config.json.in -o $D/config.json
