@@ -35,7 +35,7 @@ expect_contains "$out" "more lines left out: --stat gives each layer's counts, -
   "the lines left out, said, with how to see them"
 ((${#out} > 0)) && (($(wc -l <"$T/full.out") <= 2030)) || fail "the report has $(wc -l <"$T/full.out") lines"
 # Every line is arec's: the name holding a newline is escaped wherever it is printed.
-expect_eq 0 "$(grep -c '^+++ forged' "$T/full.out")" "lines starting as the forged name"
+expect_eq 0 "$(grep -cE '^\s*\+\+\+ forged' "$T/full.out")" "lines starting as the forged name"
 expect_eq 1 "$(grep -c '^+++ ' "$T/full.out")" "lines starting with +++ (the report's own only)"
 expect_contains "$out" '~ /etc/evil\n+++ forged line: content' "the changed file, escaped"
 expect_contains "$out" '--- a/etc/evil\n+++ forged line' "the text diff's --- line, escaped"

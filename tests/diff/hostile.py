@@ -40,7 +40,28 @@ def layer(entries):
             info.size = len(data)
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
+    return gzip.compress(raw.getvalue(), compresslevel=1, mtime=0)
+
+
+def empty_files(names):
+    """A layer of empty regular files, its ustar headers written here: tarfile takes ten times as long."""
+    template = bytearray(512)
+    template[100:108] = b"0000644\0"
+    template[108:116] = b"0000000\0"
+    template[116:124] = b"0000000\0"
+    template[124:136] = b"00000000000\0"
+    template[136:148] = b"00000000000\0"
+    template[156:157] = b"0"
+    template[257:265] = b"ustar\x0000"
+    out = bytearray()
+    for name in names:
+        header = bytearray(template)
+        header[0:len(name)] = name.encode()
+        header[148:156] = b"        "
+        header[148:156] = b"%06o\0 " % sum(header)
+        out += header
+    out += bytes(1024)
+    return gzip.compress(bytes(out), compresslevel=1, mtime=0)
 
 
 def main():
@@ -59,7 +80,7 @@ def main():
     layers = [
         layer([("etc/evil\n+++ forged line", b"side " + marker + b"\n")]),
         layer([(f"usr/lib/big{i}.so", elf(marker)) for i in range(4)]),
-        layer([(f"srv/{side}/e{i:06d}", b"") for i in range(ENTRIES)]),
+        empty_files(f"srv/{side}/e{i:06d}" for i in range(ENTRIES)),
     ]
     diff_ids = ["sha256:" + hashlib.sha256(gzip.decompress(l)).hexdigest() for l in layers]
     config = json.dumps({"architecture": "amd64", "os": "linux",
