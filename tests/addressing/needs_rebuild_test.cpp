@@ -186,8 +186,9 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
             "d/values.yaml:2:15 genesis-pinned 10.20.0.11:5000/agent:1.2\n"
             "d/values.yaml:5:16 no-build 127.0.0.1:5000/demo/nope:2\n");
   const auto findings = q.findings(RebuildQuery::External::omit);
+  // The store holds mesh/agent: the single segment "agent" is rebuilt as it.
   EXPECT_EQ(findings[0].action,
-            "rebuild it through arec (arec_record) as <module>/agent, then use arec://image/<module>/agent");
+            "rebuild it through arec (arec_record) as mesh/agent, then use arec://image/mesh/agent");
   EXPECT_EQ(findings[1].action, "replace it with arec://endpoint/registry");
   EXPECT_EQ(findings[3].action, "replace it with arec://image/mesh/agent:v1");
   EXPECT_EQ(findings[9].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");
