@@ -60,8 +60,8 @@ Status RebuildQuery::scan_paths(const std::vector<std::filesystem::path>& paths,
         if (directory && it->path().filename().string().starts_with(".")) {
           it.disable_recursion_pending();  // .git and the like hold no declarations
         } else if (!excludes.empty() && excluded(excludes, it->path())) {
-          if (directory) it.disable_recursion_pending();
-          if (!directory) ++m_files_excluded;
+          if (directory) it.disable_recursion_pending();  // counted as one: what it holds is not looked at
+          ++m_files_excluded;
         } else if (it->is_regular_file()) {
           found.push_back(it->path());
         }
@@ -121,6 +121,10 @@ Status RebuildQuery::scan_paths(const std::vector<std::filesystem::path>& paths,
   for (const auto& file : templates_to_read) {
     if (auto s = scan_file(file, buffer); !s) return s;
   }
+  // A template whose output was recognised is listed with it, not again on its own.
+  std::set<std::string> with_output;
+  for (const auto& c : m_composed) with_output.insert(absolute_text(c.template_path));
+  std::erase_if(m_templates, [&](const std::filesystem::path& t) { return with_output.contains(absolute_text(t)); });
   return {};
 }
 

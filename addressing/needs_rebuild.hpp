@@ -91,7 +91,8 @@ class RebuildQuery {
   // too, unless excluded.
   Status scan_paths(const std::vector<std::filesystem::path>& paths, const std::vector<std::string>& excludes = {});
   Status scan_text(std::string_view text, std::string_view file);
-  // The declarations read so far (text files given or found under a directory), and those excluded.
+  // The declarations read so far (text files given or found under a directory), and the files and
+  // directories excluded (a directory counts once).
   std::size_t files_read() const { return m_files_read; }
   std::size_t files_excluded() const { return m_files_excluded; }
   // The composed outputs recognised, each with its template, in the order read; and the templates

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 start_registry OLD old
 start_registry NEW new
 mesh_settings "${OLD##*:}" "${NEW##*:}"
-app=$(program app)
+app=$(program app | cut -d@ -f2)
 expect_exit 0 "$AREC" push -q
 
 D=$T/deploy
