@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # arec diff stays bounded whatever the images hold (hostile.py writes them): four ELF files of 500,000
-# section headers each, 200,000 empty entries of other names on each side, a file name holding a newline
-# and a forged report line. Measured with /usr/bin/time: under 128 MiB of memory for the full report,
+# section headers each, 200,000 empty entries of other names on each side, 200,000 more of names of
+# 250 bytes (more than it holds of a layer: compared by digest), a file name holding a newline and a
+# forged report line. Measured with /usr/bin/time: under 128 MiB of memory for the full report,
 # --stat and --json; the report is capped, says what it left out and how to see it, and prints every
 # name escaped, so no line of it comes from the image.
 AREC=$1
@@ -45,6 +46,9 @@ expect_contains "$out" '+++ b/etc/evil\n+++ forged line' "the text diff's +++ li
 note "--stat: the counts of every entry"
 run stat --stat
 expect_contains "$(<"$T/stat.out")" "200000 added, 200000 removed, 0 changed, 0 same" "the counts of the layer of entries"
+expect_contains "$(<"$T/stat.out")" \
+  "its entries are more than arec diff holds in memory (48 MiB a side): compared by digest; --path GLOB" \
+  "the note of the layer of long names"
 
 note "--json: bounded too, the files left out counted"
 run json --json

@@ -7,7 +7,8 @@ DIR/SIDE is an OCI layout of one image, tagged "img", of three layers:
   1. a text file whose name holds a newline and a forged report line;
   2. four ELF files of 500,000 section headers each (extended numbering: e_shnum 0, the count in the
      first header's sh_size), a few hundred KB compressed;
-  3. 200,000 empty files, of names of their own on each side.
+  3. 200,000 empty files, of names of their own on each side;
+  4. 200,000 more, of names of 250 bytes: more than arec diff holds of one layer.
 """
 import gzip
 import hashlib
@@ -20,6 +21,9 @@ import tarfile
 
 SECTIONS = 500_000
 ENTRIES = 200_000
+# Names of 250 bytes: 200,000 of them hold more than arec diff keeps of a layer's entries (48 MiB).
+LONG_DIRECTORY = "d" * 140
+LONG_NAME = "n" * 93
 
 
 def elf(marker):
@@ -44,7 +48,8 @@ def layer(entries):
 
 
 def empty_files(names):
-    """A layer of empty regular files, its ustar headers written here: tarfile takes ten times as long."""
+    """A layer of empty regular files, its ustar headers written here: tarfile takes ten times as long.
+    A name longer than 100 bytes is split at a '/' into ustar's prefix (155 bytes) and name."""
     template = bytearray(512)
     template[100:108] = b"0000644\0"
     template[108:116] = b"0000000\0"
@@ -56,7 +61,9 @@ def empty_files(names):
     out = bytearray()
     for name in names:
         header = bytearray(template)
+        prefix, name = (name.rsplit("/", 1) if len(name) > 100 else ("", name))
         header[0:len(name)] = name.encode()
+        header[345:345 + len(prefix)] = prefix.encode()
         header[148:156] = b"        "
         header[148:156] = b"%06o\0 " % sum(header)
         out += header
@@ -81,6 +88,7 @@ def main():
         layer([("etc/evil\n+++ forged line", b"side " + marker + b"\n")]),
         layer([(f"usr/lib/big{i}.so", elf(marker)) for i in range(4)]),
         empty_files(f"srv/{side}/e{i:06d}" for i in range(ENTRIES)),
+        empty_files(f"var/{side}/{LONG_DIRECTORY}/e{i:06d}{LONG_NAME}" for i in range(ENTRIES)),
     ]
     diff_ids = ["sha256:" + hashlib.sha256(gzip.decompress(l)).hexdigest() for l in layers]
     config = json.dumps({"architecture": "amd64", "os": "linux",
