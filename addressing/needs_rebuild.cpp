@@ -148,11 +148,8 @@ std::optional<Expanded> expand_defaults(std::string_view text) {
   return out;
 }
 
-// What to rebuild a repository as: its module/name when it has two segments, otherwise what is known.
-std::string rebuild_action(const Reference& ref) {
-  const std::string as = ref.segments() == 1   ? "<module>/" + ref.path
-                         : ref.segments() == 2 ? ref.path
-                                               : std::string("<module>/<name>");
+// The advice for a reference to rebuild through arec, as `as` (a module/name, or a pattern of one).
+std::string rebuild_action(const std::string& as) {
   return "rebuild it through arec (arec_record) as " + as + ", then use " + std::string(k_request_scheme) + "image/" +
          as;
 }
@@ -182,12 +179,15 @@ std::string_view kind_name(FindingKind kind) {
     case FindingKind::no_build: return "no-build";
     case FindingKind::hard_coded_address: return "hard-coded-address";
     case FindingKind::other_service: return "other-service";
+    case FindingKind::composed: return "composed";
     case FindingKind::external: break;
   }
   return "external";
 }
 
-bool breaks(FindingKind kind) { return kind != FindingKind::external && kind != FindingKind::other_service; }
+bool breaks(FindingKind kind) {
+  return kind != FindingKind::external && kind != FindingKind::other_service && kind != FindingKind::composed;
+}
 
 FindingCount count_breaking(const std::vector<Finding>& findings) {
   FindingCount count;
@@ -263,6 +263,24 @@ bool RebuildQuery::has_record(std::string_view repository) const {
   return m_recorded.contains(std::string(repository));
 }
 
+std::string RebuildQuery::rebuild_as(const Reference& ref) const {
+  if (ref.segments() == 2) return ref.path;
+  if (ref.segments() != 1) return "<module>/<name>";
+  // A single segment names no module: the store's, where the records say which. A record of that name
+  // in one module names it; else the one module every record is of.
+  std::set<std::string> named, modules;
+  for (const auto& [repository, digests] : m_recorded) {
+    const auto slash = repository.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string module = repository.substr(0, slash);
+    modules.insert(module);
+    if (repository.substr(slash + 1) == ref.path) named.insert(module);
+  }
+  if (named.size() == 1) return *named.begin() + "/" + ref.path;
+  if (named.empty() && modules.size() == 1) return *modules.begin() + "/" + ref.path;
+  return "<module>/" + ref.path;
+}
+
 bool RebuildQuery::has_digest(std::string_view repository, std::string_view digest) const {
   const auto found = m_recorded.find(std::string(repository));
   return found != m_recorded.end() && found->second.contains(std::string(digest));
@@ -287,17 +305,17 @@ std::optional<RebuildQuery::Classified> RebuildQuery::classify(const Reference& 
   if (names_registry(ref))
     return Classified{FindingKind::external, "none: it names the registry by registry_name, which follows it"};
   if (!is_registry_domain(ref)) return Classified{FindingKind::external, "none: it does not name the mesh's registry"};
-  if (ref.segments() == 1) return Classified{FindingKind::genesis_pinned, rebuild_action(ref)};
+  if (ref.segments() == 1) return Classified{FindingKind::genesis_pinned, rebuild_action(rebuild_as(ref))};
   if (ref.segments() == 2 && has_record(ref.path)) {
     if (found_in == FoundIn::catalog) return std::nullopt;  // pushed by arec: fine
     // A request for a digest no record has is one compose refuses: the digest must be built first.
     if (!ref.digest.empty() && !has_digest(ref.path, ref.digest)) {
       return Classified{FindingKind::no_build,
-                        "no record of " + ref.path + " has " + ref.digest + ": " + rebuild_action(ref)};
+                        "no record of " + ref.path + " has " + ref.digest + ": " + rebuild_action(rebuild_as(ref))};
     }
     return Classified{FindingKind::hard_coded_address, "replace it with " + image_request(ref)};
   }
-  return Classified{FindingKind::no_build, rebuild_action(ref)};
+  return Classified{FindingKind::no_build, rebuild_action(rebuild_as(ref))};
 }
 
 Status RebuildQuery::add_reference(std::string_view reference, std::string_view source) {
@@ -413,12 +431,12 @@ void RebuildQuery::scan_requests_in(std::string_view text, std::string_view file
     ref->digest.clear();
     const std::string written(text.substr(request.offset, end - request.offset));
     if (ref->segments() == 1) {
-      add(written, file, request.line, column, {FindingKind::genesis_pinned, rebuild_action(*ref)});
+      add(written, file, request.line, column, {FindingKind::genesis_pinned, rebuild_action(rebuild_as(*ref))});
     } else if (ref->segments() == 2 && has_record(ref->path)) {
       add(written, file, request.line, column,
           {FindingKind::hard_coded_address, "use " + std::string(k_request_scheme) + "image/" + ref->path});
     } else {
-      add(written, file, request.line, column, {FindingKind::no_build, rebuild_action(*ref)});
+      add(written, file, request.line, column, {FindingKind::no_build, rebuild_action(rebuild_as(*ref))});
     }
   }
 }
@@ -498,7 +516,7 @@ Status RebuildQuery::scan_text(std::string_view text, std::string_view file) {
   return {};
 }
 
-Status RebuildQuery::scan_file(const std::filesystem::path& file, std::string& buffer) {
+Status RebuildQuery::scan_file(const std::filesystem::path& file, std::string& buffer, std::string_view* read) {
   // Read with one open, fstat and read into a buffer kept across files: a tree of 14,000 files costs
   // what reading them costs, not an allocation and a stat more for each.
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -535,34 +553,9 @@ Status RebuildQuery::scan_file(const std::filesystem::path& file, std::string& b
   const std::string_view text(buffer.data(), got);
   if (std::memchr(text.data(), '\0', text.size()) != nullptr) return {};  // not text
   ++m_files_read;
+  if (read != nullptr) *read = text;
   if (m_scan == External::omit && !is_structured(file.string()) && !may_hold_finding(text)) return {};
   return scan_text(text, file.string());
-}
-
-Status RebuildQuery::scan_path(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::vector<std::filesystem::path> files;
-  if (std::filesystem::is_directory(path, ec)) {
-    for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_directory() && it->path().filename().string().starts_with(".")) {
-        it.disable_recursion_pending();  // .git and the like hold no declarations
-      } else if (it->is_regular_file()) {
-        files.push_back(it->path());
-      }
-    }
-    if (ec) return fail_input("reading " + path.string() + ": " + ec.message());
-    std::sort(files.begin(), files.end());
-  } else if (std::filesystem::is_regular_file(path, ec)) {
-    files.push_back(path);
-  } else {
-    return fail_input(path.string() + ": no such file or directory");
-  }
-  std::string buffer;
-  for (const auto& file : files) {
-    if (auto s = scan_file(file, buffer); !s) return s;
-  }
-  return {};
 }
 
 std::vector<Finding> RebuildQuery::findings(External external) const {

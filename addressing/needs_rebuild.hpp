@@ -8,10 +8,12 @@
 //   hard-coded-address  a literal mesh address with a record behind it, or a literal ADDR:PORT of the
 //                       registry in a declaration: replace it with a request
 // A literal ADDR:PORT of another service is listed as other-service: it does not move with the
-// registry, so it breaks nothing (information, never counted). Everything else is external, and so is a
-// reference naming the settings' registry_name, which each node's runtime maps to wherever the registry
-// is. Requests that compose the registry's address into an image
-// (arec://endpoint/registry/PATH) are classified by PATH as references are.
+// registry, so it breaks nothing (information, never counted). What compose wrote into a composed output
+// (a file that is its template, beside it as FILE.in or named by a compose depfile, with each request
+// filled) is listed as composed: composing again after the move writes it anew (never counted). Everything else is
+// external, and so is a reference naming the settings' registry_name, which each node's runtime maps to wherever the
+// registry is. Requests that compose the registry's address into an image (arec://endpoint/registry/PATH) are
+// classified by PATH as references are.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "addressing/composed.hpp"
 #include "addressing/nodes.hpp"
 #include "addressing/reference.hpp"
 #include "oci/record.hpp"
@@ -33,10 +36,11 @@ namespace arec {
 // The largest file read as a declaration; a larger one is skipped, and said to be (skipped_for_size).
 inline constexpr std::uintmax_t k_max_declaration_size = 16u << 20;
 
-enum class FindingKind { genesis_pinned, no_build, hard_coded_address, other_service, external };
+enum class FindingKind { genesis_pinned, no_build, hard_coded_address, other_service, composed, external };
 
 std::string_view kind_name(FindingKind kind);
-// Whether a finding of this kind breaks on a registry move (other-service and external ones do not).
+// Whether a finding of this kind breaks on a registry move (other-service, composed and external ones do
+// not).
 bool breaks(FindingKind kind);
 
 // One occurrence of a reference.
@@ -79,9 +83,22 @@ class RebuildQuery {
   // as written there. Files holding a NUL byte are not declarations; files of more than
   // k_max_declaration_size are not read, and are listed by skipped_for_size().
   Status scan_path(const std::filesystem::path& path);
+  // The same for several paths, less the files and directories a glob of `excludes` matches: a glob
+  // matches a path when it matches (fnmatch, `*` not crossing '/') the path or any tail of it that starts
+  // at a component (`*.yaml`, `generated`, `deploy/*.yaml`). A composed output among them (its template
+  // beside it as FILE.in, or named by a compose depfile, *.d, among them) whose bytes are what compose
+  // writes from that template has what compose filled in it listed as composed; its template is read
+  // too, unless excluded.
+  Status scan_paths(const std::vector<std::filesystem::path>& paths, const std::vector<std::string>& excludes = {});
   Status scan_text(std::string_view text, std::string_view file);
-  // The declarations read so far (text files given or found under a directory).
+  // The declarations read so far (text files given or found under a directory), and the files and
+  // directories excluded (a directory counts once).
   std::size_t files_read() const { return m_files_read; }
+  std::size_t files_excluded() const { return m_files_excluded; }
+  // The composed outputs recognised, each with its template, in the order read; and the templates
+  // (files holding requests) read with no output recognised.
+  const std::vector<ComposedFrom>& composed_outputs() const { return m_composed; }
+  const std::vector<std::filesystem::path>& templates() const { return m_templates; }
   // The files left unread for their size (more than k_max_declaration_size), in the order met.
   const std::vector<std::filesystem::path>& skipped_for_size() const { return m_skipped_for_size; }
   // A reference given on the command line; an invalid one is an error.
@@ -113,8 +130,15 @@ class RebuildQuery {
   bool names_registry(const Reference& ref) const;  // its domain is the settings' registry_name
   bool has_record(std::string_view repository) const;
   bool has_digest(std::string_view repository, std::string_view digest) const;
+  // What to rebuild `ref` as: its module/name, or for a single segment the store's module where the
+  // records name one ("<module>/NAME" where they do not).
+  std::string rebuild_as(const Reference& ref) const;
   bool may_hold_finding(std::string_view text) const;
-  Status scan_file(const std::filesystem::path& file, std::string& buffer);
+  // Reads and scans one file; `read`, when given, gets the text read (untouched for a file not read).
+  Status scan_file(const std::filesystem::path& file, std::string& buffer, std::string_view* read = nullptr);
+  // Lists what compose filled into `output` (its text) from `template_path` as composed.
+  void mark_composed(const std::string& output, std::string_view text, const std::filesystem::path& template_path,
+                     std::size_t first_finding);
   std::map<std::size_t, HelmImage> helm_images(std::string_view text) const;
   void scan_requests_in(std::string_view text, std::string_view file, const LineIndex& lines);
   void scan_literal_endpoints(std::string_view text, std::string_view file, const LineIndex& lines,
@@ -129,6 +153,9 @@ class RebuildQuery {
   External m_scan = External::include;
   bool m_port_free_registry = false;  // a registry at 443: references need no port
   std::size_t m_files_read = 0;
+  std::size_t m_files_excluded = 0;
+  std::vector<ComposedFrom> m_composed;
+  std::vector<std::filesystem::path> m_templates;
   std::vector<std::filesystem::path> m_skipped_for_size;
   std::vector<Finding> m_findings;  // in the order found
 };

@@ -20,21 +20,34 @@ struct ExportOptions {
   std::string output;
   std::string format = "oci";
   std::string platform;  // --platform OS/ARCH[/VARIANT]: of each module/name, that platform's records only
+  std::string config;    // --config NAME: of each module/name, that configuration's records only
   bool history = false;
   bool json = false;
 };
 
 // The records `selectors` name (MODULE, MODULE/NAME, MODULE/NAME@DIGEST; none: every module/name),
-// in the store's order, oldest first: the latest of each, or with History::all its whole history.
-// With a platform, of each module/name only the records of that platform: its image's record of it
-// alone, a plain manifest, which OCI tools that read no index (umoci) take; a module/name whose image
-// has no record of it is refused, naming those it has.
+// in the store's order, oldest first: the latest of each configuration, or with History::all its whole
+// history. With a configuration asked for, of each module/name only the records of the one it means
+// (choose_config: that one, or the records naming none). With a platform, of each module/name only the
+// records of that platform: its image's record of it alone, a plain manifest, which OCI tools that read
+// no index (umoci) take; a module/name whose image has no record of it is refused, naming those it has.
 Result<std::vector<Record>> select_for_export(const Store& store, const std::vector<std::string>& selectors,
-                                              History history, const std::optional<Platform>& platform) {
+                                              History history, const std::optional<Platform>& platform,
+                                              const ConfigChoice& choice) {
   auto all = store.records(History::all);
   if (!all) return fail(all.error());
-  auto latest = store.records(History::latest);
+  std::vector<std::string> notes;
+  auto latest = choice.asked ? store.latest_records(choice, notes) : store.config_latest_records(choice);
   if (!latest) return fail(latest.error());
+  if (choice.asked) {
+    // The configuration each module/name's records are taken of.
+    std::map<std::string, std::string> config_of;
+    for (const auto& r : *latest) config_of.emplace(r.repository(), r.config);
+    std::erase_if(*all, [&](const Record& r) {
+      const auto found = config_of.find(r.repository());
+      return found == config_of.end() || found->second != r.config;
+    });
+  }
   std::set<std::string> chosen;  // identities
   for (const auto& selector : selectors.empty() ? std::vector<std::string>{""} : selectors) {
     auto parsed = parse_selector(selector);
@@ -55,8 +68,10 @@ Result<std::vector<Record>> select_for_export(const Store& store, const std::vec
       matched = true;
       chosen.insert(r.identity() + " " + r.recorded);
     }
-    if (!matched && !selector.empty())
-      return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string());
+    if (!matched && !selector.empty()) {
+      return fail_input("\"" + selector + "\": no such record in the store " + store.dir().string() +
+                        (choice.asked ? " of configuration " + *choice.asked : ""));
+    }
   }
   // A latest that is an image index goes with every platform's record of it.
   std::vector<Record> picked;
@@ -107,7 +122,8 @@ Result<int> run_export(const Globals& globals, const ExportOptions& o) {
   }
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
-  auto records = select_for_export(*store, o.selectors, o.history ? History::all : History::latest, platform);
+  auto records = select_for_export(*store, o.selectors, o.history ? History::all : History::latest, platform,
+                                   config_choice(globals, o.config));
   if (!records) return fail(records.error());
   if (records->empty()) return fail_input("the store " + store->dir().string() + " holds no records to export");
   auto summary = export_bundle(*store, *records, o.output, format, globals.settings.source_date_epoch);
@@ -157,7 +173,8 @@ void add_export(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_option("-o,--output", o->output, "The tarball to write (replaced atomically)")
       ->required()
       ->type_name("FILE");
-  cmd->add_flag("--history", o->history, "Every record of each module/name, not only the latest");
+  cmd->add_flag("--history", o->history, "Every record of each module/name, not only the latest of each configuration");
+  add_config_option(*cmd, o->config);
   cmd->add_option("--format", o->format, "oci: an OCI image layout with referrers; docker: what `docker load` reads")
       ->check(CLI::IsMember({"oci", "docker"}))
       ->capture_default_str();
@@ -171,7 +188,11 @@ void add_export(CLI::App& app, Globals& globals, Action& action) {
       "The same records give the same bytes (entries sorted, mtime SOURCE_DATE_EPOCH or 0, owner 0).\n"
       "Carried where no network reaches, `arec import` adds them to another store, and `arec push` sends them on.\n"
       "A module/name recorded for several platforms is exported as its image index, with each platform's\n"
-      "record; --platform writes that platform's record alone, tagged module/name, for tools that read no index.",
+      "record; --platform writes that platform's record alone, tagged module/name, for tools that read no index.\n"
+      "Of a module/name built in several configurations, the latest of each goes, named as in the store:\n"
+      "module/name the default configuration's (Release, or --default-config), module/name:latest-<config>\n"
+      "each other's (docker: module/name:latest and module/name:latest-<config>); --config NAME exports that\n"
+      "configuration's records alone, named module/name.",
       {{"arec export mesh -o mesh.tar --history",
         "Every record of module mesh, with its SBOMs, as an OCI layout tarball."},
        {"arec export mesh/app --format docker -o app.tar",

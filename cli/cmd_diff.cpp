@@ -17,6 +17,7 @@ struct DiffOptions {
   std::vector<std::string> sides;
   std::vector<std::string> configs;  // --config: one for both sides, or one per side
   std::string platform;
+  std::vector<std::string> paths;  // --path GLOB
   bool json = false;
   bool stat = false;
   bool files_only = false;
@@ -144,7 +145,8 @@ Result<int> run_diff(const Globals& globals, const DiffOptions& o) {
   // A side read from a layout points into its OpenedSide: taken from there now that both are in place.
   if (a->layout_image) a->side.layout = &a->layout_image->layout;
   if (b->layout_image) b->side.layout = &b->layout_image->layout;
-  auto diff = diff_images(a->side, b->side, o.files_only ? FileDetail::files_only : FileDetail::full);
+  auto diff = diff_images(a->side, b->side,
+                          arec::DiffOptions{o.files_only ? FileDetail::files_only : FileDetail::full, o.paths});
   if (!diff) return fail(diff.error());
   if (o.json) {
     print_json(to_json(*diff));
@@ -171,6 +173,10 @@ void add_diff(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--json", o->json, "Print as JSON (schema version 1, docs/diff.md)");
   cmd->add_flag("--stat", o->stat, "Only each layer's status and the counts and bytes of its files");
   cmd->add_flag("--files-only", o->files_only, "List the changed files without looking into ELF or text files");
+  cmd->add_option("--path", o->paths,
+                  "Of a changed layer, only the files whose image path this glob matches ('*' matches '/' too): "
+                  "compared, counted and listed (repeatable)")
+      ->type_name("GLOB");
   describe(*cmd,
            "Each side is MODULE/NAME (its latest record), MODULE/NAME@DIGEST, MODULE/NAME~K (K records before\n"
            "the latest of its configuration, as git counts) or an image of an OCI layout, oci:DIR[:REF]. With one\n"
@@ -184,8 +190,13 @@ void add_diff(CLI::App& app, Globals& globals, Action& action) {
            "libraries and the sections whose bytes differ, with the strings of .rodata, .comment and the debug\n"
            "strings that differ; a text file shows a unified diff (files up to 64 KiB and 1000 lines, 200 lines\n"
            "shown). Hints name known causes: a build path (-ffile-prefix-map), a time (SOURCE_DATE_EPOCH),\n"
-           "another compiler. Layers of the same digest are never read; the others are streamed, never unpacked,\n"
-           "and of a changed file at most 32 MiB is read into memory (a larger one is compared by digest).",
+           "another compiler, another configuration (Debug against Release: the flags that differ, from the debug\n"
+           "info's DW_AT_producer). Layers of the same digest are never read; the others are streamed, never\n"
+           "unpacked, and of a changed file at most 32 MiB is read into memory (a larger one is compared by digest).\n"
+           "Whatever the images hold, the diff stays under 128 MiB of memory and its report is bounded: a layer of\n"
+           "more entries than 48 MiB holds is compared by digest, an ELF file of more than 4096 sections too; 2000\n"
+           "changed files are listed (the rest counted), 100 lines about each and 2000 in all, each cut saying\n"
+           "what was left out; --path GLOB narrows it to some files. Every name is printed escaped.",
            {{"arec diff mesh/app", "What changed in mesh/app's latest record since the one before."},
             {"arec diff mesh/app~1 mesh/app --stat", "Per layer, the files added, removed and changed in two records."},
             {"arec diff mesh/app --json | jq -r '.hints[].text'",

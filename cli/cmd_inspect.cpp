@@ -51,6 +51,12 @@ class TemporaryDirectory {
   fs::Path m_path;
 };
 
+// "0", "0:0", "0:GID": uid 0, as a runtime reads the config's User.
+bool is_root_user(const std::string& user) {
+  const auto name = user.substr(0, user.find(':'));
+  return name == "0" || name == "root";
+}
+
 void print_text(const ImageDescription& d, const std::optional<SignatureVerdict>& verdict) {
   const auto row = [](std::string_view key, const std::string& value) {
     // Values come from the image's config and the record: printed with their control characters escaped.
@@ -85,6 +91,9 @@ void print_text(const ImageDescription& d, const std::optional<SignatureVerdict>
   if (auto v = json_list(exec["entrypoint"]); !v.empty()) row("entrypoint", v);
   if (auto v = json_list(exec["cmd"]); !v.empty()) row("cmd", v);
   if (auto v = json_list(exec["workingDir"]); !v.empty()) row("workdir", v);
+  // Who the image runs as: a runtime runs an image that names no user as root, so that is said too.
+  const auto user = json_list(exec["user"]);
+  row("user", user.empty() ? "root (the config names no user)" : user + (is_root_user(user) ? " (root)" : ""));
   if (exec["env"].is_array()) {
     for (const auto& e : exec["env"]) row("env", e.is_string() ? e.get<std::string>() : e.dump());
   }

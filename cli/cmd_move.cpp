@@ -1,6 +1,7 @@
 // `arec needs-rebuild` and `arec move`: before the registry moves, and the move itself.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <iostream>
 #include <memory>
@@ -18,6 +19,7 @@ namespace {
 
 struct QueryOptions {
   std::vector<std::string> paths;
+  std::vector<std::string> excludes;  // --exclude GLOB
   std::vector<std::string> refs;
   bool catalog = false;
   bool json = false;
@@ -31,10 +33,13 @@ enum class Unreachable {
 
 struct Rebuilds {
   std::vector<Finding> findings;
-  std::size_t files_read = 0;        // declarations read
-  std::size_t skipped_for_size = 0;  // files left unread, larger than k_max_declaration_size
-  bool read_declarations = false;    // paths were given (or the current directory stood for them)
-  std::string catalog_not_checked;   // why the catalog was not read, when the registry did not answer
+  std::size_t files_read = 0;                    // declarations read
+  std::size_t files_excluded = 0;                // files --exclude left out
+  std::size_t skipped_for_size = 0;              // files left unread, larger than k_max_declaration_size
+  std::vector<ComposedFrom> composed;            // composed outputs recognised, with their templates
+  std::vector<std::filesystem::path> templates;  // files with requests and no output recognised
+  bool read_declarations = false;                // paths were given (or the current directory stood for them)
+  std::string catalog_not_checked;               // why the catalog was not read, when the registry did not answer
 };
 
 // "16 MiB": the size past which a file is not read as a declaration.
@@ -56,9 +61,7 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
     if (!indexes) return fail(indexes.error());
     for (const auto& [repository, image] : *indexes) query.add_image_index(repository, image.descriptor.digest.str());
   }
-  for (const auto& path : o.paths) {
-    if (auto s = query.scan_path(path); !s) return fail(s.error());
-  }
+  if (auto s = query.scan_paths({o.paths.begin(), o.paths.end()}, o.excludes); !s) return fail(s.error());
   for (const auto& file : query.skipped_for_size()) {
     spdlog::warn("{}: not read, larger than the {} a declaration may be", file.string(), declaration_limit());
   }
@@ -87,7 +90,10 @@ Result<Rebuilds> find_rebuilds(const Globals& globals, const NodeSettings& setti
   }
   out.findings = query.findings(external);
   out.files_read = query.files_read();
+  out.files_excluded = query.files_excluded();
   out.skipped_for_size = query.skipped_for_size().size();
+  out.composed = query.composed_outputs();
+  out.templates = query.templates();
   out.read_declarations = !o.paths.empty();
   return out;
 }
@@ -100,6 +106,7 @@ std::string files_read(const Rebuilds& rebuilds) {
   if (rebuilds.skipped_for_size > 0) {
     out += ", skipped " + std::to_string(rebuilds.skipped_for_size) + " larger than " + declaration_limit();
   }
+  if (rebuilds.files_excluded > 0) out += ", excluded " + std::to_string(rebuilds.files_excluded);
   return out + ")";
 }
 
@@ -178,26 +185,27 @@ struct MoveOptions {
   unsigned jobs = 4;
 };
 
-// The templates among the declarations (files with requests): what to compose again after a move.
-std::vector<std::string> templates_in(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
-  for (const auto& path : paths) {
-    std::error_code ec;
-    std::vector<std::filesystem::path> files;
-    if (std::filesystem::is_directory(path, ec)) {
-      for (const auto& entry : std::filesystem::recursive_directory_iterator(path, ec)) {
-        if (entry.is_regular_file()) files.push_back(entry.path());
-      }
-    } else {
-      files.push_back(path);
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-      auto text = fs::read_file(file, k_max_template_size);
-      if (text && !scan_requests(*text).empty()) out.push_back(file.string());
-    }
-  }
+// What to compose again after a move: each composed output from its template, then each template whose
+// output is not known. Commands to run, with the node settings after the move.
+struct ComposeAgain {
+  std::string template_path;
+  std::string output;  // empty: not known
+  std::string command;
+};
+
+std::vector<ComposeAgain> compose_again(const Rebuilds& rebuilds, const std::string& nodes_file) {
+  std::vector<ComposeAgain> out;
+  const std::string arec = "arec --nodes " + nodes_file + " compose ";
+  for (const auto& c : rebuilds.composed)
+    out.push_back({c.template_path, c.output, arec + c.template_path + " -o " + c.output});
+  for (const auto& t : rebuilds.templates) out.push_back({t.string(), "", arec + t.string() + " -o OUTPUT"});
   return out;
+}
+
+void print_compose_again(const std::vector<ComposeAgain>& commands) {
+  if (commands.empty()) return;
+  std::cout << "\nafter the move, compose again what was composed from the node settings:\n";
+  for (const auto& c : commands) std::cout << "  " << printable(c.command) << '\n';
 }
 
 // With a registry_name, each node's runtime maps it to the registry: after the move every node writes
@@ -261,7 +269,9 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (o.json) {
     json["nothing_to_move"] = false;
     json["findings"] = findings_json(findings);
-    json["declarations"] = {{"read", rebuilds->files_read}, {"skipped_for_size", rebuilds->skipped_for_size}};
+    json["declarations"] = {{"read", rebuilds->files_read},
+                            {"skipped_for_size", rebuilds->skipped_for_size},
+                            {"excluded", rebuilds->files_excluded}};
     json["catalog"] = rebuilds->catalog_not_checked.empty()
                           ? nlohmann::ordered_json{{"checked", true}}
                           : nlohmann::ordered_json{{"checked", false}, {"reason", rebuilds->catalog_not_checked}};
@@ -272,6 +282,13 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
                         {"after", read_json<nlohmann::ordered_json>(plan->settings_after).value_or(nullptr)}};
     if (const auto commands = registry_config_commands(*plan, globals.settings.nodes); !commands.empty())
       json["registry_config"] = commands;
+    json["compose"] = nlohmann::ordered_json::array();
+    for (const auto& c : compose_again(*rebuilds, globals.settings.nodes)) {
+      json["compose"].push_back(
+          {{"template", c.template_path},
+           {"output", c.output.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.output)},
+           {"command", c.command}});
+    }
     json["refused"] = refused;
     json["applied"] = false;
   } else {
@@ -281,8 +298,13 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
       std::cout << "\nthese would break when the registry moves (arec needs-rebuild):\n";
       print_findings(findings, files_read(*rebuilds));
     } else if (!findings.empty()) {
-      // Addresses of services that stay where they are: said, never a reason to refuse.
-      std::cout << "\nnothing would break when the registry moves; these stay as they are:\n";
+      // Addresses of services that stay where they are, and what compose writes again: said, never a
+      // reason to refuse.
+      const bool composed =
+          std::ranges::any_of(findings, [](const Finding& f) { return f.kind == FindingKind::composed; });
+      std::cout << (composed ? "\nnothing would break when the registry moves; composed outputs are composed again "
+                               "after it (listed last), the rest stays as it is:\n"
+                             : "\nnothing would break when the registry moves; these stay as they are:\n");
       print_findings(findings, files_read(*rebuilds));
     } else {
       std::cout << "\nnothing would break when the registry moves" << files_read(*rebuilds) << "\n";
@@ -295,6 +317,7 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
     for (const auto& r : plan->records) std::cout << "  " << r.identity() << '\n';
     std::cout << "\nnode settings change:\n" << diff;
     print_registry_config(registry_config_commands(*plan, globals.settings.nodes));
+    print_compose_again(compose_again(*rebuilds, globals.settings.nodes));
   }
   if (refused) {
     if (o.json) print();
@@ -321,7 +344,6 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   auto outcome = copy_to_new_registry(*store, *plan, options);
   if (!outcome) return fail(outcome.error());
   if (auto s = write_moved_settings(globals.settings.nodes, *plan); !s) return fail(s.error());
-  const auto templates = templates_in(o.query.paths);
   if (o.json) {
     json["applied"] = true;
     json["copied"] = {{"pulled", outcome->pulled},
@@ -330,7 +352,6 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
                       {"skipped", outcome->pushed.skipped},
                       {"tags", outcome->tags},
                       {"verified", outcome->verified}};
-    json["templates"] = templates;
     print();
     return 0;
   }
@@ -340,14 +361,20 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
             << counted(outcome->verified, "manifest") << " verified\n";
   std::cout << "node settings " << globals.settings.nodes << " rewritten; the old ones are in "
             << globals.settings.nodes << ".bak\n";
-  std::cout << "\ncompose again what was composed from them:\n";
-  if (templates.empty()) std::cout << "  arec --nodes " << globals.settings.nodes << " compose TEMPLATE -o OUTPUT\n";
-  for (const auto& t : templates)
-    std::cout << "  arec --nodes " << globals.settings.nodes << " compose " << t << " -o OUTPUT\n";
   print_registry_config(registry_config_commands(*plan, globals.settings.nodes));
+  print_compose_again(compose_again(*rebuilds, globals.settings.nodes));
   return 0;
 }
 
+}  // namespace
+
+namespace {
+void add_exclude_option(CLI::App& cmd, std::vector<std::string>& excludes) {
+  cmd.add_option("--exclude", excludes,
+                 "Leave out the declarations this glob matches: the path, or any tail of it from a directory on "
+                 "(*.yaml, generated, deploy/*.yaml); repeatable")
+      ->type_name("GLOB");
+}
 }  // namespace
 
 void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
@@ -358,6 +385,7 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
                   "Declarations: files, or directories searched recursively (default: the current directory)")
       ->type_name("PATH");
   cmd->add_option("--ref", o->refs, "A reference to classify too (repeatable)")->type_name("REF");
+  add_exclude_option(*cmd, o->excludes);
   cmd->add_flag("--catalog", o->catalog, "Also every repository and tag the registry itself lists");
   cmd->add_flag("--json", o->json,
                 "Print a JSON array of {reference, source, kind, action}, with file, line and column for declarations");
@@ -369,6 +397,9 @@ void add_needs_rebuild(CLI::App& app, Globals& globals, Action& action) {
            "of the registry that a request should replace). other-service: the address of a service that does not\n"
            "move with the registry, for information; it breaks nothing. References to other registries are external,\n"
            "listed with -v. One row per occurrence. References in ${VAR:-REF} and ${VAR-REF} defaults count.\n"
+           "composed: what compose wrote into a composed output (FILE beside its template FILE.in, or named by a\n"
+           "compose depfile, *.d, and exactly what compose writes from that template): composing again after the\n"
+           "move writes it anew, so it breaks nothing. --exclude GLOB leaves out the rest of what is generated.\n"
            "Without PATH or --ref, the current directory is read; reading no text file at all is an error (exit 2).",
            {{"arec needs-rebuild deploy/",
              "The references in the declarations under deploy/ that a registry move would break."},
@@ -384,6 +415,7 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
   auto* cmd = app.add_subcommand("move", "Plan (default) or carry out a move of the registry to another node or port");
   cmd->add_option("paths", o->query.paths, "Declarations to check with needs-rebuild before moving")->type_name("PATH");
   cmd->add_option("--to", o->to, "The node that will hold the registry")->required()->type_name("NODE");
+  add_exclude_option(*cmd, o->query.excludes);
   cmd->add_option("--port", o->port, "The port that node gives the registry (default: the one it was given)")
       ->check(number_check(k_port))
       ->type_name("PORT");
@@ -395,13 +427,14 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
       ->check(number_check(k_jobs))
       ->type_name("N");
   cmd->add_flag("--json", o->json,
-                "Print the plan (and with --apply what was copied) as JSON: from, to, findings, catalog, records, "
-                "settings {file, diff, after}, refused, applied");
+                "Print the plan (and with --apply what was copied) as JSON: from, to, findings, declarations, catalog, "
+                "records, settings {file, diff, after}, compose [{template, output, command}], refused, applied");
   describe(
       *cmd,
       "The plan lists what needs-rebuild finds in PATHs and in the registry's catalog (the move is refused\n"
-      "while anything is found, unless --force), the records to copy, and the change of the node settings as\n"
-      "a diff, in the file's order. It needs no registry: one that does not answer leaves the catalog not\n"
+      "while anything breaks, unless --force; a composed output is not refused: it is composed again), the\n"
+      "records to copy, the change of the node settings as a diff, in the file's order, and last the compose\n"
+      "commands to run after the move. It needs no registry: one that does not answer leaves the catalog not\n"
       "checked, which --apply then requires (exit 3). --to the node that holds the registry at that port\n"
       "already: nothing to move, exit 0.\n"
       "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"

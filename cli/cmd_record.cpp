@@ -550,7 +550,8 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("DIR");
   cmd->add_option("--user", o->user,
                   "The user the image runs as (the config's User, written UID:GID): a name of the image's /etc/passwd "
-                  "(without a base arec writes root 0 and nonroot 65532) or a number")
+                  "(without a base arec writes root 0 and nonroot 65532) or a number. Without it, an image of a "
+                  "program without a base runs as nonroot (65532:65532); root or 0 asks for root")
       ->type_name("NAME|UID[:GROUP|GID]");
   cmd->add_option("--package", o->packages,
                   "An installed Debian package to add as a layer of its own: its files (documentation, man pages and "

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "cli/cli.hpp"
 #include "cli/signing.hpp"
@@ -119,8 +120,16 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
                  summary->resumed.blobs == 1 ? "it" : "them", summary->resumed.bytes);
   }
   if (summary->referrers.pushed > 0 || summary->referrers.listed > 0) {
-    spdlog::info("referrers (SBOMs): {} pushed ({} bytes uploaded), {} listed under fallback tags",
-                 summary->referrers.pushed, summary->referrers.bytes, summary->referrers.listed);
+    const auto& r = summary->referrers;
+    std::string kinds;
+    for (const auto& [n, one, many] : {std::tuple{r.sboms, "SBOM", "SBOMs"},
+                                       {r.signatures, "signature", "signatures"},
+                                       {r.provenance, "provenance", "provenance"},
+                                       {r.other, "other", "other"}}) {
+      if (n > 0) kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + (n == 1 ? one : many);
+    }
+    spdlog::info("referrers: {} pushed{} ({} bytes uploaded), {} listed under fallback tags", r.pushed,
+                 kinds.empty() ? "" : ": " + kinds, r.bytes, r.listed);
   }
   if (summary->records.pushed > 0 || summary->records.listed > 0) {
     spdlog::info("records: {} pushed ({} bytes uploaded), {} listed under fallback tags", summary->records.pushed,

@@ -252,6 +252,7 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
 void apply_process_settings(const Settings& settings) {
   fs::set_sync(settings.sync);
   Store::set_lock_timeout(settings.lock_timeout);
+  Store::set_default_config(settings.default_config);
 }
 
 }  // namespace arec::cli

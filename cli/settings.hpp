@@ -104,7 +104,7 @@ struct Settings {
 Result<Settings> read_settings(const Flags& flags, const Environment& env);
 
 // Applies what the libraries take once per process rather than per call (see fs::set_sync and
-// Store::set_lock_timeout).
+// Store::set_lock_timeout, Store::set_default_config).
 void apply_process_settings(const Settings& settings);
 
 }  // namespace arec::cli

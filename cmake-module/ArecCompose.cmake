@@ -61,10 +61,8 @@ Example::
 function(arec_compose output)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "STRICT" "TEMPLATE;NODES;STORE;TARGET" "DEPENDS")
   if(ARG_UNPARSED_ARGUMENTS)
-    list(JOIN ARG_UNPARSED_ARGUMENTS " " unknown)
-    message(FATAL_ERROR "arec_compose(${output}): unknown arguments: ${unknown}\n"
-                        "Expected: TEMPLATE <file> [NODES <file>] [STORE <dir>] [STRICT] [TARGET <name>] "
-                        "[DEPENDS <target-or-file>...]")
+    _arec_fail_unknown_arguments(arec_compose "${output}" "TEMPLATE;NODES;STORE;STRICT;TARGET;DEPENDS"
+                                 ${ARG_UNPARSED_ARGUMENTS})
   endif()
   if(ARG_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "arec_compose(${output}): ${ARG_KEYWORDS_MISSING_VALUES} given without a value")

@@ -171,8 +171,12 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
   evaluates to an empty string is left out, and one that evaluates to a list gives one argument per
   element; a literal comma inside such an item is written ``$<COMMA>``.
 
-  Unknown keywords, a missing target and a target of an unsupported type are errors when the project
-  is configured.
+  Unknown keywords (named with the nearest keyword, ``MODUEL: did you mean MODULE?``), a missing target
+  and a target of an unsupported type are errors when the project is configured. So is a ``FILES`` or
+  ``DIRECTORIES`` source without a generator expression that does not exist once the directory's
+  ``CMakeLists.txt`` has been read to its end, unless the build generates it: the ``OUTPUT`` (or
+  ``BYPRODUCTS``) of an ``add_custom_command()`` anywhere in that file, or a source marked ``GENERATED``;
+  the recording step then runs after it is made.
 
   Example::
 
@@ -186,13 +190,11 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
     # and in Debug builds a second one.
 #]=======================================================================]
 function(arec_record target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg
-    ""
-    "MODULE;NAME;DESTINATION;BASE;COMPRESSION;RUNTIME;SBOM;LAYERS;USER;SIGN_KEY;STORE"
-    "FILES;DIRECTORIES;ENTRYPOINT;ENV;PACKAGES")
+  set(one_value MODULE NAME DESTINATION BASE COMPRESSION RUNTIME SBOM LAYERS USER SIGN_KEY STORE)
+  set(multi_value FILES DIRECTORIES ENTRYPOINT ENV PACKAGES)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "${one_value}" "${multi_value}")
   if(arg_UNPARSED_ARGUMENTS)
-    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
-    message(FATAL_ERROR "arec_record(${target}): unknown argument(s): ${unknown}")
+    _arec_fail_unknown_arguments(arec_record "${target}" "${one_value};${multi_value}" ${arg_UNPARSED_ARGUMENTS})
   endif()
   foreach(keyword IN LISTS arg_KEYWORDS_MISSING_VALUES)
     if(NOT keyword MATCHES "^(FILES|DIRECTORIES|ENTRYPOINT|ENV)$")
@@ -329,6 +331,8 @@ function(arec_record target)
   _arec_record_step(${built} "${arg_MODULE}/${arg_NAME}" "${arg_FILES};${arg_DIRECTORIES}" "${signing}"
                     ${command} record ${args})
   _arec_order_after_base(${built} "${arg_MODULE}/${arg_NAME}" "${arg_BASE}")
+  get_property(stamp TARGET ${built} PROPERTY AREC_RECORD_STAMP)
+  _arec_check_sources_later("${target}" "${stamp}" "${one_value};${multi_value}" "${arg_FILES}" "${arg_DIRECTORIES}")
 endfunction()
 
 # A record whose BASE is another target's record of this project (`M/N`, or `oci:<dir>:M/N` of the
@@ -356,6 +360,8 @@ endfunction()
 # arec_compose(): see ArecCompose.cmake. Like arec_record() it finds the tool and the store through
 # _arec_command().
 include("${CMAKE_CURRENT_LIST_DIR}/ArecCompose.cmake")
+# The checks of their arguments beyond the grammar: see ArecArguments.cmake.
+include("${CMAKE_CURRENT_LIST_DIR}/ArecArguments.cmake")
 
 # --- Private helpers ----------------------------------------------------------------------------------
 
@@ -446,7 +452,8 @@ function(_arec_record_step built what inputs signing)
     endif()
     string(REGEX REPLACE "=.*$" "" source "${item}")
     cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
-    # A source that does not exist yet is left to arec, which names it when it fails the build.
+    # A source that does not exist yet must be one the build generates (_arec_check_sources, at the end
+    # of the directory, adds it then).
     if(EXISTS "${source}")
       list(APPEND depends "${source}")
     endif()

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -56,11 +58,24 @@ Captured capture(const std::string& path, std::string_view bytes, bool complete)
   return out;
 }
 
-// Reads the files of `paths` from one side's layer, each up to what may be looked into.
-Result<std::map<std::string, Captured>> capture_side(const Layout& layout, const Descriptor& layer,
-                                                     const std::set<std::string>& paths) {
-  std::map<std::string, Captured> out;
-  auto s = for_each_layer_file(layout, layer, [&](const LayerFile& f, const NextBlock& next) -> Status {
+// What a capture holds in memory, about: its strings and section names, or its text.
+std::size_t captured_bytes(const Captured& c) {
+  std::size_t out = c.note.size() + c.packages.size() * 64 + (c.text ? c.text->size() : 0);
+  if (!c.elf) return out;
+  for (const auto& section : c.elf->sections) out += section.name.size() + section.digest.size() + 64;
+  for (const auto& [section, strings] : c.elf->strings) {
+    for (const auto& text : strings) out += text.size() + 32;
+  }
+  for (const auto& text : c.elf->comment) out += text.size() + 32;
+  for (const auto& text : c.elf->producers) out += text.size() + 32;
+  return out + c.elf->file.needed.size() * 64 + 1024;
+}
+
+// Reads the files of `paths` from one side's layer, one at a time, each up to what may be looked into,
+// and gives each to `visit` (which keeps what it needs: the bytes are gone once it returns).
+Status capture_side(const Layout& layout, const Descriptor& layer, const std::set<std::string>& paths,
+                    const std::function<Status(const std::string& path, Captured&& captured)>& visit) {
+  return for_each_layer_file(layout, layer, [&](const LayerFile& f, const NextBlock& next) -> Status {
     if (f.type != LayerFile::Type::file || !paths.contains(f.path)) return {};
     const std::int64_t cap = is_status_file(f.path) ? k_max_status_bytes : k_max_elf_bytes;
     std::string bytes;
@@ -81,11 +96,8 @@ Result<std::map<std::string, Captured>> capture_side(const Layout& layout, const
         return {};
       }
     }
-    out[f.path] = capture(f.path, bytes, complete);
-    return {};
+    return visit(f.path, capture(f.path, bytes, complete));
   });
-  if (!s) return fail(s.error());
-  return out;
 }
 
 nlohmann::json optional_text(const std::optional<std::string>& text) {
@@ -128,6 +140,52 @@ std::string first_of(const std::vector<std::string>& items, bool (*keep)(const s
   return "";
 }
 
+// The flags of GCC's DW_AT_producer strings ("GNU C++17 12.2.0 -mtune=generic -g -O2": "-g", "-O2", ...).
+std::set<std::string> producer_flags(const std::vector<std::string>& producers) {
+  std::set<std::string> out;
+  for (const auto& producer : producers) {
+    std::size_t at = 0;
+    while ((at = producer.find(" -", at)) != std::string::npos) {
+      const std::size_t end = std::min(producer.find(' ', at + 1), producer.size());
+      out.insert(producer.substr(at + 1, end - at - 1));
+      at = end;
+    }
+  }
+  return out;
+}
+
+std::string words(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : " ") + item;
+  return out;
+}
+
+// Compiled with other flags (Debug against Release), as the compiler wrote them into the debug info.
+void flags_hint(const std::string& path, const ElfDetails& a, const ElfDetails& b, std::vector<Hint>& hints) {
+  const auto x = producer_flags(a.producers);
+  const auto y = producer_flags(b.producers);
+  if (x == y) return;
+  const auto has_debug_info = [](const ElfDetails& d) {
+    return std::ranges::any_of(d.sections, [](const ElfSection& s) { return s.name == ".debug_info"; });
+  };
+  // Debug info without GCC's producer (another compiler's): the compiler hint says it.
+  if ((a.producers.empty() && has_debug_info(a)) || (b.producers.empty() && has_debug_info(b))) return;
+  std::set<std::string> only_a, only_b;
+  std::ranges::set_difference(x, y, std::inserter(only_a, only_a.end()));
+  std::ranges::set_difference(y, x, std::inserter(only_b, only_b.end()));
+  std::string text;
+  if (a.producers.empty() || b.producers.empty()) {
+    const bool before = !a.producers.empty();
+    text = std::string("compiled with other flags: only the file ") + (before ? "before" : "after") +
+           " has debug info, compiled with " + words(before ? x : y) + " (DW_AT_producer \"" +
+           (before ? a.producers : b.producers).front() + "\"); the other was compiled without -g";
+  } else {
+    text = "compiled with other flags (DW_AT_producer): " + (only_a.empty() ? std::string("none") : words(only_a)) +
+           " before, " + (only_b.empty() ? std::string("none") : words(only_b)) + " after";
+  }
+  add_hint(hints, {"flags", path, text});
+}
+
 ElfChange compare_elf(const std::string& path, const ElfDetails& a, const ElfDetails& b, std::vector<Hint>& hints) {
   ElfChange out;
   auto field = [&out](std::string name, nlohmann::json x, nlohmann::json y) {
@@ -157,7 +215,9 @@ ElfChange compare_elf(const std::string& path, const ElfDetails& a, const ElfDet
     if (!seen.contains(s.name)) out.sections.push_back({s.name, s.size, std::nullopt});
   }
   for (const auto& section : out.sections) {
-    if (!is_string_section(section.name)) continue;
+    // A section only one side has is listed as added or removed: its strings (all of .debug_str of a
+    // build with -g against one without) would say nothing more.
+    if (!is_string_section(section.name) || !section.before || !section.after) continue;
     const auto x = a.strings.find(section.name);
     const auto y = b.strings.find(section.name);
     static const std::vector<std::string> k_none;
@@ -197,6 +257,11 @@ ElfChange compare_elf(const std::string& path, const ElfDetails& a, const ElfDet
                      "the debug info (.debug_*) differs: a build path is the usual cause; compile with "
                      "-ffile-prefix-map=DIR=. for the source and build directories"});
   }
+  flags_hint(path, a, b, hints);
+  if (out.sections.size() > k_max_sections_shown) {
+    out.sections_left_out = out.sections.size() - k_max_sections_shown;
+    out.sections.resize(k_max_sections_shown);
+  }
   if (a.comment != b.comment) {
     add_hint(hints, {"compiler", path,
                      "built by another compiler (.comment: \"" + joined(a.comment, "; ") + "\" before, \"" +
@@ -222,7 +287,8 @@ void compare_text(FileChange& change, const std::string& a, const std::string& b
     change.note = "more than " + std::to_string(k_max_text_lines) + " lines: no text diff";
     return;
   }
-  std::string diff = unified_diff(a, b, "a" + change.path, "b" + change.path);
+  // The labels are a path of the image, escaped: a name holding a newline must not make a line of its own.
+  std::string diff = unified_diff(a, b, "a" + printable(change.path), "b" + printable(change.path));
   std::size_t at = 0;
   for (std::size_t n = 0; n < k_max_diff_lines && at != std::string::npos; ++n) {
     at = diff.find('\n', at);
@@ -230,6 +296,12 @@ void compare_text(FileChange& change, const std::string& a, const std::string& b
   }
   if (at != std::string::npos && at < diff.size()) {
     diff.resize(at);
+    change.text_diff_truncated = true;
+  }
+  if (diff.size() > k_max_diff_bytes) {
+    // At a line's end within the cap, or the cap itself for a line longer than that.
+    const auto end = diff.rfind('\n', k_max_diff_bytes);
+    diff.resize(end == std::string::npos ? k_max_diff_bytes : end + 1);
     change.text_diff_truncated = true;
   }
   // A changed line holding a time is what a build stamping its date into a file leaves.
@@ -280,27 +352,45 @@ Status look_into_files(const DiffSide& before, const DiffSide& after, LayerChang
       continue;
     }
     if (wanted.size() == k_max_files_looked_into) {
-      f.note = "not looked into: more than " + std::to_string(k_max_files_looked_into) + " changed files in the layer";
+      f.note = "not looked into: more than " + std::to_string(k_max_files_looked_into) +
+               " changed files in the layer (--path GLOB looks into those it matches)";
       continue;
     }
     wanted.insert(f.path);
   }
   if (wanted.empty()) return {};
-  auto a = capture_side(*before.layout, *layer.before, wanted);
+  // The side before first, keeping what its files hold within the budget; those past it are not looked
+  // into, and the side after is read only for the others.
+  std::map<std::string, Captured> kept;
+  std::size_t held = 0;
+  std::set<std::string> over_budget;
+  auto a = capture_side(*before.layout, *layer.before, wanted, [&](const std::string& path, Captured&& c) -> Status {
+    const std::size_t size = captured_bytes(c);
+    if (held + size > k_max_captured_bytes) {
+      over_budget.insert(path);
+      return {};
+    }
+    held += size;
+    kept.emplace(path, std::move(c));
+    return {};
+  });
   if (!a) return fail(a.error());
-  auto b = capture_side(*after.layout, *layer.after, wanted);
-  if (!b) return fail(b.error());
-  for (auto& f : layer.files) {
-    auto x = a->find(f.path);
-    auto y = b->find(f.path);
-    if (x == a->end() || y == b->end()) continue;
+  std::map<std::string, FileChange*> by_path;
+  for (auto& f : layer.files) by_path.emplace(f.path, &f);
+  for (const auto& path : over_budget) {
+    by_path[path]->note =
+        "not looked into: what arec diff holds of a layer's changed files is spent "
+        "(--path GLOB looks into those it matches)";
+    wanted.erase(path);
+  }
+  auto b = capture_side(*after.layout, *layer.after, wanted, [&](const std::string& path, Captured&& q) -> Status {
+    const auto x = kept.find(path);
+    if (x == kept.end()) return {};
+    FileChange& f = *by_path.at(path);
     const Captured& p = x->second;
-    const Captured& q = y->second;
     if (is_status_file(f.path)) {
       if (layer.packages.empty()) layer.packages = package_changes(p.packages, q.packages);
-      continue;
-    }
-    if (!p.note.empty() || !q.note.empty()) {
+    } else if (!p.note.empty() || !q.note.empty()) {
       f.note = !p.note.empty() ? p.note : q.note;
     } else if (p.elf && q.elf) {
       f.elf = compare_elf(f.path, *p.elf, *q.elf, hints);
@@ -310,7 +400,10 @@ Status look_into_files(const DiffSide& before, const DiffSide& after, LayerChang
       ++text_diffs;
       compare_text(f, *p.text, *q.text, hints);
     }
-  }
+    kept.erase(x);  // compared: its memory goes back
+    return {};
+  });
+  if (!b) return fail(b.error());
   return {};
 }
 

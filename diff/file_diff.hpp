@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -15,15 +14,10 @@ namespace arec {
 // A field of text as the JSON report shows it: null when empty.
 nlohmann::json text_or_null(const std::string& text);
 
-// A layer's entries by path, each with its content's digest (a hard link's is its target's).
-struct EntryState {
-  LayerFile file;
-  std::string digest;
-};
-using Entries = std::map<std::string, EntryState>;
-
 // Fills in the ELF details and text diffs of `layer`'s changed files and its packages from a dpkg status
-// file, and adds the hints they give; `text_diffs` counts the text diffs made in the whole image.
+// file, and adds the hints they give; `text_diffs` counts the text diffs made in the whole image. The
+// side before is read first, keeping what was found in its changed files (at most k_max_captured_bytes;
+// a file past that is not looked into, and says so); the side after is then compared file by file.
 Status look_into_files(const DiffSide& before, const DiffSide& after, LayerChange& layer, std::vector<Hint>& hints,
                        std::size_t& text_diffs);
 

@@ -1,9 +1,13 @@
 #include "diff/image_diff.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
+#include "diff/entry_table.hpp"
 #include "diff/file_diff.hpp"
 #include "oci/digest.hpp"
 #include "recorder/layering.hpp"
@@ -89,94 +93,96 @@ std::vector<PackageChange> origin_packages(const std::string& before, const std:
   return {{a ? a->name : b->name, a ? a->version : "", b ? b->version : ""}};
 }
 
-Result<Entries> read_entries(const Layout& layout, const Descriptor& layer) {
-  Entries out;
-  auto s = for_each_layer_file(layout, layer, [&out](const LayerFile& f, const NextBlock& next) -> Status {
-    EntryState state{f, {}};
-    if (f.type == LayerFile::Type::file) {
-      Hasher hasher;
-      for (;;) {
-        auto block = next();
-        if (!block) return fail(block.error());
-        if (block->empty()) break;
-        hasher.update(*block);
+// Compares the files of two layers matched by origin (those `wanted` takes), then looks into the changed
+// ones. Each side's entries are held at most k_max_entry_bytes at once, and freed before the files are
+// looked into; the first k_max_files_listed changed files of the whole diff are listed (`listed` counts
+// them), the others counted.
+Status compare_layer(const DiffSide& before, const DiffSide& after, LayerChange& layer, const DiffOptions& options,
+                     const std::function<bool(std::string_view)>& wanted, std::vector<Hint>& hints,
+                     std::size_t& text_diffs, std::size_t& listed) {
+  {
+    auto a = EntryTable::read(*before.layout, *layer.before, k_max_entry_bytes, wanted);
+    if (!a) return fail(a.error());
+    std::optional<Result<std::optional<EntryTable>>> b;
+    if (*a) b.emplace(EntryTable::read(*after.layout, *layer.after, k_max_entry_bytes, wanted));
+    if (b && !*b) return fail(b->error());
+    if (!*a || !**b) {
+      layer.note = "its entries are more than arec diff holds in memory (" + std::to_string(k_max_entry_bytes >> 20) +
+                   " MiB a side): compared by digest; --path GLOB compares the files it matches";
+      return {};
+    }
+    const EntryTable& x = **a;
+    const EntryTable& y = ***b;
+    LayerStat stat;
+    const auto add = [&](FileChange::Kind kind, std::optional<std::size_t> i, std::optional<std::size_t> j,
+                         std::vector<std::string> changes) {
+      if (listed == k_max_files_listed) {
+        ++layer.files_left_out;
+        return;
       }
-      state.digest = hasher.finish().hex();
-    } else if (f.type == LayerFile::Type::hardlink) {
-      if (auto target = out.find(f.link_target); target != out.end()) state.digest = target->second.digest;
+      ++listed;
+      FileChange change;
+      change.kind = kind;
+      change.path = std::string(i ? x.path(*i) : y.path(*j));
+      if (i) change.before = x.file(*i), change.before_digest = x.digest_hex(*i);
+      if (j) change.after = y.file(*j), change.after_digest = y.digest_hex(*j);
+      change.changes = std::move(changes);
+      layer.files.push_back(std::move(change));
+    };
+    // Both sorted by path: one walk.
+    std::size_t i = 0, j = 0;
+    while (i < x.size() || j < y.size()) {
+      const int order = i == x.size() ? 1 : j == y.size() ? -1 : x.path(i).compare(y.path(j));
+      if (order < 0) {
+        ++stat.removed;
+        stat.bytes += x.file_size(i);
+        add(FileChange::Kind::removed, i++, std::nullopt, {});
+      } else if (order > 0) {
+        ++stat.added;
+        stat.bytes += y.file_size(j);
+        add(FileChange::Kind::added, std::nullopt, j++, {});
+      } else {
+        auto changes = x.changes(i, y, j);
+        if (changes.empty()) {
+          ++stat.same;
+        } else {
+          ++stat.changed;
+          stat.bytes += y.file_size(j);
+          add(FileChange::Kind::changed, i, j, std::move(changes));
+        }
+        ++i, ++j;
+      }
     }
-    out[f.path] = std::move(state);
-    return {};
-  });
-  if (!s) return fail(s.error());
-  return out;
-}
-
-std::string owner_text(const LayerFile& f) {
-  return std::to_string(f.uid) + ":" + std::to_string(f.gid) +
-         (f.uname.empty() && f.gname.empty() ? "" : " (" + f.uname + ":" + f.gname + ")");
-}
-
-// What differs between two entries of one path, in the order a reader weighs it.
-std::vector<std::string> entry_changes(const EntryState& a, const EntryState& b) {
-  std::vector<std::string> out;
-  if (a.file.type != b.file.type) out.push_back("type");
-  if (a.digest != b.digest) out.push_back("content");
-  if (a.file.size != b.file.size) out.push_back("size");
-  if (a.file.mode != b.file.mode) out.push_back("mode");
-  if (owner_text(a.file) != owner_text(b.file)) out.push_back("owner");
-  if (a.file.link_target != b.file.link_target) out.push_back("link");
-  if (a.file.major != b.file.major || a.file.minor != b.file.minor) out.push_back("device");
-  if (a.file.mtime != b.file.mtime) out.push_back("mtime");
-  return out;
-}
-
-// Compares the files of two layers matched by origin, then looks into the changed ones.
-Status compare_layer(const DiffSide& before, const DiffSide& after, LayerChange& layer, FileDetail detail,
-                     std::vector<Hint>& hints, std::size_t& text_diffs) {
-  auto a = read_entries(*before.layout, *layer.before);
-  if (!a) return fail(a.error());
-  auto b = read_entries(*after.layout, *layer.after);
-  if (!b) return fail(b.error());
-  LayerStat stat;
-  const auto add = [&layer](FileChange::Kind kind, const std::string& path, const EntryState* x, const EntryState* y) {
-    FileChange change;
-    change.kind = kind;
-    change.path = path;
-    if (x) change.before = x->file, change.before_digest = x->digest;
-    if (y) change.after = y->file, change.after_digest = y->digest;
-    layer.files.push_back(std::move(change));
-  };
-  for (const auto& [path, x] : *a) {
-    auto y = b->find(path);
-    if (y == b->end()) {
-      add(FileChange::Kind::removed, path, &x, nullptr);
-      ++stat.removed;
-      stat.bytes += x.file.size;
-      continue;
-    }
-    auto changes = entry_changes(x, y->second);
-    if (changes.empty()) {
-      ++stat.same;
-      continue;
-    }
-    add(FileChange::Kind::changed, path, &x, &y->second);
-    layer.files.back().changes = std::move(changes);
-    ++stat.changed;
-    stat.bytes += y->second.file.size;
+    layer.stat = stat;
   }
-  for (const auto& [path, y] : *b) {
-    if (a->contains(path)) continue;
-    add(FileChange::Kind::added, path, nullptr, &y);
-    ++stat.added;
-    stat.bytes += y.file.size;
-  }
-  std::sort(layer.files.begin(), layer.files.end(),
-            [](const FileChange& x, const FileChange& y) { return x.path < y.path; });
-  layer.stat = stat;
   header_hints(layer, hints);
-  if (detail == FileDetail::files_only) return {};
+  if (options.detail == FileDetail::files_only) return {};
   return look_into_files(before, after, layer, hints, text_diffs);
+}
+
+// CMake's own flags of its configurations for GCC, where a project sets none of its own.
+std::string cmake_default_flags(const std::string& config) {
+  if (config == "Debug") return "-g";
+  if (config == "Release") return "-O3 -DNDEBUG";
+  if (config == "RelWithDebInfo") return "-O2 -g -DNDEBUG";
+  if (config == "MinSizeRel") return "-Os -DNDEBUG";
+  return "";
+}
+
+// Two records of other configurations (Debug against Release): their compiler flags differ.
+void configuration_hint(const DiffSide& before, const DiffSide& after, std::vector<Hint>& hints) {
+  if (!before.record || !after.record || before.record->config == after.record->config) return;
+  const std::string& a = before.record->config;
+  const std::string& b = after.record->config;
+  const auto named = [](const std::string& config) {
+    const std::string flags = cmake_default_flags(config);
+    return (config.empty() ? std::string("(none)") : config) +
+           (flags.empty() ? "" : " (CMake's default: " + flags + ")");
+  };
+  hints.push_back({"configuration", "",
+                   "built in another configuration: " + named(a) + " before, " + named(b) +
+                       " after; their compiler flags differ (see the flags hints of the files, from DW_AT_producer), "
+                       "so everything compiled differs: compare like with like with --config NAME"});
 }
 
 }  // namespace
@@ -187,7 +193,7 @@ bool ImageDiff::differs() const {
                      [](const LayerChange& l) { return l.kind != LayerChange::Kind::same; });
 }
 
-Result<ImageDiff> diff_images(const DiffSide& before, const DiffSide& after, FileDetail detail) {
+Result<ImageDiff> diff_images(const DiffSide& before, const DiffSide& after, const DiffOptions& options) {
   ImageDiff out{before, after, {}, {}, {}, {}};
   auto ma = before.layout->read_manifest(before.manifest);
   if (!ma) return fail(std::move(ma.error()).context(before.name));
@@ -207,6 +213,17 @@ Result<ImageDiff> diff_images(const DiffSide& before, const DiffSide& after, Fil
     }
   }
 
+  configuration_hint(before, after, out.hints);
+
+  std::function<bool(std::string_view)> wanted;
+  if (!options.paths.empty()) {
+    wanted = [&options](std::string_view path) {
+      const std::string text(path);
+      return std::ranges::any_of(
+          options.paths, [&](const std::string& glob) { return ::fnmatch(glob.c_str(), text.c_str(), 0) == 0; });
+    };
+  }
+  std::size_t listed = 0;
   const auto keys_a = layer_keys(ma->layers);
   const auto keys_b = layer_keys(mb->layers);
   std::map<std::string, std::size_t> index_a;
@@ -235,7 +252,8 @@ Result<ImageDiff> diff_images(const DiffSide& before, const DiffSide& after, Fil
     }
     layer.kind = LayerChange::Kind::changed;
     layer.packages = origin_packages(layer.before_origin, layer.after_origin);
-    if (auto s = compare_layer(before, after, layer, detail, out.hints, text_diffs); !s) return fail(s.error());
+    if (auto s = compare_layer(before, after, layer, options, wanted, out.hints, text_diffs, listed); !s)
+      return fail(s.error());
     out.layers.push_back(std::move(layer));
   }
   for (std::size_t i = 0; i < keys_a.size(); ++i) {

@@ -36,6 +36,21 @@ inline constexpr std::int64_t k_max_status_bytes = std::int64_t{16} << 20;
 // At most this many text diffs per image, and strings shown per section and side.
 inline constexpr std::size_t k_max_text_diffs = 50;
 inline constexpr std::size_t k_max_strings_shown = 20;
+// What bounds the diff's memory and its report, whatever the images hold (arec diff stays under 128 MiB):
+// the entries of one side of a changed layer held at once (a layer of more is compared by digest; a
+// --path filter narrows it), the changed files listed in the whole report (the others are counted), the
+// changed sections of an ELF file listed, the details kept of one side's changed files while the other
+// side is read, and the bytes of a text diff.
+inline constexpr std::size_t k_max_entry_bytes = std::size_t{48} << 20;
+inline constexpr std::size_t k_max_files_listed = 2000;
+inline constexpr std::size_t k_max_sections_shown = 64;
+inline constexpr std::size_t k_max_captured_bytes = std::size_t{24} << 20;
+inline constexpr std::size_t k_max_diff_bytes = std::size_t{16} << 10;
+// The text report: at most this many lines about one file, and in all (the hints, last, always come,
+// at most k_max_hints_shown of them), each cut short with a line saying what was left out and how to see it.
+inline constexpr std::size_t k_max_report_lines_per_file = 100;
+inline constexpr std::size_t k_max_report_lines = 2000;
+inline constexpr std::size_t k_max_hints_shown = 20;
 
 // A value of one side, absent (null) or present, as JSON: strings, lists and objects alike.
 struct FieldChange {
@@ -56,8 +71,9 @@ struct StringsChange {
 };
 
 struct ElfChange {
-  std::vector<FieldChange> fields;  // build-id, comment, soname, interpreter, needed, rpath, runpath
-  std::vector<SectionChange> sections;
+  std::vector<FieldChange> fields;      // build-id, comment, soname, interpreter, needed, rpath, runpath
+  std::vector<SectionChange> sections;  // at most k_max_sections_shown
+  std::size_t sections_left_out = 0;    // the changed sections past those
   std::vector<StringsChange> strings;
   std::string note;  // when it could not be looked into (too large, not ELF on one side)
 };
@@ -93,7 +109,9 @@ struct LayerChange {
   std::string before_origin, after_origin;  // dev.arec.layer.origin, empty for a layer without one
   std::vector<PackageChange> packages;      // from the origin, or from the layer's dpkg status
   std::optional<LayerStat> stat;            // changed layers, whose files were compared
-  std::vector<FileChange> files;
+  std::vector<FileChange> files;            // the first of the changed files (k_max_files_listed in all)
+  std::size_t files_left_out = 0;           // changed files counted in `stat` and not listed
+  std::string note;                         // why its files were not compared, when they were not
 };
 
 struct Hint {
@@ -115,8 +133,15 @@ struct ImageDiff {
 // How deep a changed file is looked into: its header and digest only, or its ELF details and text too.
 enum class FileDetail { files_only, full };
 
+struct DiffOptions {
+  FileDetail detail = FileDetail::full;
+  // Globs of image paths (fnmatch, '*' matching '/' too): of a changed layer, only the files one of them
+  // matches are compared, counted and listed. Empty: every file.
+  std::vector<std::string> paths;
+};
+
 // Compares `before` with `after`. Errors name the blob or file that could not be read.
-Result<ImageDiff> diff_images(const DiffSide& before, const DiffSide& after, FileDetail detail);
+Result<ImageDiff> diff_images(const DiffSide& before, const DiffSide& after, const DiffOptions& options);
 
 // The report as JSON (schema version 1, docs/diff.md), and as text: in full, or as the counts and bytes
 // of each layer (ReportStyle::stat).

@@ -63,7 +63,11 @@ nlohmann::json elf_json(const ElfChange& e) {
     sections.push_back({{"name", s.name}, {"before", optional_size(s.before)}, {"after", optional_size(s.after)}});
   nlohmann::json strings = nlohmann::json::array();
   for (const auto& s : e.strings) strings.push_back({{"section", s.section}, {"before", s.before}, {"after", s.after}});
-  return {{"fields", fields_json(e.fields)}, {"sections", sections}, {"strings", strings}, {"note", e.note}};
+  return {{"fields", fields_json(e.fields)},
+          {"sections", sections},
+          {"sectionsLeftOut", e.sections_left_out},
+          {"strings", strings},
+          {"note", e.note}};
 }
 
 nlohmann::json file_json(const FileChange& f) {
@@ -119,7 +123,7 @@ void print_field(std::ostream& out, const FieldChange& c, std::string_view inden
   if ((c.before.is_array() || c.before.is_null()) && (c.after.is_array() || c.after.is_null()) &&
       (c.before.is_array() || c.after.is_array()) && c.field != "Entrypoint" && c.field != "Cmd" &&
       c.field != "needed") {
-    out << indent << c.field << ":\n";
+    out << indent << printable(c.field) << ":\n";
     const auto has = [](const nlohmann::json& list, const nlohmann::json& item) {
       return list.is_array() && std::find(list.begin(), list.end(), item) != list.end();
     };
@@ -131,7 +135,7 @@ void print_field(std::ostream& out, const FieldChange& c, std::string_view inden
         if (!has(c.before, item)) out << indent << "  + " << value_text(item) << '\n';
     return;
   }
-  out << indent << c.field << ": " << value_text(c.before) << " -> " << value_text(c.after) << '\n';
+  out << indent << printable(c.field) << ": " << value_text(c.before) << " -> " << value_text(c.after) << '\n';
 }
 
 void print_file(std::ostream& out, const FileChange& f) {
@@ -164,13 +168,14 @@ void print_file(std::ostream& out, const FileChange& f) {
     for (const auto& c : f.elf->fields) print_field(out, c, "        ");
     std::string sections;
     for (const auto& s : f.elf->sections) {
-      sections += (sections.empty() ? "" : ", ") + s.name;
+      sections += (sections.empty() ? "" : ", ") + printable(s.name);
       if (!s.before) sections += " (added)";
       if (!s.after) sections += " (removed)";
     }
+    if (f.elf->sections_left_out > 0) sections += " and " + std::to_string(f.elf->sections_left_out) + " more";
     if (!sections.empty()) out << "        sections whose bytes differ: " << sections << '\n';
     for (const auto& s : f.elf->strings) {
-      out << "        strings of " << s.section << ":\n";
+      out << "        strings of " << printable(s.section) << ":\n";
       for (const auto& t : s.before) out << "          - \"" << printable(t) << "\"\n";
       for (const auto& t : s.after) out << "          + \"" << printable(t) << "\"\n";
     }
@@ -178,9 +183,49 @@ void print_file(std::ostream& out, const FileChange& f) {
   if (!f.text_diff.empty()) {
     std::istringstream lines(f.text_diff);
     for (std::string line; std::getline(lines, line);) out << "        " << printable(line) << '\n';
-    if (f.text_diff_truncated) out << "        (diff cut at " << k_max_diff_lines << " lines)\n";
+    if (f.text_diff_truncated)
+      out << "        (diff cut at " << k_max_diff_lines << " lines or " << (k_max_diff_bytes >> 10) << " KiB)\n";
   }
 }
+
+// The text report, its lines counted: past `per_file` lines of one file, and past `in_all` lines, what
+// follows is left out and said to be, with how to see it.
+class CappedReport {
+ public:
+  CappedReport(std::size_t per_file, std::size_t in_all) : m_per_file(per_file), m_in_all(in_all) {}
+  void line(const std::string& text) {
+    if (m_lines < m_in_all) {
+      m_out << text << '\n';
+    } else {
+      ++m_left_out;
+    }
+    ++m_lines;
+  }
+  // Each line of `text`, the first `per_file` of them.
+  void file(const std::string& text) {
+    std::istringstream lines(text);
+    std::size_t n = 0;
+    for (std::string l; std::getline(lines, l); ++n) {
+      if (n < m_per_file) line(l);
+    }
+    if (n > m_per_file) {
+      line("        ... " + std::to_string(n - m_per_file) + " more lines about this file (arec diff --json has them)");
+    }
+  }
+  std::string finish(const std::string& tail) {
+    if (m_left_out > 0) {
+      m_out << "... " << m_left_out
+            << " more lines left out: --stat gives each layer's counts, --files-only the files alone, --path GLOB "
+               "those it matches, --json all of it\n";
+    }
+    return m_out.str() + tail;
+  }
+
+ private:
+  std::ostringstream m_out;
+  std::size_t m_per_file, m_in_all;
+  std::size_t m_lines = 0, m_left_out = 0;
+};
 
 }  // namespace
 
@@ -208,7 +253,9 @@ nlohmann::json to_json(const ImageDiff& diff) {
                       {"originAfter", origin_or_null(l.after_origin)},
                       {"packages", packages},
                       {"stat", stat},
-                      {"files", files}});
+                      {"files", files},
+                      {"filesLeftOut", l.files_left_out},
+                      {"note", l.note}});
   }
   nlohmann::json hints = nlohmann::json::array();
   for (const auto& h : diff.hints)
@@ -224,41 +271,67 @@ nlohmann::json to_json(const ImageDiff& diff) {
 }
 
 std::string text_report(const ImageDiff& diff, ReportStyle style) {
-  std::ostringstream out;
-  out << "--- " << printable(diff.before.name) << '\n' << "+++ " << printable(diff.after.name) << '\n';
+  CappedReport out(k_max_report_lines_per_file, k_max_report_lines);
+  out.line("--- " + printable(diff.before.name));
+  out.line("+++ " + printable(diff.after.name));
   if (!diff.differs()) {
-    out << "same: " << diff.after.manifest.digest.str() << '\n';
-    return out.str();
+    out.line("same: " + diff.after.manifest.digest.str());
+    return out.finish("");
   }
+  const auto field_lines = [](const FieldChange& c, std::string_view indent) {
+    std::ostringstream text;
+    print_field(text, c, indent);
+    return text.str();
+  };
   if (style == ReportStyle::full) {
-    if (!diff.record.empty()) out << "record:\n";
-    for (const auto& c : diff.record) print_field(out, c, "  ");
-    if (!diff.config.empty()) out << "config:\n";
-    for (const auto& c : diff.config) print_field(out, c, "  ");
+    if (!diff.record.empty()) out.line("record:");
+    for (const auto& c : diff.record) out.file(field_lines(c, "  "));
+    if (!diff.config.empty()) out.line("config:");
+    for (const auto& c : diff.config) out.file(field_lines(c, "  "));
   }
-  out << "layers:\n";
+  out.line("layers:");
   for (const auto& l : diff.layers) {
     const auto size = (l.after ? l.after : l.before)->size;
-    out << "  " << std::left << std::setw(8) << kind_name(l.kind) << ' ' << printable(origin_text(l));
-    if (l.kind != LayerChange::Kind::same || style == ReportStyle::stat) out << " (" << size_text(size) << ")";
-    out << '\n';
+    std::ostringstream head;
+    head << "  " << std::left << std::setw(8) << kind_name(l.kind) << ' ' << printable(origin_text(l));
+    if (l.kind != LayerChange::Kind::same || style == ReportStyle::stat) head << " (" << size_text(size) << ")";
+    out.line(head.str());
     for (const auto& p : l.packages) {
-      out << "    package " << p.name << ": " << (p.before.empty() ? "(none)" : p.before) << " -> "
-          << (p.after.empty() ? "(none)" : p.after) << '\n';
+      out.line("    package " + printable(p.name) + ": " + (p.before.empty() ? "(none)" : printable(p.before)) +
+               " -> " + (p.after.empty() ? "(none)" : printable(p.after)));
     }
+    if (!l.note.empty()) out.line("    " + printable(l.note));
     if (l.stat && style == ReportStyle::stat) {
-      out << "    " << l.stat->added << " added, " << l.stat->removed << " removed, " << l.stat->changed << " changed, "
-          << l.stat->same << " same; " << size_text(l.stat->bytes) << " in the files that differ\n";
+      out.line("    " + std::to_string(l.stat->added) + " added, " + std::to_string(l.stat->removed) + " removed, " +
+               std::to_string(l.stat->changed) + " changed, " + std::to_string(l.stat->same) + " same; " +
+               size_text(l.stat->bytes) + " in the files that differ");
     }
-    if (style == ReportStyle::full)
-      for (const auto& f : l.files) print_file(out, f);
+    if (style != ReportStyle::full) continue;
+    for (const auto& f : l.files) {
+      std::ostringstream text;
+      print_file(text, f);
+      out.file(text.str());
+    }
+    if (l.files_left_out > 0) {
+      out.line("    ... and " + std::to_string(l.files_left_out) + " more changed files, counted but not listed (" +
+               std::to_string(k_max_files_listed) +
+               " are listed in all): --stat counts them, --path GLOB lists "
+               "those it matches");
+    }
   }
-  if (!diff.hints.empty()) out << "hints:\n";
+  // The hints last, always: the causes are what the report is for.
+  std::ostringstream hints;
+  if (!diff.hints.empty()) hints << "hints:\n";
+  std::size_t shown = 0;
   for (const auto& h : diff.hints) {
-    out << "  " << h.cause << (h.path.empty() ? "" : " (" + printable(h.path) + ")") << ": " << printable(h.text)
-        << '\n';
+    if (++shown > k_max_hints_shown) break;
+    hints << "  " << h.cause << (h.path.empty() ? "" : " (" + printable(h.path) + ")") << ": " << printable(h.text)
+          << '\n';
   }
-  return out.str();
+  if (diff.hints.size() > k_max_hints_shown) {
+    hints << "  ... and " << diff.hints.size() - k_max_hints_shown << " more hints (arec diff --json has them all)\n";
+  }
+  return out.finish(hints.str());
 }
 
 }  // namespace arec

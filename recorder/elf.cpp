@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -214,20 +215,59 @@ Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
   return std::optional<ElfFile>(std::move(out));
 }
 
-// The printable runs of at least four characters of `bytes`, as strings(1) finds them, into `out`;
+// The printable runs of at least four characters of `bytes`, as strings(1) finds them (each cut at
+// k_max_string_bytes), into `out`, and GCC's DW_AT_producer strings among them into `producers`;
 // false when there were more than k_max_section_strings.
-bool add_strings(std::span<const unsigned char> bytes, std::set<std::string>& out) {
+bool add_strings(std::span<const unsigned char> bytes, std::set<std::string>& out,
+                 std::vector<std::string>& producers) {
   std::size_t start = 0;
+  bool complete = true;
   for (std::size_t i = 0; i <= bytes.size(); ++i) {
     const bool printable = i < bytes.size() && (std::isprint(bytes[i]) != 0 || bytes[i] == '\t');
     if (printable) continue;
     if (i - start >= 4) {
-      out.emplace(reinterpret_cast<const char*>(bytes.data()) + start, i - start);
-      if (out.size() > k_max_section_strings) return false;
+      const std::string_view run(reinterpret_cast<const char*>(bytes.data()) + start, i - start);
+      if (run.starts_with("GNU ") && run.find(" -") != std::string_view::npos && producers.size() < k_max_producers &&
+          std::ranges::find(producers, run.substr(0, k_max_string_bytes)) == producers.end()) {
+        producers.emplace_back(run.substr(0, k_max_string_bytes));
+      }
+      if (complete) {
+        std::string cut(run.substr(0, k_max_string_bytes));
+        if (out.size() < k_max_section_strings) {
+          out.insert(std::move(cut));
+        } else if (!out.contains(cut)) {
+          complete = false;
+        }
+      }
     }
     start = i + 1;
   }
-  return true;
+  return complete;
+}
+
+// The number of section headers the ELF header of `bytes` announces, read before libelf is given the
+// file: e_shnum, or for a file of more than 0xff00 (e_shnum 0 with headers) more than arec reads.
+std::size_t announced_sections(std::span<const std::byte> bytes) {
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
+  const bool is64 = bytes.size() > EI_CLASS && b[EI_CLASS] == ELFCLASS64;
+  const bool big = bytes.size() > EI_DATA && b[EI_DATA] == ELFDATA2MSB;
+  const std::size_t shoff_at = is64 ? 0x28 : 0x20, shnum_at = is64 ? 0x3c : 0x30;
+  const std::size_t shoff_size = is64 ? 8 : 4;
+  if (bytes.size() < shnum_at + 2) return 0;
+  const std::size_t shnum =
+      big ? (std::size_t{b[shnum_at]} << 8 | b[shnum_at + 1]) : (std::size_t{b[shnum_at + 1]} << 8 | b[shnum_at]);
+  std::uint64_t shoff = 0;
+  for (std::size_t i = 0; i < shoff_size; ++i)
+    shoff |= std::uint64_t{b[shoff_at + (big ? shoff_size - 1 - i : i)]} << (8 * i);
+  if (shnum != 0 || shoff == 0) return shnum;
+  // Extended numbering: the count is the first section header's sh_size.
+  const std::size_t size_at = is64 ? 32 : 20, size_size = is64 ? 8 : 4;
+  if (shoff > bytes.size() || bytes.size() - shoff < size_at + size_size)
+    return std::numeric_limits<std::size_t>::max();
+  std::uint64_t count = 0;
+  for (std::size_t i = 0; i < size_size; ++i)
+    count |= std::uint64_t{b[shoff + size_at + (big ? size_size - 1 - i : i)]} << (8 * i);
+  return static_cast<std::size_t>(count);
 }
 
 // The build-id of the notes `bytes` (a SHT_NOTE section), in hex; empty when none is there.
@@ -261,6 +301,13 @@ bool is_string_section(std::string_view name) {
 Result<std::optional<ElfDetails>> read_elf_details(std::span<const std::byte> bytes, std::string_view what) {
   init_libelf();
   if (bytes.size() < SELFMAG || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) return std::optional<ElfDetails>();
+  if (const auto sections = announced_sections(bytes); sections > k_max_elf_sections) {
+    return fail_input(std::string(what) + ": " +
+                      (sections == std::numeric_limits<std::size_t>::max() ? std::string("more than 65279")
+                                                                           : std::to_string(sections)) +
+                      " section headers, more than the " + std::to_string(k_max_elf_sections) +
+                      " arec reads of a file: compared by digest");
+  }
   // libelf takes a mutable pointer but only reads in ELF_C_READ mode.
   ElfHandle elf(elf_memory(const_cast<char*>(reinterpret_cast<const char*>(bytes.data())), bytes.size()));
   auto file = read_handle(elf.get(), what);
@@ -293,7 +340,9 @@ Result<std::optional<ElfDetails>> read_elf_details(std::span<const std::byte> by
       }
       if (is_string_section(section.name)) {
         std::set<std::string> found;
-        if (!add_strings(raw, found)) out.truncated_strings.push_back(section.name);
+        std::vector<std::string> producers;
+        if (!add_strings(raw, found, producers)) out.truncated_strings.push_back(section.name);
+        if (section.name == ".debug_str") out.producers = std::move(producers);
         auto& strings = out.strings[section.name];
         strings.assign(found.begin(), found.end());
         if (section.name == ".comment") out.comment = strings;

@@ -64,15 +64,25 @@ struct ElfDetails {
   std::vector<std::string> comment;  // .comment's strings ("GCC: (Debian 12.2.0-14) 12.2.0")
   std::vector<ElfSection> sections;  // in the order of the section headers
   // Per section of k_string_sections: its printable strings (of 4 or more characters, as strings(1)
-  // finds them), each once, sorted; at most k_max_section_strings of them.
+  // finds them, each cut at k_max_string_bytes), each once, sorted; at most k_max_section_strings.
   std::map<std::string, std::vector<std::string>> strings;
   std::vector<std::string> truncated_strings;  // sections whose strings were more than that
+  // GCC's DW_AT_producer strings of .debug_str ("GNU C++17 12.2.0 -mtune=generic -g -O2"), each once:
+  // the compiler and the flags it was given (at most k_max_producers).
+  std::vector<std::string> producers;
 };
 inline constexpr std::size_t k_max_section_strings = 4096;
+inline constexpr std::size_t k_max_string_bytes = 512;
+inline constexpr std::size_t k_max_producers = 16;
+// The most section headers read_elf_details reads: libelf keeps a descriptor for each, so a file of
+// more (a few bytes a header on disk) would take memory without bound. Linked programs and libraries
+// have a few dozen.
+inline constexpr std::size_t k_max_elf_sections = 4096;
 bool is_string_section(std::string_view name);
 
 // Reads the details of the ELF file `bytes`; nothing when it is not one, an error naming `what` when it
-// starts like one but cannot be read. Every offset is checked against the bytes given.
+// starts like one but cannot be read, or has more than k_max_elf_sections section headers. Every
+// offset is checked against the bytes given.
 Result<std::optional<ElfDetails>> read_elf_details(std::span<const std::byte> bytes, std::string_view what);
 
 // Reads `path`; nothing when it is not an ELF file (a script, a data file). A file that starts like ELF

@@ -101,7 +101,7 @@ struct Additions {
   std::vector<LayerEntry> recorded;    // the inputs and the service files, which go with them
   std::vector<PackageFiles> packages;  // --package, then ca-certificates: a layer each
   std::vector<std::string> notes;
-  std::string user;  // the config's User; empty: the base's, or root
+  std::string user;  // the config's User; empty: the base's, or none (an image of data alone)
 };
 
 // The packages of --package, for an image of `platform` (their files are resolved before the closure,
@@ -175,7 +175,9 @@ Result<Additions> additions_of(const RecordRequest& request, std::vector<Package
   auto program = holds_program(request.entries);
   if (!program) return fail(program.error());
   // An image of data alone (a tree, a document) stays exactly what was named.
-  if (!base && request.runtime == Runtime::automatic && (*program || request.user || !request.packages.empty())) {
+  const bool service_image =
+      !base && request.runtime == Runtime::automatic && (*program || request.user || !request.packages.empty());
+  if (service_image) {
     // What a program run as a service expects of its root, as distroless images have it; what the inputs
     // name instead is theirs.
     std::vector<LayerEntry> service;
@@ -229,6 +231,12 @@ Result<Additions> additions_of(const RecordRequest& request, std::vector<Package
     auto user = resolve_user(*request.user, *passwd, *group, where);
     if (!user) return fail(user.error());
     out.user = std::move(*user);
+    if (out.user.substr(0, out.user.find(':')) == "0") {
+      out.notes.push_back("the image runs as root, as --user " + request.user->user + " asks");
+    }
+  } else if (service_image) {
+    // Not root unless asked (--user root): distroless's nonroot, as ko's default base runs.
+    out.user = k_nonroot_user;
   }
   return out;
 }

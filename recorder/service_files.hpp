@@ -18,6 +18,8 @@ namespace arec {
 
 // distroless's unprivileged user and group.
 inline constexpr std::uint32_t k_nonroot_id = 65532;
+// The config's User of an image arec gives its users (no base) and no --user: nonroot, never root.
+inline constexpr std::string_view k_nonroot_user = "65532:65532";
 
 // /etc/passwd and /etc/group of an image without a base: root (0) and nonroot (65532), as distroless has them.
 std::string default_passwd();

@@ -8,6 +8,8 @@
 #include <set>
 #include <utility>
 
+#include "oci/signature.hpp"
+#include "recorder/sbom.hpp"
 #include "registry-client/transfer_internal.hpp"
 #include "store/uploads.hpp"
 
@@ -564,6 +566,17 @@ std::optional<std::string> MountSources::candidate(const Digest& digest, std::st
   return std::move(found.front());
 }
 
+ReferrerKind referrer_kind(const Descriptor& referrer) {
+  const std::string& type = referrer.artifact_type;
+  if (type == media_type::k_arec_record) return ReferrerKind::record;
+  if (type == media_type::k_spdx_json || type == "application/vnd.cyclonedx+json") return ReferrerKind::sbom;
+  if (type != media_type::k_sigstore_bundle) return ReferrerKind::other;
+  const std::string predicate = referrer.annotation("dev.sigstore.bundle.predicateType");
+  if (predicate == predicate_type::k_sign) return ReferrerKind::signature;
+  if (predicate == predicate_type::k_slsa_provenance) return ReferrerKind::provenance;
+  return ReferrerKind::other;
+}
+
 nlohmann::json to_json(const PushSummary& summary) {
   nlohmann::json images = nlohmann::json::array();
   for (const auto& image : summary.images) {
@@ -585,6 +598,10 @@ nlohmann::json to_json(const PushSummary& summary) {
           {"resumed", {{"blobs", summary.resumed.blobs}, {"bytes", summary.resumed.bytes}}},
           {"referrers",
            {{"pushed", summary.referrers.pushed},
+            {"sboms", summary.referrers.sboms},
+            {"signatures", summary.referrers.signatures},
+            {"provenance", summary.referrers.provenance},
+            {"other", summary.referrers.other},
             {"blobs", summary.referrers.uploaded},
             {"bytes", summary.referrers.bytes},
             {"listed", summary.referrers.listed}}},
@@ -744,8 +761,17 @@ Result<PushSummary> push_records(Store& store, const std::vector<Record>& record
       carrier.manifest = Descriptor{referrer.media_type, referrer.digest, referrer.size, {}, {}, {}, {}};
       auto plan = plan_record(run, store, carrier);
       if (!plan) return fail(plan.error());
-      const bool is_record = referrer.artifact_type == media_type::k_arec_record;
-      if (!plan->present) ++(is_record ? summary.records.pushed : summary.referrers.pushed);
+      const ReferrerKind kind = referrer_kind(referrer);
+      const bool is_record = kind == ReferrerKind::record;
+      if (!plan->present) {
+        ++(is_record ? summary.records.pushed : summary.referrers.pushed);
+        auto& r = summary.referrers;
+        if (!is_record)
+          ++(kind == ReferrerKind::sbom         ? r.sboms
+             : kind == ReferrerKind::signature  ? r.signatures
+             : kind == ReferrerKind::provenance ? r.provenance
+                                                : r.other);
+      }
       (is_record ? record_plans : referrer_plans).push_back(std::move(*plan));
     }
   }

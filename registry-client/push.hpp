@@ -45,12 +45,14 @@ struct PushSummary {
     int blobs = 0;
     std::int64_t bytes = 0;
   } resumed;
-  // The records' referrers (SBOMs), counted apart from the images above.
+  // The records' referrers (SBOMs, signatures, provenance), counted apart from the images above.
   struct Referrers {
     int pushed = 0;          // manifests the registry did not hold
     int uploaded = 0;        // blobs sent or mounted for them
     std::int64_t bytes = 0;  // bytes of the blobs sent
     int listed = 0;          // entries added to fallback tags (registries without the referrers API)
+    // Of `pushed`, by kind (referrer_kind).
+    int sboms = 0, signatures = 0, provenance = 0, other = 0;
   } referrers;
   // The records themselves (record_artifact), one artifact per record, counted the same way.
   Referrers records;
@@ -63,6 +65,11 @@ struct PushSummary {
 };
 
 nlohmann::json to_json(const PushSummary& summary);
+
+// What a referrer of a record is, by its artifact type and, for a Sigstore bundle, the statement's
+// predicate type its manifest is annotated with.
+enum class ReferrerKind { sbom, signature, provenance, record, other };
+ReferrerKind referrer_kind(const Descriptor& referrer);
 
 // Whether a push tags the store's latest record of each module/name `latest`, so that registry
 // clean-up of untagged manifests keeps it and tag-listing tools find it.

@@ -118,6 +118,29 @@ Status write_bundle_tar(const Layout& store, std::vector<BundleEntry> entries, c
   return file->commit();
 }
 
+// What the bundle names by module/name, by position in `records` (oldest first): the last record of
+// each module/name, or where it holds several configurations the last of each, the default's (as
+// choose_config decides) as module/name and the others as module/name:latest-<config>.
+std::map<std::size_t, std::string> bundle_names(const std::vector<Record>& records, std::string_view default_config) {
+  std::map<std::string, std::map<std::string, std::size_t>> last;  // module/name -> configuration -> position
+  for (std::size_t i = 0; i < records.size(); ++i) last[records[i].repository()][records[i].config] = i;
+  std::map<std::size_t, std::string> out;
+  for (const auto& [repository, configs] : last) {
+    if (configs.size() == 1) {
+      out.emplace(configs.begin()->second, repository);
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const auto& [config, at] : configs) names.push_back(config);
+    auto chosen = choose_config(repository, names, ConfigChoice{std::nullopt, std::string(default_config)});
+    for (const auto& [config, at] : configs) {
+      const bool is_default = chosen && chosen->config == config;
+      out.emplace(at, is_default ? repository : repository + ":" + latest_tag(config, names, default_config));
+    }
+  }
+  return out;
+}
+
 std::string blob_entry_path(const Digest& digest) {
   return "blobs/" + std::string(digest.algorithm_name()) + "/" + digest.hex();
 }
@@ -138,11 +161,11 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
     blobs.emplace(d.digest, d);
     return {};
   };
-  // The last record of each module/name is the bundle's latest, unless the module/name's image is an
-  // index over records the bundle holds: then the index is, for OCI tools (arec import derives it again
-  // from the records).
-  std::map<std::string, std::size_t> last;
-  for (std::size_t i = 0; i < records.size(); ++i) last[records[i].repository()] = i;
+  // The bundle names each module/name as the store's view does: the last record of each module/name
+  // (of its default configuration, where it has records of several; each other configuration's last as
+  // module/name:latest-<config>), unless the module/name's image is an index over records the bundle
+  // holds: then the index is, for OCI tools (arec import derives it again from the records).
+  std::map<std::size_t, std::string> named = bundle_names(records, Store::default_config());
   auto indexes = store.indexes_of(records);
   if (!indexes) return fail(indexes.error());
   std::set<std::string> exported;
@@ -154,7 +177,7 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
       if (!std::ranges::all_of(image.platforms, [&](const Record& p) { return exported.contains(p.identity()); }))
         continue;
       const auto repository = image.platforms.front().repository();
-      last.erase(repository);
+      std::erase_if(named, [&](const auto& entry) { return records[entry.first].repository() == repository; });
       Descriptor d = image.descriptor;
       d.annotations.emplace(annotation::k_ref_name, repository);
       index.manifests.push_back(std::move(d));
@@ -166,8 +189,8 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
   std::set<Digest> listed;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Record& record = records[i];
-    const auto found = last.find(record.repository());
-    const bool latest = found != last.end() && found->second == i;
+    const auto name = named.find(i);
+    const bool latest = name != named.end();
     const std::string of = record.identity();
     auto manifest = store.read_manifest(record.manifest);
     if (!manifest) return fail(std::move(manifest.error()).context(of));
@@ -184,11 +207,14 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
       nlohmann::json layers = nlohmann::json::array();
       for (const auto& layer : manifest->layers) layers.push_back(blob_entry_path(layer.digest));
       nlohmann::json tags = nlohmann::json::array();
-      if (latest) tags.push_back(record.repository() + ":latest");
+      // module/name:latest, or the configuration's own tag, as push tags them.
+      if (latest) tags.push_back(name->second.find(':') == std::string::npos ? name->second + ":latest" : name->second);
       docker.push_back({{"Config", blob_entry_path(manifest->config.digest)}, {"RepoTags", tags}, {"Layers", layers}});
       continue;
     }
-    index.manifests.push_back(to_descriptor(record, latest ? Latest::yes : Latest::no));
+    Descriptor entry = to_descriptor(record, Latest::no);
+    if (latest) entry.annotations.emplace(annotation::k_ref_name, name->second);
+    index.manifests.push_back(std::move(entry));
     auto referrers = store.referrers(record.manifest.digest);
     if (!referrers) return fail(referrers.error());
     for (const auto& referrer : *referrers) {

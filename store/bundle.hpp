@@ -98,7 +98,8 @@ struct BundleSummary {
 
 nlohmann::json to_json(const BundleSummary& summary);
 
-// Writes `records` (oldest first; the last of each module/name is marked latest) with their referrers
+// Writes `records` (oldest first; the last of each module/name is named as the store's view names it,
+// module/name, and module/name:latest-<config> for each other configuration) with their referrers
 // into the tarball `output`, atomically. Reproducible (rule 7): entries sorted by path, mtime `mtime`,
 // owner 0 with empty names, modes 0755/0644. Every blob is streamed from the store and verified on the way.
 Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record>& records, const fs::Path& output,

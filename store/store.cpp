@@ -42,6 +42,17 @@ void Store::set_lock_timeout(std::chrono::milliseconds timeout) {
   g_lock_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
 }
 
+namespace {
+std::string& default_config_setting() {
+  static std::string config(k_default_config);
+  return config;
+}
+}  // namespace
+
+const std::string& Store::default_config() { return default_config_setting(); }
+
+void Store::set_default_config(std::string config) { default_config_setting() = std::move(config); }
+
 Status Store::check_own_directories(const fs::Path& dir) {
   for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts", "arec/uploads"}) {
     const auto path = dir / sub;
@@ -451,51 +462,6 @@ Result<std::map<std::string, Store::LatestImage>> Store::indexes() const {
     out.emplace(repository, std::move(*image));
   }
   return out;
-}
-
-Status Store::for_each_view_entry(const std::function<Status(Descriptor&&, std::string_view)>& visit) const {
-  // Only module/names of several platforms are in `indexes`: the view of a large store streams.
-  auto images = indexes();
-  if (!images) return fail(images.error());
-  // Records are listed each under its own name, even two of one digest; other entries once each.
-  std::set<std::string> listed;
-  auto add = [&](Descriptor&& d, std::string_view index_bytes = {}) -> Status {
-    listed.insert(d.digest.str());
-    return visit(std::move(d), index_bytes);
-  };
-  auto add_once = [&](Descriptor&& d) -> Status {
-    return listed.contains(d.digest.str()) ? Status{} : add(std::move(d));
-  };
-  auto latest = m_history->for_each_latest([&](Record&& r) -> Status {
-    const auto found = images->find(r.repository());
-    if (found == images->end()) return add(to_descriptor(r, Latest::yes));
-    const LatestImage& image = found->second;
-    // The index carries ref.name (so tools find it), then each platform's record and its referrers
-    // (the view's other entries below are the referrers of latest records only). The index blob is
-    // derived like the view; its bytes go with its entry, for the writer to write them first.
-    Descriptor index = image.descriptor;
-    index.annotations.emplace(annotation::k_ref_name, image.platforms.front().repository());
-    if (auto s = add(std::move(index), image.index); !s) return s;
-    for (const auto& p : image.platforms) {
-      if (auto s = add(to_descriptor(p, Latest::no)); !s) return s;
-      auto referrers = m_history->others(p.manifest.digest.str());
-      if (!referrers) return fail(referrers.error());
-      for (auto& d : *referrers) {
-        if (auto s = add_once(std::move(d)); !s) return s;
-      }
-    }
-    return {};
-  });
-  if (!latest) return fail(latest.error());
-  auto others = m_history->others_in_view();
-  if (!others) return fail(others.error());
-  // Pulled images, and the referrers of what the view lists; those of older records stay in the history.
-  for (auto& d : *others) {
-    const auto subject = d.annotation(annotation::k_subject);
-    if (!subject.empty() && !listed.contains(subject)) continue;
-    if (auto s = add_once(std::move(d)); !s) return s;
-  }
-  return {};
 }
 
 Result<std::vector<Record>> Store::records(History history) const {

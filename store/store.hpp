@@ -8,10 +8,12 @@
 //   arec/mounts/<hex>                           repositories a push or pull found holding a blob, to mount from
 //   arec/uploads/<hex>-<repository's>           an upload session a push has open at a registry (uploads.hpp)
 //
-// The history database is the source of truth. index.json is the OCI view derived from it: the latest
-// record of each module/name (carrying org.opencontainers.image.ref.name, which tools look images up
-// by), the pulled images and the referrers of those, so its size follows the number of module/names,
-// not of builds. A writer commits to the database in one transaction, then rewrites index.json
+// The history database is the source of truth. index.json is the OCI view derived from it: the image
+// of each module/name as arec composes it (the latest of the default configuration, where it has
+// records of several; carrying org.opencontainers.image.ref.name = module/name, which tools look images
+// up by), each other configuration's latest under module/name:latest-<config> (the tag push gives it),
+// the pulled images and the referrers of those, so its size follows the number of module/names and
+// configurations, not of builds. A writer commits to the database in one transaction, then rewrites index.json
 // atomically; index.json names the database generation it was derived from, so a view left behind by a
 // killed writer is found and rewritten by the next writer (or `arec check --repair`).
 //
@@ -220,11 +222,14 @@ class Store : public Layout {
   // The history database, read only, or null for a store not converted yet opened by a reader.
   const HistoryDb* history() const { return m_history.get(); }
   fs::Path history_path() const { return m_dir / "arec" / "history.db"; }
-  // The OCI view index.json should hold, derived from the database.
+  // The OCI view index.json should hold, derived from the database with default_config().
   Result<Index> view() const;
+  // The same with another default configuration.
+  Result<Index> view(std::string_view default_config) const;
   enum class ViewState { current, behind, missing, differs };
-  // How index.json compares with the view (for check; StoreWriter::write_view rewrites it).
-  Result<ViewState> view_state() const;
+  // How index.json compares with the view derived with the default configuration index.json names (for
+  // check; StoreWriter::write_view rewrites it). `written_with`, when given, gets that configuration.
+  Result<ViewState> view_state(std::string* written_with = nullptr) const;
 
   fs::Path temp_dir() const { return m_dir / "arec" / "tmp"; }
   fs::Path lock_path() const { return m_dir / "arec" / "lock"; }
@@ -237,6 +242,11 @@ class Store : public Layout {
   // of a store and gc take the lock.
   static std::chrono::milliseconds lock_timeout();
   static void set_lock_timeout(std::chrono::milliseconds timeout);
+  // The configuration the view names module/name by where it has records of several (choose_config's
+  // default): Release unless the command line sets it (AREC_DEFAULT_CONFIG) before opening a store.
+  // index.json names the one it was written with when it is another (annotation dev.arec.default-config).
+  static const std::string& default_config();
+  static void set_default_config(std::string config);
 
   // Removes temporaries that killed writers left behind (see fs::is_abandoned_temporary).
   // Returns how many it removed.
@@ -254,7 +264,8 @@ class Store : public Layout {
   Status catch_up_view();
   // The view's entries in order, each digest once. An entry naming a derived image index comes with
   // the index's bytes (else empty), for the writer to write its blob before the view names it.
-  Status for_each_view_entry(const std::function<Status(Descriptor&&, std::string_view index_bytes)>& visit) const;
+  Status for_each_view_entry(std::string_view default_config,
+                             const std::function<Status(Descriptor&&, std::string_view index_bytes)>& visit) const;
 
   std::shared_ptr<fs::FileLock> m_writers_lock;
   std::shared_ptr<HistoryDb> m_history;
@@ -302,7 +313,8 @@ class StoreWriter {
   // Rewrites index.json from the history: the bytes of canonical_json(to_json(Store::view())), written
   // entry by entry; each derived index blob is written before the view names it.
   Status write_view();
-  // write_view() when index.json is not the view (left behind, missing or edited).
+  // write_view() when index.json is not the view (left behind, missing or edited), or was written with
+  // another default configuration than Store::default_config().
   Status refresh_view_if_behind();
 
  private:

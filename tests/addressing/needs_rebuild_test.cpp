@@ -89,15 +89,35 @@ TEST(NeedsRebuild, ClassifiesReferencesAtTheRegistry) {
                 "controlplane external --ref\n");
   const auto findings = q.findings(RebuildQuery::External::omit);
   ASSERT_EQ(findings.size(), 6u);
-  // Actions name what is known: the name of a two-segment repository, the last segment of one.
-  EXPECT_EQ(
-      findings[0].action,
-      "rebuild it through arec (arec_record) as <module>/controlplane, then use arec://image/<module>/controlplane");
+  // Actions name what is known: the name of a two-segment repository; for one segment, the store's
+  // module/name of that name (mesh/controlplane: the store holds it).
+  EXPECT_EQ(findings[0].action,
+            "rebuild it through arec (arec_record) as mesh/controlplane, then use arec://image/mesh/controlplane");
   EXPECT_EQ(findings[2].action,
             "rebuild it through arec (arec_record) as mesh/builder, then use arec://image/mesh/builder");
   EXPECT_EQ(findings[3].action,
             "rebuild it through arec (arec_record) as <module>/<name>, then use arec://image/<module>/<name>");
   EXPECT_EQ(findings[4].action, "replace it with arec://image/mesh/controlplane@sha256:" + std::string(k_zeros));
+}
+
+TEST(NeedsRebuild, GenesisAdviceNamesTheStoresModule) {
+  const auto advice = [](const std::vector<Record>& records, const char* ref) {
+    RebuildQuery q(mesh(), records);
+    EXPECT_TRUE(q.add_reference(ref, "--ref"));
+    const auto findings = q.findings(RebuildQuery::External::omit);
+    return findings.empty() ? std::string() : findings[0].action;
+  };
+  const auto as = [](const std::string& repository) {
+    return "rebuild it through arec (arec_record) as " + repository + ", then use arec://image/" + repository;
+  };
+  // The module of the record of that name, whatever other modules the store holds.
+  EXPECT_EQ(advice(recorded({{"team", "api"}, {"other", "web"}}), "10.20.0.11:5000/api"), as("team/api"));
+  // No record of that name: the store's one module.
+  EXPECT_EQ(advice(recorded({{"team", "api"}, {"team", "web"}}), "10.20.0.11:5000/worker:genesis"), as("team/worker"));
+  // Several modules and none of them, or several, with a record of that name: not known.
+  EXPECT_EQ(advice(recorded({{"team", "api"}, {"other", "web"}}), "10.20.0.11:5000/worker"), as("<module>/worker"));
+  EXPECT_EQ(advice(recorded({{"team", "api"}, {"other", "api"}}), "10.20.0.11:5000/api"), as("<module>/api"));
+  EXPECT_EQ(advice({}, "10.20.0.11:5000/api"), as("<module>/api"));
 }
 
 TEST(NeedsRebuild, AReferenceNamingTheRegistryNameFollowsIt) {
@@ -166,8 +186,9 @@ TEST(NeedsRebuild, EveryFormOfDeclaration) {
             "d/values.yaml:2:15 genesis-pinned 10.20.0.11:5000/agent:1.2\n"
             "d/values.yaml:5:16 no-build 127.0.0.1:5000/demo/nope:2\n");
   const auto findings = q.findings(RebuildQuery::External::omit);
+  // The store holds mesh/agent: the single segment "agent" is rebuilt as it.
   EXPECT_EQ(findings[0].action,
-            "rebuild it through arec (arec_record) as <module>/agent, then use arec://image/<module>/agent");
+            "rebuild it through arec (arec_record) as mesh/agent, then use arec://image/mesh/agent");
   EXPECT_EQ(findings[1].action, "replace it with arec://endpoint/registry");
   EXPECT_EQ(findings[3].action, "replace it with arec://image/mesh/agent:v1");
   EXPECT_EQ(findings[9].action, "rebuild it through arec (arec_record) as demo/nope, then use arec://image/demo/nope");

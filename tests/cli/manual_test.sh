@@ -29,6 +29,11 @@ cmp "$T/arec.1" "$page" || fail "the built page differs from what arec __man wri
 note "the install puts the page and the bash completion in the prefix"
 cmake --install "$build" --prefix "$T/prefix" >"$T/install.log" 2>&1 || fail "cmake --install failed: $(cat "$T/install.log")"
 cmp "$page" "$T/prefix/share/man/man1/arec.1" || fail "share/man/man1/arec.1 is not the page"
+note "man arec finds the installed page: through PATH (the share/man beside its bin), or through MANPATH"
+expect_eq "$T/prefix/share/man/man1/arec.1" "$(env -u MANPATH PATH="$T/prefix/bin:$PATH" man -w arec 2>&1)" \
+  "man -w arec with the prefix's bin on PATH"
+expect_eq "$T/prefix/share/man/man1/arec.1" "$(MANPATH="$T/prefix/share/man:" man -w arec 2>&1)" \
+  "man -w arec with the prefix's share/man on MANPATH"
 "$T/prefix/bin/arec" completion bash | cmp - "$T/prefix/share/bash-completion/completions/arec" ||
   fail "share/bash-completion/completions/arec is not the bash completion"
 echo PASS

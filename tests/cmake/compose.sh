@@ -82,4 +82,5 @@ expect_contains "$OUT" "unknown request kind \"vault\" (--strict)"
 
 note "unknown keywords are a FATAL_ERROR at configure time"
 expect_exit 1 "${configure_cmd[@]}" -DBAD_KEYWORD=ON
-expect_contains "$ERR" "arec_compose(bad.yaml): unknown arguments: NODE"
+expect_contains "$ERR" "arec_compose(bad.yaml): unknown argument(s): NODE"
+expect_contains "$ERR" "(NODE: did you mean NODES?)"

@@ -2,21 +2,28 @@
 # Mistakes in arec_record() calls fail the configure step with a message naming them; a recording that
 # fails fails the build with arec's own message, records nothing, and runs again once the cause is fixed.
 #
-#   errors.sh unknown_keyword|missing_target|unsupported_type|other_directory|bad_module|bad_runtime|bad_user|bad_package|recording_fails
+# A FILES or DIRECTORIES source that does not exist fails the configure step naming it, unless a custom
+# command (declared even after arec_record()) generates it: then it is recorded once made.
+#
+#   errors.sh unknown_keyword|missing_target|unsupported_type|other_directory|bad_module|bad_runtime|bad_user|
+#             bad_package|missing_file|missing_directory|swallowed_keyword|generated|recording_fails
 source "$(dirname "$0")/lib.sh"
 
 case=$1
 store=$work/store
 arguments=(-DCMAKE_PREFIX_PATH="$AREC_TEST_PREFIX" -DAREC_STORE="$store" -DAREC_TEST_CASE="$case")
 
-if [[ $case != recording_fails ]]; then
+if [[ $case != recording_fails && $case != generated ]]; then
   if cmake -S "$AREC_TEST_PROJECTS/errors" -B "$work/build" -G Ninja -DCMAKE_CXX_COMPILER="$AREC_TEST_CXX" \
     "${arguments[@]}" >"$work/configure.log" 2>&1; then
     cat "$work/configure.log" >&2
     fail "configuring with the mistake \"$case\" succeeded"
   fi
   case $case in
-    unknown_keyword) message='arec_record(app): unknown argument(s): MODUEL mesh' ;;
+    unknown_keyword) message='arec_record(app): unknown argument(s): MODUEL mesh (MODUEL: did you mean MODULE?)' ;;
+    missing_file) message="arec_record(app) in CMakeLists.txt: FILES missing.conf: $AREC_TEST_PROJECTS/errors/missing.conf does not exist, and no custom command gives it as its OUTPUT" ;;
+    missing_directory) message="arec_record(app) in CMakeLists.txt: DIRECTORIES static: $AREC_TEST_PROJECTS/errors/static does not exist, and" ;;
+    swallowed_keyword) message="FILES DIRECTORYS: $AREC_TEST_PROJECTS/errors/DIRECTORYS does not exist (did you mean the keyword DIRECTORIES?)" ;;
     missing_target) message='arec_record(nothere): there is no target named "nothere"' ;;
     unsupported_type) message='arec_record(archive): target "archive" is a STATIC_LIBRARY' ;;
     other_directory) message="arec_record(elsewhere): target \"elsewhere\" is defined in $AREC_TEST_PROJECTS/errors/elsewhere" ;;
@@ -35,6 +42,13 @@ if [[ $case != recording_fails ]]; then
 fi
 
 configure "$work/configure.log" "$AREC_TEST_PROJECTS/errors" "$work/build" "${arguments[@]}"
+if [[ $case == generated ]]; then
+  build "$work/build1.log" "$work/build"
+  expect_eq "errors/app" "$(records "$store" | jq -r '.[] | .module + "/" + .name')" "records of a generated FILES source"
+  "$AREC_TEST_AREC" --store "$store" inspect errors/app --files >"$work/files.txt" || fail "arec inspect errors/app"
+  expect_contains "$(<"$work/files.txt")" "/etc/app.conf" "the files of errors/app"
+  exit 0
+fi
 if cmake --build "$work/build" >"$work/build1.log" 2>&1; then
   cat "$work/build1.log" >&2
   fail "the build succeeded though the recording could not"

@@ -3,7 +3,7 @@
 # debug info names the directory: .debug_* and the build-path hint), a one-line change (only the
 # program's layer, and in its one file only code and data sections), a base whose libc version changed
 # (the base layer's package versions), an entrypoint change (the config), exit codes as diff(1)'s,
-# and the --json schema of docs/diff.md.
+# the --json schema of docs/diff.md, and Debug against Release (the flags and configuration hints).
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
 unset SOURCE_DATE_EPOCH
@@ -39,6 +39,9 @@ expect_contains "$OUT" "-ffile-prefix-map" "the hint"
 expect_not_contains "$OUT" ".text" "the sections that differ (the code is the same)"
 expect_exit 1 "$AREC" diff "$one" "$two" --json
 expect_eq '["build-path"]' "$(jq -c '[.hints[].cause] | unique' <<<"$OUT")" "the hints' causes"
+# The hint names both build paths, the one before and the one after, where it found them.
+expect_contains "$(jq -r '.hints[] | select(.cause == "build-path") | .text' <<<"$OUT")" \
+  ": \"$T/one\" before, \"$T/two\" after): compile with -ffile-prefix-map=DIR=." "the build-path hint's paths"
 sections=$(jq -c '[.layers[] | select(.status=="changed") | .files[] | .elf.sections[].name] | sort' <<<"$OUT")
 expect_contains "$sections" '".debug_line_str"' "the sections that differ"
 expect_eq '[]' "$(jq -c '[.layers[] | select(.status=="changed") | .files[] | .elf.sections[].name | select(startswith(".debug_") or . == ".note.gnu.build-id" | not)]' <<<"$OUT")" \
@@ -146,10 +149,12 @@ note "the --json schema (docs/diff.md): every field, of every layer and file"
 expect_exit 1 "$AREC" diff "$old" "$new" --json
 jq -e '.schemaVersion == 1 and (.same | type) == "boolean" and (.before | keys) == ["manifest","name","record"]
   and (.record | type) == "array" and (.config | type) == "array" and (.hints | type) == "array"
-  and all(.layers[]; (keys) == ["after","before","files","key","originAfter","originBefore","packages","stat","status"]
+  and all(.layers[]; (keys) == ["after","before","files","filesLeftOut","key","note","originAfter","originBefore","packages","stat","status"]
     and (.status | IN("same","changed","added","removed")))
   and all(.layers[].files[]; (keys) == ["after","before","changes","elf","note","path","status","textDiff","textDiffTruncated"])
-  and all(.hints[]; (keys) == ["cause","path","text"] and (.cause | IN("build-path","rpath","timestamp","compiler")))' \
+  and all(.layers[].files[].elf | select(. != null); (keys) == ["fields","note","sections","sectionsLeftOut","strings"])
+  and all(.hints[]; (keys) == ["cause","path","text"]
+    and (.cause | IN("build-path","rpath","timestamp","compiler","flags","configuration")))' \
   <<<"$OUT" >/dev/null || fail "the JSON does not follow the schema: $OUT"
 
 note "two configurations: --config once per side"
@@ -159,6 +164,19 @@ expect_exit 1 "$AREC" diff t/cfg --config Release --config Debug --json
 expect_eq '{"after":"Debug","before":"Release","field":"config"}' "$(jq -c '.record[] | select(.field=="config")' <<<"$OUT")" \
   "the configurations compared"
 expect_exit 0 "$AREC" diff t/cfg t/cfg --config Debug
+
+note "Debug against Release: the flags that differ, from the debug info, and the configurations"
+(cd "$T/one" && g++ -g -O0 -o hello-debug hello.cpp && g++ -O3 -DNDEBUG -o hello-release hello.cpp) || fail "g++"
+expect_exit 0 "$AREC" record --module t --name rel --file "$T/one/hello-release=/usr/local/bin/hello" --config Release
+expect_exit 0 "$AREC" record --module t --name rel --file "$T/one/hello-debug=/usr/local/bin/hello" --config Debug
+expect_exit 1 "$AREC" diff t/rel --config Release --config Debug
+expect_contains "$OUT" "configuration: built in another configuration: Release (CMake's default: -O3 -DNDEBUG) before, Debug (CMake's default: -g) after"
+expect_contains "$OUT" "flags (/usr/local/bin/hello): compiled with other flags: only the file after has debug info, compiled with "
+expect_contains "$(grep '^  flags' <<<"$OUT")" " -g " "the flags hint names -g"
+expect_contains "$(grep '^  flags' <<<"$OUT")" " -O0 " "the flags hint names -O0"
+# .debug_str is only after: listed as an added section, its strings not line by line.
+expect_not_contains "$OUT" "strings of .debug_str" "the report of Debug against Release"
+((${#OUT} < 8000)) || fail "the report of Debug against Release is ${#OUT} bytes: $OUT"
 
 note "bad input: exit 2, one line naming it"
 expect_exit 2 "$AREC" diff t/nothing

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# What arec writes, OCI tools read: skopeo and umoci find records by module/name and yield the files.
+# What arec writes, OCI tools read: skopeo and umoci find records by module/name and yield the files;
+# of a module/name built in Release and Debug, module/name is the default configuration's latest and
+# module/name:latest-debug the other's, in the store and in what export writes.
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
 command -v skopeo >/dev/null || skip "skopeo is not installed (scripts/deps installs it)"
@@ -47,4 +49,39 @@ for compression in gzip zstd none; do
   skopeo copy -q --preserve-digests "oci:$T/store:mesh/tool-$compression" "oci:$T/copy-$compression:x"
   expect_eq "$digest" "$(skopeo inspect "oci:$T/copy-$compression:x" | json_get .Digest)" "digest after skopeo copy"
 done
+
+note "Release then Debug: OCI tools read module/name as arec composes it, the default configuration's"
+mkdir -p "$T/cfg"
+echo release >"$T/cfg/build" && expect_exit 0 "$AREC" record --module team --name api --config Release --dir "$T/cfg=/srv"
+release=${OUT#*@}
+echo debug >"$T/cfg/build" && expect_exit 0 "$AREC" record --module team --name api --config Debug --dir "$T/cfg=/srv"
+debug=${OUT#*@}
+expect_eq "$release" "$(skopeo inspect "oci:$T/store:team/api" | json_get .Digest)" "skopeo's team/api"
+expect_eq "$debug" "$(skopeo inspect "oci:$T/store:team/api:latest-debug" | json_get .Digest)" "skopeo's team/api:latest-debug"
+umoci unpack --rootless --image "$T/store:team/api" "$T/api-default" >/dev/null || fail "umoci: team/api"
+expect_eq release "$(cat "$T/api-default/rootfs/srv/build")" "umoci's team/api"
+umoci unpack --rootless --image "$T/store:team/api:latest-debug" "$T/api-debug" >/dev/null || fail "umoci: team/api:latest-debug"
+expect_eq debug "$(cat "$T/api-debug/rootfs/srv/build")" "umoci's team/api:latest-debug"
+expect_eq "$release" "$("$AREC" inspect team/api --json | json_get .manifest.digest)" "inspect's team/api"
+expect_eq "$debug" "$("$AREC" inspect team/api --config Debug --json | json_get .manifest.digest)" "inspect --config Debug"
+expect_exit 0 "$AREC" check
+note "AREC_DEFAULT_CONFIG=Debug: the next write names team/api the Debug build, and index.json says so"
+echo debug2 >"$T/cfg/build" && AREC_DEFAULT_CONFIG=Debug expect_exit 0 "$AREC" record --module team --name api --config Debug --dir "$T/cfg=/srv"
+debug2=${OUT#*@}
+expect_eq "$debug2" "$(skopeo inspect "oci:$T/store:team/api" | json_get .Digest)" "skopeo's team/api with the default Debug"
+expect_eq "$release" "$(skopeo inspect "oci:$T/store:team/api:latest-release" | json_get .Digest)" "team/api:latest-release"
+expect_eq Debug "$(jq -r '.annotations["dev.arec.default-config"]' "$T/store/index.json")" "the view's default configuration"
+expect_exit 0 "$AREC" check
+note "export: --config takes one configuration; without it, the latest of each, named as in the store"
+expect_exit 0 "$AREC" export team/api -o "$T/both.tar"
+mkdir -p "$T/both" && tar -xf "$T/both.tar" -C "$T/both"
+expect_eq "$release" "$(skopeo inspect "oci:$T/both:team/api" | json_get .Digest)" "the bundle's team/api"
+expect_eq "$debug2" "$(skopeo inspect "oci:$T/both:team/api:latest-debug" | json_get .Digest)" "the bundle's team/api:latest-debug"
+expect_exit 0 "$AREC" export team/api --config Debug -o "$T/debug.tar"
+mkdir -p "$T/debug" && tar -xf "$T/debug.tar" -C "$T/debug"
+expect_eq "$debug2" "$(skopeo inspect "oci:$T/debug:team/api" | json_get .Digest)" "the Debug bundle's team/api"
+expect_eq 1 "$(jq '[.manifests[] | select(.annotations["org.opencontainers.image.ref.name"])] | length' "$T/debug/index.json")" \
+  "names in the Debug bundle"
+expect_exit 2 "$AREC" export team/api --config MinSizeRel -o "$T/none.tar"
+expect_one_line_error "no such record"
 echo PASS

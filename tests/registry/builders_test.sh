@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Many builders, one registry: three builders (stores of their own) record and push the same module/name
 # at once, round after round. Afterwards every record pushed is at the registry as a record artifact;
-# `latest` and `latest-debug` name the newest record of their configuration by recording time; a fourth
-# store's pull --all gets the whole history in that order; every manifest there parses and is complete.
+# `latest` and `latest-debug` name records pushed, and once each builder has pushed again the newest of
+# their configuration by recording time (pushes at once can cross: the registry has no conditional tag
+# write, which a held tag put shows); a fourth store's pull --all gets the whole history in that order;
+# every manifest there parses and is complete.
 # A push of an older record leaves `latest` where it is and says so. A record artifact from the future
 # (as a hostile registry would add one) is refused by pull, with the store unchanged, and counts for
 # nothing when a push compares.
@@ -59,10 +61,16 @@ while read -r recorded digest config; do
   listed_records "$digest" | grep -q "^$recorded " || fail "no record artifact of $digest recorded $recorded ($config) at the registry"
 done <"$T/all"
 
-note "latest and latest-debug name the newest record of their configuration, whoever pushed last"
+note "latest and latest-debug name records pushed; once each builder has pushed again, the newest of their configuration"
 # Records have seconds: of two made in the same second either may be latest.
 newest() { awk -v c="$1" '$3 == c' "$T/all" | sort | tail -n1 | cut -d' ' -f1; }
 time_of() { grep " $1 " "$T/all" | head -n1 | cut -d' ' -f1; }
+for tag in latest latest-debug; do
+  [[ -n $(time_of "$(tag_digest $tag)") ]] || fail "$tag names no record a builder pushed"
+done
+# Distribution has no conditional write of a tag: two pushes at once can cross inside one request's time,
+# the older record's put landing last (the case below shows it). The next push of each repairs it.
+for b in b1 b2 b3; do AREC_STORE=$T/$b "$AREC" push >/dev/null 2>"$T/$b-again.err" || fail "$b's push again: $(cat "$T/$b-again.err")"; done
 expect_eq "$(newest Release)" "$(time_of "$(tag_digest latest)")" "the time of the record latest names"
 expect_eq "$(newest Debug)" "$(time_of "$(tag_digest latest-debug)")" "the time of the record latest-debug names"
 
@@ -74,6 +82,29 @@ for tag in $(curl -sf "http://$R/v2/$M/app/tags/list" | jq -r '.tags[]'); do
     curl -sfI "http://$R/v2/$M/app/blobs/$blob" >/dev/null || fail "tag $tag: blob $blob missing"
   done
 done
+
+note "two pushes crossing: the older record's tag put held in flight lands after the newer's push; the next push repairs it"
+start_fault_proxy P "$R"
+printf '{"self": "n1", "nodes": {"n1": {"ports": {"registry": %s}}}, "services": {"registry": "n1"}}\n' "${P##*:}" >"$T/proxied.json"
+mkdir -p "$T/in/cross-old" "$T/in/cross-new"
+echo old >"$T/in/cross-old/data" && echo new >"$T/in/cross-new/data"
+cross_old=$(AREC_STORE=$T/cross-old "$AREC" record --module "$M" --name cross --dir "$T/in/cross-old=/srv" | cut -d@ -f2)
+sleep 1.1  # recording times have seconds
+cross_new=$(AREC_STORE=$T/cross-new "$AREC" record --module "$M" --name cross --dir "$T/in/cross-new=/srv" | cut -d@ -f2)
+faults '[{"method": "PUT", "path": "/manifests/latest$", "fault": "hold", "delay": 4, "times": 1}]'
+AREC_STORE=$T/cross-old AREC_NODES=$T/proxied.json "$AREC" push >/dev/null 2>"$T/cross-old.err" &
+old_push=$!
+for _ in $(seq 100); do [[ $(faults_injected) -ge 1 ]] && break; sleep 0.1; done
+[[ $(faults_injected) -ge 1 ]] || fail "the older record's tag put was not held"
+AREC_STORE=$T/cross-new expect_exit 0 "$AREC" push
+wait "$old_push" || fail "the older record's push failed: $(cat "$T/cross-old.err")"
+cross_tag() {
+  curl -sfI -H "Accept: $manifest_type, $index_type" "http://$R/v2/$M/cross/manifests/latest" |
+    tr -d '\r' | sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: //p'
+}
+expect_eq "$cross_old" "$(cross_tag)" "latest after the crossing pushes (the older record's put landed last)"
+AREC_STORE=$T/cross-new expect_exit 0 "$AREC" push
+expect_eq "$cross_new" "$(cross_tag)" "latest after the newer record's next push"
 
 note "a fourth store's pull --all gets the whole history, in the order recorded"
 export AREC_STORE=$T/c

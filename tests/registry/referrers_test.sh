@@ -108,4 +108,17 @@ curl -sf -X PUT -H "Content-Type: $OCI_MANIFEST" --data-binary "$(get "$OCI_MANI
 expect_exit 3 "$AREC" push "$M/third"
 expect_one_line_error "holds something other than an OCI image index; not overwriting it"
 expect_eq "$third" "$(head_digest "$OCI_MANIFEST" "$M/third/manifests/sha256-${newthird#sha256:}")" "the tag after the refusal"
+note "a signed record's push counts its SBOM, its signature and its provenance apart"
+"$AREC" key generate --out "$T/team" >/dev/null || fail "arec key generate"
+mkdir -p "$T/in/signed" && echo "$M/signed" >"$T/in/signed/id"
+"$AREC" record --module "$M" --name signed --dir "$T/in/signed=/srv/signed" --sign-key "$T/team.key" >/dev/null ||
+  fail "recording a signed record"
+expect_exit 0 "$AREC" push "$M/signed" --json
+expect_eq "3 1 1 1 0 3" \
+  "$(jq -r '.referrers | "\(.pushed) \(.sboms) \(.signatures) \(.provenance) \(.other) \(.listed)"' <<<"$OUT")" \
+  "referrers pushed, SBOMs, signatures, provenance, other, listed"
+mkdir -p "$T/in/signed2" && echo "$M/signed2" >"$T/in/signed2/id"
+"$AREC" record --module "$M" --name signed2 --dir "$T/in/signed2=/srv/signed2" --sign-key "$T/team.key" >/dev/null
+expect_exit 0 "$AREC" push "$M/signed2"
+expect_contains "$ERR" "referrers: 3 pushed: 1 SBOM, 1 signature, 1 provenance ("
 echo PASS

@@ -3,7 +3,8 @@
 # here) with runc, imported from `arec export` as a user would. A C program linking OpenSSL, recorded
 # with --user nonroot --package tzdata and no base: it runs as 65532 and getpwuid names nonroot, OpenSSL's
 # default file holds the CA bundle arec added (said on one info line), Europe/Berlin's summer time is CEST,
-# /tmp is writable; the SBOM names tzdata and ca-certificates. Then HTTPS: the program verifies a TLS server
+# /tmp is writable; the SBOM names tzdata and ca-certificates. Recorded without --user it runs as 65532
+# too (nonroot by default), and with --user root as root, which inspect shows. Then HTTPS: the program verifies a TLS server
 # of this test's own CA when that CA is recorded under /usr/local/share/ca-certificates (arec adds it to the
 # bundle), and refuses it without. One script for both: one containerd start, one compile.
 AREC=$1
@@ -58,11 +59,22 @@ for package in tzdata ca-certificates libssl3; do
 done
 expect_contains "$(jq -r '.packages[].externalRefs[].referenceLocator' <<<"$sbom")" "pkg:deb/debian/tzdata@" "tzdata's purl"
 
-note "--no-ca-certificates: no bundle, no info line"
+note "--no-ca-certificates: no bundle, no info line; without --user, nonroot (65532:65532) runs it"
 expect_exit 0 "$AREC" record --module runtime --name bare --file "$T/service" --no-ca-certificates
 expect_not_contains "$ERR" "CA certificates" "the record's output"
 "$AREC" inspect runtime/bare --files >"$T/bare.txt" || fail "arec inspect runtime/bare"
 expect_not_contains "$(<"$T/bare.txt")" "ca-certificates" "the files of runtime/bare"
+expect_eq "user        65532:65532" "$(grep '^user ' "$T/bare.txt")" "inspect's user line of runtime/bare"
+expect_eq 65532:65532 "$("$AREC" inspect runtime/bare --json | jq -r .config.user)" "the config's User of runtime/bare"
+facts=$(run bare "$$-bare" facts) || fail "runtime/bare failed in its container: $facts"
+expect_contains "$facts" "uid=65532 user=nonroot" "runtime/bare's user, by getpwuid"
+
+note "--user root asks for root, and says so"
+expect_exit 0 "$AREC" record --module runtime --name asroot --file "$T/service" --no-ca-certificates --user root
+expect_contains "$ERR" "arec: info: the image runs as root, as --user root asks" "the record's output"
+expect_eq "user        0:0 (root)" "$("$AREC" inspect runtime/asroot | grep '^user ')" "inspect's user line of runtime/asroot"
+facts=$(run asroot "$$-asroot" facts) || fail "runtime/asroot failed in its container: $facts"
+expect_contains "$facts" "uid=0 user=root" "runtime/asroot's user, by getpwuid"
 
 note "HTTPS to a server of this test's CA: verified with the CA recorded, refused without"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/ca.key" -out "$T/ca.pem" -days 2 \

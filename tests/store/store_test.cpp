@@ -279,13 +279,62 @@ TEST(StoreView, IndexJsonIsTheCanonicalJsonOfTheView) {
   }
   auto view = store->view();
   ASSERT_TRUE(view) << view.error().message;
-  // The index over two platforms, each platform's record and its SBOM, the latest of app and its SBOM,
-  // the pulled image; not the SBOM of app's older record, nor the Debug record (not the latest).
-  ASSERT_EQ(view->manifests.size(), 7U) << canonical_json(to_json(*view)).value();
+  // The index over two platforms, each platform's record and its SBOM, the latest of each configuration
+  // of app (records naming none, and Debug: neither the default, so each has only its own name) and the
+  // SBOM of the first, the pulled image; not the SBOM of app's older record.
+  ASSERT_EQ(view->manifests.size(), 8U) << canonical_json(to_json(*view)).value();
+  std::vector<std::string> names;
+  for (const auto& d : view->manifests) {
+    if (const auto name = d.annotation(annotation::k_ref_name); !name.empty()) names.push_back(name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"mesh/multi", "mesh/app:latest-none", "mesh/app:latest-debug"}));
   EXPECT_EQ(view->manifests.front().media_type, media_type::k_index);
   EXPECT_TRUE(store->has_blob(view->manifests.front())) << "the derived index is written before the view names it";
   EXPECT_FALSE(view->annotations.empty()) << "the view names its generation";
   EXPECT_EQ(read_file(tmp / "store/index.json"), canonical_json(to_json(*view)).value());
+  auto state = store->view_state();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(*state, Store::ViewState::current);
+}
+
+// The view names module/name as compose takes it: the default configuration's latest, the others by
+// the tag push gives them; under another default (AREC_DEFAULT_CONFIG), that one, and index.json says so.
+TEST(StoreView, NamesTheDefaultConfigurationsLatest) {
+  TempDir tmp;
+  auto store = Store::open(tmp / "store");
+  ASSERT_TRUE(store) << store.error().message;
+  const auto release = view_record("api", "api release", std::nullopt, "Release");
+  const auto debug = view_record("api", "api debug", std::nullopt, "Debug");
+  const auto names = [&store] {
+    std::map<std::string, std::string> out;  // ref.name -> digest
+    auto view = store->view();
+    EXPECT_TRUE(view);
+    for (const auto& d : view->manifests) {
+      if (const auto name = d.annotation(annotation::k_ref_name); !name.empty()) out.emplace(name, d.digest.str());
+    }
+    return out;
+  };
+  {
+    auto writer = store->writer();
+    ASSERT_TRUE(writer) << writer.error().message;
+    ASSERT_TRUE(writer->commit(release));
+    ASSERT_TRUE(writer->commit(debug));  // the newest, and still not what mesh/api names
+  }
+  EXPECT_EQ(names(), (std::map<std::string, std::string>{{"mesh/api", release.manifest.digest.str()},
+                                                         {"mesh/api:latest-debug", debug.manifest.digest.str()}}));
+  EXPECT_EQ(read_file(tmp / "store/index.json").find("dev.arec.default-config"), std::string::npos);
+
+  Store::set_default_config("Debug");
+  {
+    auto writer = store->writer();
+    ASSERT_TRUE(writer);
+    ASSERT_TRUE(writer->refresh_view_if_behind());  // nothing changed but the default: written again
+  }
+  EXPECT_EQ(names(), (std::map<std::string, std::string>{{"mesh/api", debug.manifest.digest.str()},
+                                                         {"mesh/api:latest-release", release.manifest.digest.str()}}));
+  EXPECT_NE(read_file(tmp / "store/index.json").find(R"("dev.arec.default-config":"Debug")"), std::string::npos);
+  // Read back under the default it was written with: current, whatever this process's default is.
+  Store::set_default_config(std::string(k_default_config));
   auto state = store->view_state();
   ASSERT_TRUE(state);
   EXPECT_EQ(*state, Store::ViewState::current);
