@@ -43,7 +43,8 @@ void Store::set_lock_timeout(std::chrono::milliseconds timeout) {
 }
 
 Status Store::check_own_directories(const fs::Path& dir) {
-  for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts", "arec/uploads"}) {
+  for (const char* sub :
+       {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts", "arec/uploads", "arec/built"}) {
     const auto path = dir / sub;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
@@ -214,6 +215,16 @@ void Store::note_repository(const Digest& digest, std::string_view repository) {
   // Only a hint: failing to note it (a read-only store, two pushes noting at once) costs an upload later.
   if (fs::make_directories(mount_hints_dir()))
     (void)fs::write_file_atomic(temp_dir(), mount_hints_dir() / digest.hex(), text);
+}
+
+void Store::note_built(const Digest& record_document) {
+  if (fs::make_directories(built_notes_dir()))
+    (void)fs::write_file_atomic(temp_dir(), built_notes_dir() / record_document.hex(), "");
+}
+
+bool Store::built_here(const Digest& record_document) const {
+  struct stat st {};
+  return ::lstat((built_notes_dir() / record_document.hex()).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 namespace {
