@@ -69,7 +69,8 @@ void say_trust(const TrustPolicy& policy, std::string_view doing) {
 
 ProvenanceFacts provenance_facts(const Globals& globals) {
   const auto now = now_rfc3339();
-  return {globals.settings.builder_id.empty() ? default_builder_id() : globals.settings.builder_id, now, now, {}};
+  return {
+      globals.settings.builder_id.empty() ? default_builder_id() : globals.settings.builder_id, now, now, {}, {}, {}};
 }
 
 std::string signer_text(const SignatureVerdict& verdict) {

@@ -44,8 +44,8 @@ constexpr std::array k_variables = {
     Variable{"AREC_SIGNING_KEY", "", "a file",
              "The private key record and push sign with, as --sign-key (a PEM EC P-256 or Ed25519 key, mode 600)."},
     Variable{"AREC_TRUST_KEYS", "", "files separated by :",
-             "Public keys whose signatures pull, compose, verify and push trust, besides --trust-key and the node "
-             "settings' trust.keys."},
+             "Public keys whose signatures every command taking records in or out (pull, import, record --base, push, "
+             "move), compose and verify trust, besides --trust-key and the node settings' trust.keys."},
     Variable{"AREC_BUILDER_ID", "", "a URI",
              "The builder a signed record's provenance names. Default: urn:arec:builder:<host name>."},
     Variable{"SOURCE_DATE_EPOCH", k_epoch.kind, k_epoch.accepts,

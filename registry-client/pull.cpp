@@ -578,6 +578,11 @@ Result<PulledRecords> pull_records(Store& store, const std::vector<Reference>& r
   std::vector<std::optional<ReadPull>> reads;
   std::set<std::string> seen;  // repository@digest: a tag and a digest may name the same image or platform
   for (const auto& reference : references) {
+    // An image reached already by a tag (pull --all names each latest by tag and again by digest).
+    if (!reference.digest.empty() && seen.contains(reference.path + "@" + reference.digest)) {
+      reads.emplace_back();
+      continue;
+    }
     auto read = read_pull(run, reference, options);
     if (!read && read.error().kind == ErrorKind::trust && how.refusals == Refusals::skip) {
       out.refused.push_back(read.error().message);

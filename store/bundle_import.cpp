@@ -392,7 +392,8 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   }
 
   if (checks.trust && checks.trust->checks()) {
-    if (auto s = admit_imported(bundle, what, *checks.trust, records, referrers, *manifests); !s) return s;
+    if (auto s = admit_imported(bundle, what, *checks.trust, records, referrers, *manifests); !s)
+      return fail(s.error());
   }
 
   auto store = Store::open(store_dir);
@@ -414,11 +415,11 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   // Never an older record in the place of the store's latest, unless asked.
   std::set<std::size_t> older;
   if (checks.older == Older::refused) {
-    const HeldLatest held = [&](const Record& r) { return store->latest_of_config(r.module, r.name, r.config); };
-    auto back = rollbacks(incoming, held);
+    const HeldLatest latest_of = [&](const Record& r) { return store->latest_of_config(r.module, r.name, r.config); };
+    auto back = rollbacks(incoming, latest_of);
     if (!back) return fail(back.error());
     for (const std::size_t i : *back) {
-      auto latest = held(incoming[i]);
+      auto latest = latest_of(incoming[i]);
       if (!latest) return fail(latest.error());
       summary.kept.push_back(incoming[i].identity() + ", recorded " + incoming[i].recorded +
                              ", is older than the store's latest " + (*latest)->identity() + ", recorded " +
