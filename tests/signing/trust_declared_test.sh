@@ -16,7 +16,9 @@ mkdir keys && chmod 755 keys
 mkdir -p src && echo app >src/app
 expect_exit 0 "$AREC" record --module team --name app --dir src=/srv --runtime none --sign-key keys/new.key
 echo "image: arec://image/team/app" >deploy.yaml.in
-settings() { printf '{"nodes": {"n1": {}}, %s}\n' "$1" >nodes.json; }
+settings() {
+  printf '{"self": "n1", "nodes": {"n1": {"ports": {"registry": 5000}}}, "services": {"registry": "n1"}, %s}\n' "$1" >nodes.json
+}
 
 note "a key twice in one object of the node settings is an error naming its path, not the last one winning"
 settings '"trust": {"keys": ["keys/old.pub"]}, "trust": {"keys": ["keys/new.pub"]}'

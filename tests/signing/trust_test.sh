@@ -157,18 +157,19 @@ if node "$here/oracle/verify.js" hinted.json team.pub "${hinted#sha256:}" 2>/dev
 fi
 
 note "a registry move takes nothing from a trusting store that no trusted key signed"
-cp mesh/nodes.json moving.json
-AREC_NODES=$T/moving.json with team expect_exit 4 "$AREC" move --to n2 --port "${R2##*:}" --apply --force
+# The moving settings beside the mesh's, so that their trust.keys name the same file.
+cp mesh/nodes.json mesh/moving.json
+AREC_NODES=$T/mesh/moving.json with team expect_exit 4 "$AREC" move --to n2 --port "${R2##*:}" --apply --force
 expect_one_line_error "moving the registry: the record $M/tampered@$unsigned is unsigned; nothing sent"
-cmp -s mesh/nodes.json moving.json || fail "a refused move rewrote the node settings"
+cmp -s mesh/nodes.json mesh/moving.json || fail "a refused move rewrote the node settings"
 expect_eq "" "$(curl -fsS "http://$R2/v2/_catalog" | jq -r '.repositories[]')" "repositories at the new registry"
 
 note "the team signs and pushes again; after a registry move the signatures verify at the new registry"
 with team expect_exit 0 "$AREC" sign "$M/tampered" --sign-key team.key
 with team expect_exit 0 "$AREC" push "$M/app"
-AREC_NODES=$T/moving.json with team expect_exit 0 "$AREC" move --to n2 --port "${R2##*:}" --apply --force
-expect_eq "n2 keys/team.pub" "$(jq -r '"\(.services.registry) \(.trust.keys[0])"' moving.json)" "the moved settings keep their trust"
-cp moving.json mesh/nodes.json
+AREC_NODES=$T/mesh/moving.json with team expect_exit 0 "$AREC" move --to n2 --port "${R2##*:}" --apply --force
+expect_eq "n2 keys/team.pub" "$(jq -r '"\(.services.registry) \(.trust.keys[0])"' mesh/moving.json)" "the moved settings keep their trust"
+cp mesh/moving.json mesh/nodes.json
 AREC_NODES=$T/mesh/nodes.json with f expect_exit 0 "$AREC" pull "$M/app"
 expect_eq "$team" "$OUT" "pull at the new registry"
 AREC_NODES=$T/mesh/nodes.json with team expect_exit 0 "$AREC" verify "$M/app"
