@@ -30,17 +30,19 @@ class TextSink final : public ByteSink {
   std::string m_text;
 };
 
-// A step about one listed entry, retried as any step: its answer, nothing when the registry's final
-// answer says the entry itself is wrong (absent, refused, of another digest), so that it is passed over;
-// an error only when the registry could not be reached, which no entry can be judged without.
+// A step about one listed entry, retried as any step: its answer; nothing when, with
+// EntryProblems::pass_over, the registry's final answer says the entry itself is wrong (absent, refused,
+// of another digest), so that it is passed over with `why`. An error when the registry could not be
+// reached, which no entry can be judged without, and with EntryProblems::refuse for any failure.
 template <typename F>
-auto entry_step(Run& run, const std::string& doing, std::string& why, F&& attempt)
+auto entry_step(Run& run, const std::string& doing, EntryProblems problems, std::string& why, F&& attempt)
     -> Result<std::optional<typename decltype(attempt())::value_type>> {
   using Value = typename decltype(attempt())::value_type;
   auto result = with_retry(run.options.retry, doing, {}, std::forward<F>(attempt));
   if (result) return std::optional<Value>(std::move(*result));
   const auto& e = result.error();
-  if (e.is_temporary() || (e.origin != RegistryError::Origin::response && e.origin != RegistryError::Origin::protocol))
+  if (problems == EntryProblems::refuse || e.is_temporary() ||
+      (e.origin != RegistryError::Origin::response && e.origin != RegistryError::Origin::protocol))
     return fail(e.to_error(doing));
   why = e.str();
   return std::optional<Value>();
@@ -48,13 +50,15 @@ auto entry_step(Run& run, const std::string& doing, std::string& why, F&& attemp
 
 // A small blob into memory, of at most `limit` bytes (its descriptor's size checked first).
 Result<std::optional<std::string>> fetch_entry_text(Run& run, const std::string& repository, const Descriptor& blob,
-                                                    std::size_t limit, const std::string& doing, std::string& why) {
+                                                    std::size_t limit, const std::string& doing, EntryProblems problems,
+                                                    std::string& why) {
   if (blob.size < 0 || static_cast<std::uint64_t>(blob.size) > limit) {
     why = "declared as " + std::to_string(blob.size) + " bytes, more than " + std::to_string(limit);
+    if (problems == EntryProblems::refuse) return fail(Error::registry(doing + ": " + why));
     return std::optional<std::string>();
   }
   TextSink sink(limit);
-  auto got = entry_step(run, doing, why, [&]() -> RegistryResult<bool> {
+  auto got = entry_step(run, doing, problems, why, [&]() -> RegistryResult<bool> {
     sink.clear();
     auto s = run.session.download_blob(repository, blob, sink, [](std::int64_t) { return true; });
     if (!s) return std::unexpected(s.error());
@@ -71,14 +75,15 @@ Result<std::optional<std::string>> fetch_entry_text(Run& run, const std::string&
 // clock tolerance. Nothing, with `why`, for one that is not.
 Result<std::optional<Record>> read_record_artifact(Run& run, const std::string& repository,
                                                    const FetchedManifest& image, const Descriptor& listed,
-                                                   const std::string& context, std::string& why) {
+                                                   EntryProblems problems, const std::string& context,
+                                                   std::string& why) {
   const std::string what =
       "the record artifact " + listed.digest.str() + " of " + repository + "@" + image.digest.str();
   const auto refused = [&](const std::string& because) {
     why = because;
     return std::optional<Record>();
   };
-  auto fetched = entry_step(run, context + ": getting " + what, why,
+  auto fetched = entry_step(run, context + ": getting " + what, problems, why,
                             [&] { return run.session.get_manifest(repository, listed.digest.str()); });
   if (!fetched) return fail(fetched.error());
   if (!*fetched) return std::optional<Record>();
@@ -95,7 +100,7 @@ Result<std::optional<Record>> read_record_artifact(Run& run, const std::string& 
   if (manifest->layers.size() != 1 || manifest->layers.front().media_type != media_type::k_arec_record)
     return refused("expected one layer of type " + std::string(media_type::k_arec_record));
   auto document = fetch_entry_text(run, repository, manifest->layers.front(), k_max_record_document,
-                                   context + ": getting the document of " + what, why);
+                                   context + ": getting the document of " + what, problems, why);
   if (!document) return fail(document.error());
   if (!*document) return std::optional<Record>();
   auto record = parse_record_document(**document, "its document");
@@ -127,7 +132,8 @@ Result<std::optional<Record>> read_record_artifact(Run& run, const std::string& 
 Result<std::optional<HeldBundle>> read_bundle(Run& run, const std::string& repository, const Digest& subject,
                                               const Descriptor& listed, const std::string& context, std::string& why) {
   const std::string what = context + ": the bundle " + listed.digest.str() + " of " + repository + "@" + subject.str();
-  auto fetched = entry_step(run, what, why, [&] { return run.session.get_manifest(repository, listed.digest.str()); });
+  auto fetched = entry_step(run, what, EntryProblems::pass_over, why,
+                            [&] { return run.session.get_manifest(repository, listed.digest.str()); });
   if (!fetched) return fail(fetched.error());
   if (!*fetched) return std::optional<HeldBundle>();
   auto manifest = parse_document<Manifest>((*fetched)->bytes, "its manifest");
@@ -136,7 +142,8 @@ Result<std::optional<HeldBundle>> read_bundle(Run& run, const std::string& repos
     why = "not a bundle of the image";
     return std::optional<HeldBundle>();
   }
-  auto bytes = fetch_entry_text(run, repository, manifest->layers.front(), k_max_bundle, what, why);
+  auto bytes =
+      fetch_entry_text(run, repository, manifest->layers.front(), k_max_bundle, what, EntryProblems::pass_over, why);
   if (!bytes) return fail(bytes.error());
   if (!*bytes) return std::optional<HeldBundle>();
   return std::optional<HeldBundle>(HeldBundle{std::move(**fetched), std::move(*manifest), std::move(**bytes)});
@@ -190,7 +197,7 @@ Result<ImageEvidence> read_evidence(Run& run, const std::string& repository, Fet
     if ((is_record ? records : bundles)++ == k_max_referrers_read) {
       why = "more than " + std::to_string(k_max_referrers_read) + " listed for one image; no more are read";
     } else if (is_record) {
-      auto record = read_record_artifact(run, repository, out.image, entry, context, why);
+      auto record = read_record_artifact(run, repository, out.image, entry, problems, context, why);
       if (!record) return fail(record.error());
       if (*record) {
         out.records.push_back(std::move(**record));

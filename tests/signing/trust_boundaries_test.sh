@@ -89,6 +89,20 @@ expect_exit 2 env AREC_TRUST_KEYS= AREC_STORE=$T/k "$AREC" import index-claim.ta
 expect_one_line_error "\"mediaType\" \"application/vnd.oci.image.index.v1+json\" is not application/vnd.oci.image.manifest.v1+json"
 [[ ! -e $T/k ]] || expect_eq "" "$(with k "$AREC" records)" "records of the refused imports"
 
+note "import never makes an older record the latest, unless asked"
+# Store h holds a newer team record of base than signed.tar's: importing that older export leaves it out.
+sleep 1
+newest=$(AREC_SIGNING_KEY=$T/team.key build team base)
+with team expect_exit 0 "$AREC" export "$M/base" -o newest.tar
+with o expect_exit 0 "$AREC" import newest.tar
+with o expect_exit 0 "$AREC" import signed.tar --json
+expect_eq 0 "$(jq .records_added <<<"$OUT")" "records added from the older export"
+expect_contains "$(jq -r '.kept[0]' <<<"$OUT")" "$M/base@$team_base, recorded" "what the import left out"
+expect_contains "$ERR" "is older than the store's latest $M/base@$newest"
+expect_eq "$newest" "$(with o "$AREC" records --json | jq -r '.[0].digest')" "the latest after the older import"
+with o expect_exit 0 "$AREC" import signed.tar --allow-older
+expect_eq "$team_base" "$(with o "$AREC" records --json | jq -r '.[0].digest')" "the latest after --allow-older"
+
 note "a history row claiming to be an index: compose judges exactly that row, and refuses it"
 # The intruder's image recorded into a trusting store, then the team's newer record imported beside it,
 # then the intruder's row edited to claim an index: a request pinning its digest must still be refused.
