@@ -552,7 +552,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
       (*previous)->revision == revision_of_sources()) {
-    if (auto document = record_document_digest(**previous)) store.note_built(*document);
+    store.note_built((*previous)->manifest.digest);
     if (request.sign_key) {
       provenance.finished = now_rfc3339();
       if (auto signed_now = sign_recorded(store, **previous, *request.sign_key, provenance); !signed_now)
@@ -563,7 +563,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   }
   const Record record = new_record(request, *manifest, revision_of_sources());
   // This store built it: its key may sign it later (recorder/signing), as it may not sign a pulled one.
-  if (auto document = record_document_digest(record)) store.note_built(*document);
+  store.note_built(manifest->digest);
   if (request.sign_key) {
     provenance.finished = now_rfc3339();
     auto bundles = sign_record(store, record, *request.sign_key, provenance);

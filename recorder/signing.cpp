@@ -151,7 +151,7 @@ Status signable(const Store& store, const Record& record, SignMadeElsewhere else
   auto text = record_document(record);
   if (!text) return fail(std::move(text.error()).context(what));
   if (auto read = parse_record_document(*text, "the record"); !read) return fail(std::move(read.error()).context(what));
-  if (elsewhere == SignMadeElsewhere::no && !store.built_here(digest_of(*text))) {
+  if (elsewhere == SignMadeElsewhere::no && !store.built_here(record.manifest.digest)) {
     return fail(Error::trust(what + ": this store did not record it (it was pulled or imported), and a signature "
                                     "would vouch for a build made elsewhere; arec sign --pulled signs it on purpose, "
                                     "its provenance naming both builder and signer"));
@@ -166,9 +166,7 @@ Status signable(const Store& store, const Record& record, SignMadeElsewhere else
 Result<bool> sign_checked(Store& store, const Record& record, const Key& key, ProvenanceFacts facts,
                           SignMadeElsewhere elsewhere) {
   if (auto s = signable(store, record, elsewhere); !s) return fail(s.error());
-  auto document = record_document_digest(record);
-  if (!document) return fail(document.error());
-  if (!store.built_here(*document)) {
+  if (!store.built_here(record.manifest.digest)) {
     // Made elsewhere, signed here on request: the builder is who its own provenance names.
     auto claimed = judge_record(store, record, TrustPolicy());
     if (!claimed) return fail(claimed.error());

@@ -35,6 +35,7 @@ Result<int> copy_other_tags(Store& store, const MovePlan& plan, const TransferOp
   if (!catalog) return fail(catalog.error());
   std::optional<std::vector<Record>> history;
   Run run(plan.from, Access::pull, options);
+  if (auto s = run.ping("moving the registry: reading the tags at " + run.host()); !s) return fail(s.error());
   int copied = 0;
   for (const auto& entry : *catalog) {
     if (!recorded.contains(entry.repository)) continue;

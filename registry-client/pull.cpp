@@ -210,10 +210,17 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
     used = std::move(*child);
   }
   outcome.manifest = used.descriptor();
-  // Its bundles are read and judged before anything is written; its SBOM comes along after.
-  auto evidence = read_evidence(run, repository, used, EntryProblems::pass_over, RecordArtifacts::skip, context);
-  if (!evidence) return fail(evidence.error());
+  auto manifest = parse_document<Manifest>(used.bytes, "the manifest " + used.digest.str());
+  if (!manifest) return fail(Error::registry(context + ": " + manifest.error().message));
+  // Under trust its bundles are read and judged before anything is written; otherwise its referrers
+  // are read once its blobs are in (a manifest declaring more than the disk holds fails first).
+  const auto read_referrers = [&] {
+    return read_evidence(run, repository, used, EntryProblems::pass_over, RecordArtifacts::skip, context);
+  };
+  Result<ImageEvidence> evidence = ImageEvidence{};
   if (options.checks_trust()) {
+    evidence = read_referrers();
+    if (!evidence) return fail(evidence.error());
     const auto verdict =
         judge_signatures(bundle_texts(evidence->bundles), used.digest, repository, nullptr, options.policy());
     if (verdict.state != SignatureState::trusted)
@@ -226,7 +233,7 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   if (used.digest != top->digest) {
     if (auto s = keep_manifest(store, used, context); !s) return fail(s.error());
   }
-  if (auto s = download_blobs(run, store, repository, blobs_of(evidence->manifest), context, outcome); !s)
+  if (auto s = download_blobs(run, store, repository, blobs_of(*manifest), context, outcome); !s)
     return fail(s.error());
 
   Descriptor listed = outcome.image;
@@ -237,6 +244,10 @@ Result<PullOutcome> pull_image(Store& store, const Reference& reference, const R
   // Its referrers (an SBOM, bundles) come along, each listed in index.json as the referrer of the image;
   // of an index, whose platform's referrers name no image index.json lists, none.
   if (used.digest != top->digest) return outcome;
+  if (!options.checks_trust()) {
+    evidence = read_referrers();
+    if (!evidence) return fail(evidence.error());
+  }
   if (auto s = put_held_bundles(store, evidence->bundles); !s) return fail(std::move(s.error()).context(context));
   std::vector<Descriptor> entries = held_entries(evidence->bundles, used.digest);
   for (const auto& referrer : evidence->others) {

@@ -217,14 +217,15 @@ void Store::note_repository(const Digest& digest, std::string_view repository) {
     (void)fs::write_file_atomic(temp_dir(), mount_hints_dir() / digest.hex(), text);
 }
 
-void Store::note_built(const Digest& record_document) {
+void Store::note_built(const Digest& manifest) {
+  if (built_here(manifest)) return;
   if (fs::make_directories(built_notes_dir()))
-    (void)fs::write_file_atomic(temp_dir(), built_notes_dir() / record_document.hex(), "");
+    (void)fs::write_file_atomic(temp_dir(), built_notes_dir() / manifest.hex(), "");
 }
 
-bool Store::built_here(const Digest& record_document) const {
+bool Store::built_here(const Digest& manifest) const {
   struct stat st {};
-  return ::lstat((built_notes_dir() / record_document.hex()).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::lstat((built_notes_dir() / manifest.hex()).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 namespace {

@@ -45,6 +45,14 @@ expect_one_line_error "the record $M/app@$evil is unsigned"
 expect_eq 1 "$(tag_reads)" "reads of the tag"
 expect_eq 0 "$(find "$T/b/blobs" -type f 2>/dev/null | wc -l)" "blobs of the refused pull"
 
+note "a trusting pull of the image by its host reference: the image judged is the image stored"
+flip 2
+AREC_STORE=$T/h expect_exit 0 "$AREC" pull "$P/$M/app:latest"
+expect_eq "$team" "$OUT" "the digest pulled"
+expect_eq 1 "$(tag_reads)" "reads of the tag"
+holds h "$team" || fail "the team's manifest is not in the store"
+! holds h "$evil" || fail "the intruder's manifest is in the store"
+
 note "record --base of the tag: the base judged is the base recorded on"
 mkdir -p src && echo tool >src/tool
 flip 2

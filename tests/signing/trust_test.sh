@@ -2,10 +2,11 @@
 # Only what the team built gets composed and run. The team's store signs what it records and pushes;
 # a machine that trusts the team's key (the node settings' trust.keys, --trust-key or AREC_TRUST_KEYS)
 # pulls and composes it. The attack: a second store pushes the same module/name over the team's,
-# unsigned, then signed by its own key, then with the team's signature of another image, then with the
-# team's bundle one payload byte changed, then with a bundle naming exactly the right image and record
-# under the team key's hint but signed by another key. A trusting store refuses each (exit 4 in every
-# command: pull, compose, verify, push), naming why, and keeps nothing. A registry move refuses an
+# unsigned, then signed by its own key, then with the team's signature of another image, then with a
+# bundle naming exactly the right image and record under the team key's hint but signed by another key
+# (only the signature check refuses it), then with the team's bundle one payload byte changed. A
+# trusting store refuses each (exit 4 in every command: pull, compose, verify, push), naming why, and
+# keeps nothing. A registry move refuses an
 # unsigned record of a trusting store (exit 4, nothing copied); once signed, the signatures verify at the
 # new registry. A trusting pull names the keys it checked; without a trusted key, pull says it checked none.
 AREC=$1
@@ -108,7 +109,30 @@ with d expect_exit 4 "$AREC" pull "$M/app" --trust-key team.pub
 expect_one_line_error "the record $M/app@$evil is not trusted (the trusted key's statement is for another digest)"
 nothing_kept d
 
-note "attack 4: the team's bundle with one byte of its payload changed"
+note "attack 4: exactly the right image and record named under the team key's hint, signed by another key"
+# The foreign key's genuine statement of a record of the intruder's, its hint changed to the team's key:
+# only the check of the signature itself can refuse it.
+hinted=$(build evil hinted)
+cp -a evil evil-copy
+with evil-copy expect_exit 0 "$AREC" sign "$M/hinted" --sign-key foreign.key
+foreign_sign=$(python3 "$here/bundles.py" "$T/evil-copy" "$hinted" hinted-bundles | awk '$2 ~ /sign/ { print $1 }')
+jq -c --arg h "$(openssl pkey -pubin -in team.pub -outform DER | sha256sum | cut -d' ' -f1)" \
+  '.verificationMaterial.publicKey.hint = $h' "$foreign_sign" >hinted.json
+expect_eq "$M/hinted ${hinted#sha256:}" "$(python3 "$here/statement.py" hinted.json | jq -r '.subject[0] | "\(.name) \(.digest.sha256)"')" \
+  "the forged bundle's first subject"
+with evil expect_exit 0 "$AREC" push "$M/hinted"
+python3 "$here/attach.py" "$R" "$M/hinted" "$hinted" hinted.json >/dev/null || fail "attaching a bundle"
+rm -rf "$T/d"
+with d expect_exit 4 "$AREC" pull "$M/hinted" --trust-key team.pub
+expect_one_line_error "the record $M/hinted@$hinted is not trusted (a bundle under a trusted key has a bad signature)"
+nothing_kept d
+with evil expect_exit 4 "$AREC" verify "$M/hinted" --trust-key team.pub
+expect_contains "$OUT" "untrusted  $M/hinted@$hinted  (a bundle under a trusted key has a bad signature)"
+if node "$here/oracle/verify.js" hinted.json team.pub "${hinted#sha256:}" 2>/dev/null; then
+  fail "the oracle accepts the bundle under the team's hint"
+fi
+
+note "attack 5: the team's bundle with one byte of its payload changed"
 unsigned=$(build team tampered)
 with team expect_exit 0 "$AREC" push "$M/tampered"
 cp -a team team-copy
@@ -132,29 +156,6 @@ nothing_kept d
 python3 "$here/attach.py" "$R" "$M/tampered" "$unsigned" "$genuine" >/dev/null || fail "attaching a bundle"
 with d expect_exit 0 "$AREC" pull "$M/tampered" --trust-key team.pub
 expect_eq "$unsigned" "$OUT" "pull with the genuine bundle beside the tampered one"
-
-note "attack 5: exactly the right image and record named under the team key's hint, signed by another key"
-# The foreign key's genuine statement of a record of the intruder's, its hint changed to the team's key:
-# only the check of the signature itself can refuse it.
-hinted=$(build evil hinted)
-cp -a evil evil-copy
-with evil-copy expect_exit 0 "$AREC" sign "$M/hinted" --sign-key foreign.key
-foreign_sign=$(python3 "$here/bundles.py" "$T/evil-copy" "$hinted" hinted-bundles | awk '$2 ~ /sign/ { print $1 }')
-jq -c --arg h "$(openssl pkey -pubin -in team.pub -outform DER | sha256sum | cut -d' ' -f1)" \
-  '.verificationMaterial.publicKey.hint = $h' "$foreign_sign" >hinted.json
-expect_eq "$M/hinted ${hinted#sha256:}" "$(python3 "$here/statement.py" hinted.json | jq -r '.subject[0] | "\(.name) \(.digest.sha256)"')" \
-  "the forged bundle's first subject"
-with evil expect_exit 0 "$AREC" push "$M/hinted"
-python3 "$here/attach.py" "$R" "$M/hinted" "$hinted" hinted.json >/dev/null || fail "attaching a bundle"
-rm -rf "$T/d"
-with d expect_exit 4 "$AREC" pull "$M/hinted" --trust-key team.pub
-expect_one_line_error "the record $M/hinted@$hinted is not trusted (a bundle under a trusted key has a bad signature)"
-nothing_kept d
-with evil expect_exit 4 "$AREC" verify "$M/hinted" --trust-key team.pub
-expect_contains "$OUT" "untrusted  $M/hinted@$hinted  (a bundle under a trusted key has a bad signature)"
-if node "$here/oracle/verify.js" hinted.json team.pub "${hinted#sha256:}" 2>/dev/null; then
-  fail "the oracle accepts the bundle under the team's hint"
-fi
 
 note "a registry move takes nothing from a trusting store that no trusted key signed"
 # The moving settings beside the mesh's, so that their trust.keys name the same file.
