@@ -233,43 +233,34 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
       });
 }
 
-// The manifests `wanted` (those index.json lists), read from the bundle; the other entries are skipped,
-// which for an uncompressed tarball is a seek.
+// Calls `visit` with each blob of `wanted` read whole from the bundle (small ones: manifests, bundles),
+// its bytes checked against its digest; the other entries are skipped, which for an uncompressed tarball
+// is a seek.
+using SmallBlobVisitor = std::function<Status(const Digest& digest, std::string&& bytes)>;
+Status for_each_small_blob(const fs::Path& bundle, const std::string& what, const std::set<Digest>& wanted,
+                           const SmallBlobVisitor& visit) {
+  return for_each_blob_entry(
+      bundle, what,
+      [&](archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest) -> Status {
+        if (!digest || !wanted.contains(*digest)) return {};
+        auto text = read_document(a, entry, what, path);
+        if (!text) return fail(text.error());
+        if (digest_of(*text, digest->algorithm()) != *digest)
+          return fail_input(what + ": changed while it was being read");
+        return visit(*digest, std::move(*text));
+      });
+}
+
+// The manifests `wanted` (those index.json lists), read from the bundle.
 Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle, const std::string& what,
                                                          const std::set<Digest>& wanted) {
   std::map<Digest, Manifest> out;
-  auto s = for_each_blob_entry(
-      bundle, what,
-      [&](archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest) -> Status {
-        if (!digest || !wanted.contains(*digest)) return {};
-        auto text = read_document(a, entry, what, path);
-        if (!text) return fail(text.error());
-        if (digest_of(*text, digest->algorithm()) != *digest)
-          return fail_input(what + ": changed while it was being read");
-        auto manifest = parse_document<Manifest>(*text, what + ": manifest " + digest->str());
-        if (!manifest) return fail(manifest.error());
-        out.emplace(*digest, std::move(*manifest));
-        return {};
-      });
-  if (!s) return fail(s.error());
-  return out;
-}
-
-// The blobs `wanted` (small ones: the bundles the records' signatures are in), read whole from the bundle.
-Result<std::map<Digest, std::string>> read_small_blobs(const fs::Path& bundle, const std::string& what,
-                                                       const std::set<Digest>& wanted) {
-  std::map<Digest, std::string> out;
-  auto s = for_each_blob_entry(
-      bundle, what,
-      [&](archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest) -> Status {
-        if (!digest || !wanted.contains(*digest)) return {};
-        auto text = read_document(a, entry, what, path);
-        if (!text) return fail(text.error());
-        if (digest_of(*text, digest->algorithm()) != *digest)
-          return fail_input(what + ": changed while it was being read");
-        out.emplace(*digest, std::move(*text));
-        return {};
-      });
+  auto s = for_each_small_blob(bundle, what, wanted, [&](const Digest& digest, std::string&& text) -> Status {
+    auto manifest = parse_document<Manifest>(text, what + ": manifest " + digest.str());
+    if (!manifest) return fail(manifest.error());
+    out.emplace(digest, std::move(*manifest));
+    return {};
+  });
   if (!s) return fail(s.error());
   return out;
 }
@@ -290,15 +281,19 @@ Status admit_imported(const fs::Path& bundle, const std::string& what, const Tru
       layers.insert(m->second.layers.front().digest);
     }
   }
-  auto texts = read_small_blobs(bundle, what, layers);
-  if (!texts) return fail(texts.error());
+  std::map<Digest, std::string> texts;
+  auto read = for_each_small_blob(bundle, what, layers, [&](const Digest& digest, std::string&& bytes) -> Status {
+    texts.emplace(digest, std::move(bytes));
+    return {};
+  });
+  if (!read) return fail(read.error());
   for (const auto& record : records) {
     std::vector<std::string> bundles;
     if (const auto listed = referrers.find(record.manifest.digest.str()); listed != referrers.end()) {
       for (const auto& d : listed->second) {
         const auto m = manifests.find(d.digest);
         if (m == manifests.end() || m->second.layers.size() != 1) continue;
-        if (const auto t = texts->find(m->second.layers.front().digest); t != texts->end())
+        if (const auto t = texts.find(m->second.layers.front().digest); t != texts.end())
           bundles.push_back(t->second);
       }
     }

@@ -5,14 +5,8 @@
 # Whichever read a trusting pull or `record --base` gets first, what it stores is what it judged: the
 # team's image, or nothing (exit 4). The proxy's report shows the tag asked for once.
 AREC=$1
-source "$(dirname "$0")/lib.sh"
-for tool in python3 jq curl; do command -v $tool >/dev/null || skip "no $tool (scripts/deps installs it)"; done
-unset AREC_SIGNING_KEY AREC_TRUST_KEYS AREC_BUILDER_ID
-start_registry R own
-use_registry "$R"
-cd "$T"
-"$AREC" key generate --out team >/dev/null 2>&1 || fail "key generate"
-chmod 600 team.key
+source "$(dirname "$0")/../signing/lib.sh"
+trust_setup python3 jq curl
 team=$(AREC_SIGNING_KEY=$T/team.key record app)
 expect_exit 0 "$AREC" push "$M/app"
 evil=$(AREC_STORE=$T/evil record app)
@@ -28,14 +22,19 @@ flip() {
 }
 tag_reads() { fault_case | jq "[.requests[].request | select(test(\"^GET /v2/$M/app/manifests/latest\$\"))] | length"; }
 holds() { [[ -e $T/$1/blobs/sha256/${2#sha256:} ]]; }
+# pulled_team STORE: the pull printed the team's digest, read the tag once, and STORE holds the team's
+# manifest and not the intruder's.
+pulled_team() {
+  expect_eq "$team" "$OUT" "the digest pulled"
+  expect_eq 1 "$(tag_reads)" "reads of the tag"
+  holds "$1" "$team" || fail "the team's manifest is not in the store"
+  ! holds "$1" "$evil" || fail "the intruder's manifest is in the store"
+}
 
 note "a trusting pull whose first read is the team's: the team's image is stored, never the second read"
 flip 2
 AREC_STORE=$T/a expect_exit 0 "$AREC" pull "$M/app"
-expect_eq "$team" "$OUT" "the digest pulled"
-expect_eq 1 "$(tag_reads)" "reads of the tag"
-holds a "$team" || fail "the team's manifest is not in the store"
-! holds a "$evil" || fail "the intruder's manifest is in the store"
+pulled_team a
 expect_eq "$team" "$(AREC_STORE=$T/a "$AREC" records --json | jq -r '.[0].digest')" "the record pulled"
 
 note "a trusting pull whose first read is the intruder's: refused, nothing stored"
@@ -48,10 +47,7 @@ expect_eq 0 "$(find "$T/b/blobs" -type f 2>/dev/null | wc -l)" "blobs of the ref
 note "a trusting pull of the image by its host reference: the image judged is the image stored"
 flip 2
 AREC_STORE=$T/h expect_exit 0 "$AREC" pull "$P/$M/app:latest"
-expect_eq "$team" "$OUT" "the digest pulled"
-expect_eq 1 "$(tag_reads)" "reads of the tag"
-holds h "$team" || fail "the team's manifest is not in the store"
-! holds h "$evil" || fail "the intruder's manifest is in the store"
+pulled_team h
 
 note "record --base of the tag: the base judged is the base recorded on"
 mkdir -p src && echo tool >src/tool

@@ -8,15 +8,9 @@
 # --sign-key` sign only what this store recorded: a pulled record is refused (exit 4) unless signed on
 # request (`sign --pulled`), and then its provenance names who built it and who signed.
 AREC=$1
-source "$(dirname "$0")/../registry/lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-[[ -d $here/oracle/node_modules/@sigstore/verify ]] || skip "$here/oracle/node_modules missing: run scripts/deps"
-for tool in node jq python3 sqlite3; do command -v $tool >/dev/null || skip "no $tool (scripts/deps installs it)"; done
-unset AREC_SIGNING_KEY AREC_TRUST_KEYS AREC_BUILDER_ID
-start_registry R own
-use_registry "$R"
-cd "$T"
-"$AREC" key generate --out team >/dev/null 2>&1 || fail "key generate"
+source "$(dirname "$0")/lib.sh"
+here=$SIGNING
+trust_setup oracle jq python3 sqlite3
 fp() { openssl pkey -pubin -in "$1" -outform DER | sha256sum | cut -d' ' -f1; }
 with() { local store=$1; shift; AREC_STORE=$T/$store "$@"; }
 build() { # build STORE NAME [record options]: records $M/NAME from content unique to STORE; prints the digest

@@ -7,15 +7,9 @@
 # module/name that verifies, names the unsigned one and exits 4. A junk entry (a "bundle" too large, a
 # co-builder's unsigned second record of the image) is passed over, named, by pull and verify alike.
 AREC=$1
-source "$(dirname "$0")/../registry/lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-for tool in jq python3 curl; do command -v $tool >/dev/null || skip "no $tool (scripts/deps installs it)"; done
-unset AREC_SIGNING_KEY AREC_TRUST_KEYS AREC_BUILDER_ID
-start_registry R own
-use_registry "$R"
-cd "$T"
-"$AREC" key generate --out team >/dev/null 2>&1 || fail "key generate"
-chmod 600 team.key
+source "$(dirname "$0")/lib.sh"
+here=$SIGNING
+trust_setup jq python3 curl
 with() { local store=$1; shift; AREC_STORE=$T/$store "$@"; }
 build() { # build STORE NAME [record options]: records $M/NAME from content unique to STORE; prints the digest
   mkdir -p "src/$1/$2" && echo "$1 $2 $RANDOM $(date +%s%N)" >"src/$1/$2/id"

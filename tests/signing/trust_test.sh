@@ -10,15 +10,10 @@
 # unsigned record of a trusting store (exit 4, nothing copied); once signed, the signatures verify at the
 # new registry. A trusting pull names the keys it checked; without a trusted key, pull says it checked none.
 AREC=$1
-source "$(dirname "$0")/../registry/lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-[[ -d $here/oracle/node_modules/@sigstore/verify ]] || skip "$here/oracle/node_modules missing: run scripts/deps"
-for tool in node jq python3 curl; do command -v $tool >/dev/null || skip "no $tool (scripts/deps installs it)"; done
-unset AREC_SIGNING_KEY AREC_TRUST_KEYS AREC_BUILDER_ID
-start_registry R own
+source "$(dirname "$0")/lib.sh"
+here=$SIGNING
+trust_setup oracle jq python3 curl
 start_registry R2 new
-cd "$T"
-"$AREC" key generate --out team >/dev/null 2>&1 || fail "key generate"
 "$AREC" key generate --out foreign >/dev/null 2>&1 || fail "key generate"
 fingerprint() { openssl pkey -pubin -in "$1" -outform DER | sha256sum | cut -c1-16; }
 
