@@ -293,8 +293,7 @@ Status admit_imported(const fs::Path& bundle, const std::string& what, const Tru
       for (const auto& d : listed->second) {
         const auto m = manifests.find(d.digest);
         if (m == manifests.end() || m->second.layers.size() != 1) continue;
-        if (const auto t = texts.find(m->second.layers.front().digest); t != texts.end())
-          bundles.push_back(t->second);
+        if (const auto t = texts.find(m->second.layers.front().digest); t != texts.end()) bundles.push_back(t->second);
       }
     }
     const auto verdict = judge_signatures(bundles, record.manifest.digest, record.repository(), &record, policy);
