@@ -308,7 +308,7 @@ class Filler {
 
   Status status() const {
     if (m_problems.empty()) return {};
-    if (m_problems.size() == 1) return fail_input(m_problems.front());
+    if (m_problems.size() == 1) return fail(Error{m_kind, m_problems.front()});
     std::string message = std::to_string(m_problems.size()) + " requests cannot be filled:";
     // One problem a line: what a problem quotes from the template is escaped, so that only these
     // newlines start a line.
@@ -316,7 +316,7 @@ class Filler {
       message += "\n  " + printable(m_problems[i]);
     if (m_problems.size() > k_max_listed)
       message += "\n  ... and " + std::to_string(m_problems.size() - k_max_listed) + " more";
-    return fail_input(message);
+    return fail(Error{m_kind, message});
   }
 
  private:
@@ -391,8 +391,11 @@ class Filler {
       }
     }
     if (m_options.admit) {
-      if (auto admitted = m_options.admit(*filled); !admitted)
+      if (auto admitted = m_options.admit(*filled); !admitted) {
+        // A refusal of the trust policy is that policy's exit, whatever else could not be filled.
+        if (admitted.error().kind == ErrorKind::trust) m_kind = ErrorKind::trust;
         return problem(line, quoted(r, text) + ": " + admitted.error().message);
+      }
     }
     // The image's domain: the registry's stable name when the settings give one (each node's runtime
     // maps it to the registry's address, so a move changes no declaration), otherwise its address.
@@ -417,6 +420,7 @@ class Filler {
   RecordBook m_book;
   std::size_t m_filled = 0;
   std::vector<std::string> m_problems;
+  ErrorKind m_kind = ErrorKind::input;  // of the error the problems make
   std::vector<std::string> m_warnings;
   std::vector<std::string> m_notes;
   std::set<std::string> m_noted;  // module/names whose note is kept already

@@ -95,7 +95,8 @@ struct ComposeOptions {
   Strictness strictness = Strictness::lenient;
   ConfigChoice configs;  // the configuration asked for (--config) and the default, where a request names none
   // Whether the record an image request is filled from may be (with trusted keys: signed by one);
-  // an error is a problem of that request, and nothing is written. None: every record may.
+  // an error is a problem of that request, and nothing is written; one of ErrorKind::trust makes the
+  // whole compose's error of that kind. None: every record may.
   std::function<Status(const Record&)> admit;
 };
 

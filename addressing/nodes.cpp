@@ -7,6 +7,7 @@
 
 #include "addressing/reference.hpp"
 #include "addressing/text_position.hpp"
+#include "oci/oci.hpp"
 #include "util/fs.hpp"
 
 namespace arec {
@@ -125,6 +126,9 @@ bool is_loopback_host(std::string_view host) {
 Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view source) {
   auto parsed = read_json<json>(text);
   if (!parsed) return fail_input("node settings " + std::string(source) + ": " + json_problem(text, parsed.error()));
+  // The parser keeps the last of two keys: a second "trust" block would turn the first off unseen.
+  if (const auto twice = duplicate_json_key(text))
+    return fail(settings_error(source, *twice, "appears twice in its object; keep one"));
   const json& doc = *parsed;
   if (!doc.is_object()) return fail(settings_error(source, ".", "must be an object, got " + type_name(doc)));
   NodeSettings settings;
@@ -168,6 +172,11 @@ Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view
     } else if (key == "trust") {
       if (!value.is_object() || value.size() != 1 || !value.contains("keys") || !value["keys"].is_array())
         return fail(settings_error(source, ".trust", "must be an object {\"keys\": [FILE, ...]}"));
+      // Trust declared is trust meant: an empty list would check nothing without a word.
+      if (value["keys"].empty())
+        return fail(settings_error(source, ".trust.keys",
+                                   "names no key; name the team's public key files, or "
+                                   "remove \"trust\" to check no signature"));
       for (const auto& file : value["keys"]) {
         if (!file.is_string() || file.get<std::string>().empty())
           return fail(settings_error(source, ".trust.keys", "each must be a file name, got " + type_name(file)));

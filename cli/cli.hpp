@@ -33,8 +33,9 @@ struct Globals {
 // How a command prints what it found: for people, or as JSON (--json).
 enum class Output { text, json };
 
-// What a command does once its arguments are parsed: an exit code (0, or 1 when a query found
-// something), or an error that main turns into exit 2 or 3.
+// What a command does once its arguments are parsed: an exit code (0, 1 when a query found something,
+// 4 when verify found a record a trusting pull would refuse), or an error that main turns into exit 2,
+// 3 or 4 (ErrorKind).
 using Action = std::function<Result<int>()>;
 
 // Adds one command to `app`; its callback stores the work to do in `action`.
@@ -49,6 +50,9 @@ struct Example {
 // Exit codes as a command's page states them.
 inline constexpr std::string_view k_exit_local = "0 done, 2 bad input or usage";
 inline constexpr std::string_view k_exit_registry = "0 done, 2 bad input or usage, 3 registry or network failure";
+// Of the commands that take records in or send them out under a trust policy (docs/guarantees.md).
+inline constexpr std::string_view k_exit_trust =
+    "0 done, 2 bad input or usage, 3 registry or network failure, 4 refused by the trust policy";
 
 // Sets what a command's page says after its options: notes, one to three examples, the exit codes.
 // Each add_* function calls it, so a command's page lives beside the command.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/cli.hpp"
+#include "cli/signing.hpp"
 #include "recorder/layer.hpp"
 #include "store/bundle.hpp"
 
@@ -145,12 +146,18 @@ constexpr NumberKind k_max_expansion{"count", "a whole number from 1 to 1000000"
 struct ImportOptions {
   std::string bundle;
   bool json = false;
+  bool allow_older = false;
   std::int64_t max_expansion = k_default_max_expansion;
+  std::vector<std::string> trust_keys;
 };
 
 Result<int> run_import(const Globals& globals, const ImportOptions& o) {
-  auto summary = import_bundle(o.bundle, store_dir(globals), o.max_expansion);
+  auto policy = trust_policy(globals, o.trust_keys);
+  if (!policy) return fail(policy.error());
+  const ImportChecks checks{&*policy, o.allow_older ? Older::allowed : Older::refused};
+  auto summary = import_bundle(o.bundle, store_dir(globals), o.max_expansion, checks);
   if (!summary) return fail(summary.error());
+  for (const auto& k : summary->kept) spdlog::warn("{}", k);
   if (o.json) {
     print_json(to_json(*summary));
   } else {
@@ -214,14 +221,21 @@ void add_import(CLI::App& app, Globals& globals, Action& action) {
       ->capture_default_str()
       ->check(number_check(k_max_expansion))
       ->type_name("N");
+  cmd->add_flag("--allow-older", o->allow_older,
+                "Let a record older than the store's latest of its module/name and configuration become the latest");
+  add_trust_key_option(*cmd, o->trust_keys);
   describe(*cmd,
            "Every blob is verified; a bundle with an absolute path, \"..\", a link, a blob that does not match\n"
            "its digest, a blob other than sha256, a record field that is not valid (created not RFC 3339, base\n"
-           "not a digest), or entries holding more than --max-expansion times the bundle's size, is refused\n"
-           "before the store is touched. Records already in the store are skipped.",
+           "not a digest, the media type not an image manifest's), a record more than 5 minutes ahead of this\n"
+           "machine's clock, or entries holding more than --max-expansion times the bundle's size, is refused\n"
+           "before the store is touched. Records already in the store are skipped; a record older than the\n"
+           "store's latest of its module/name and configuration is not added, and said (--allow-older adds it).\n"
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), every record must be\n"
+           "signed by one, by the bundles the tarball holds, or nothing is imported (exit 4).",
            {{"arec import mesh.tar",
              "Adds the records of mesh.tar, with their history and SBOMs; then `arec push mesh` sends them."}},
-           "0 imported, 2 a bundle refused or bad input");
+           "0 imported, 2 a bundle refused or bad input, 4 a record refused by the trust policy");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_import(globals, *o); }; });
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -123,6 +124,9 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
   options.store = store.string();
   // Each module/name a request names, read through the store's history.
   std::optional<Result<Store>> opened;
+  // The image indexes the store derives over several platforms, which read_history adds to a history:
+  // by digest, with the records each is made of.
+  std::map<Digest, Store::LatestImage> derived;
   const HistoryReader read_history = [&](std::string_view module,
                                          std::string_view name) -> Result<std::vector<Record>> {
     if (never_recorded(store)) return std::vector<Record>();
@@ -142,29 +146,26 @@ Result<int> run_compose(const Globals& globals, const ComposeArgs& args) {
         index.manifest = (*image)->descriptor;
         index.config = config;
         history->push_back(std::move(index));
+        derived.emplace((*image)->descriptor.digest, **image);
       }
     }
     return history;
   };
 
-  auto trusted = trusted_keys(globals, args.trust_keys);
-  if (!trusted) return fail(trusted.error());
-  if (!trusted->empty()) {
-    // Only what a trusted key signed is filled in: an index, when each of its platforms' records is.
+  auto policy = trust_policy(globals, args.trust_keys);
+  if (!policy) return fail(policy.error());
+  if (policy->checks()) {
+    // Only what a trusted key signed is filled in, judged as exactly what fills the request: the record
+    // itself (whatever its history row claims it to be), or an index the store derived, through the
+    // records it is made of.
     options.admit = [&](const Record& record) -> Status {
-      std::vector<Record> records{record};
-      if (media_type::is_index(record.manifest.media_type)) {
-        auto image = (*opened)->latest_image(record.module, record.name);
-        if (!image) return fail(image.error());
-        if (*image) records = (*image)->platforms;
-      }
-      for (const auto& r : records) {
-        auto verdict = judge_record(**opened, r, *trusted);
-        if (!verdict) return fail(verdict.error());
-        if (verdict->state != SignatureState::trusted) {
-          return fail_input("the record " + r.identity() + " is " + refusal(*verdict) +
-                            ", and only records signed by a trusted key are composed (sign it: arec sign)");
-        }
+      const auto index = derived.find(record.manifest.digest);
+      auto verdict = index != derived.end() ? judge_image(**opened, index->second, *policy)
+                                            : judge_record(**opened, record, *policy);
+      if (!verdict) return fail(verdict.error());
+      if (verdict->state != SignatureState::trusted) {
+        return fail(Error::trust("the record " + record.identity() + " is " + refusal(*verdict) +
+                                 ", and only records signed by a trusted key are composed (sign it: arec sign)"));
       }
       return {};
     };
@@ -272,11 +273,11 @@ void add_compose(CLI::App& app, Globals& globals, Action& action) {
            "--config's, else the one recorded, else (several) the default (Release, or --default-config).\n"
            "A request ends where its grammar ends, so it can sit inside a connection string.\n"
            "On any error nothing is written. With a trusted key (--trust-key, AREC_TRUST_KEYS, the node\n"
-           "settings' trust.keys), an image request whose record no trusted key signed is an error.",
+           "settings' trust.keys), an image request whose record no trusted key signed is refused (exit 4).",
            {{"arec compose deploy.yaml.in -o deploy.yaml", "Fills the requests of deploy.yaml.in into deploy.yaml."},
             {"arec --nodes nodes.json compose deploy.yaml.in -o deploy.yaml --depfile deploy.yaml.d",
              "With the node settings of nodes.json, and a depfile for the build that runs it."}},
-           k_exit_local);
+           "0 done, 2 bad input or usage, 4 a record refused by the trust policy");
   cmd->callback([&action, &globals, args] { action = [&globals, args] { return run_compose(globals, *args); }; });
 }
 

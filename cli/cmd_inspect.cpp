@@ -81,6 +81,10 @@ void print_text(const ImageDescription& d, const std::optional<SignatureVerdict>
   if (verdict) {
     row("signed by", verdict->fingerprint.empty() ? "nobody (unsigned)" : verdict->fingerprint);
     if (!verdict->builder.empty()) row("builder", verdict->builder);
+    // A record made elsewhere and signed here on request: who signed it, besides who built it.
+    if (!verdict->signer.empty()) row("signer", verdict->signer);
+    // How the base was taken, as the signed provenance says: signed by a trusted key, or pinned by digest.
+    if (!verdict->base.empty()) row("base taken", verdict->base);
   }
   row("manifest", d.manifest_descriptor.digest.str() + " " + d.manifest_descriptor.media_type + " " +
                       std::to_string(d.manifest_descriptor.size) + " bytes");

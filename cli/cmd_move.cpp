@@ -9,6 +9,7 @@
 #include "addressing/compose.hpp"
 #include "addressing/needs_rebuild.hpp"
 #include "cli/cli.hpp"
+#include "cli/signing.hpp"
 #include "registry-client/catalog.hpp"
 #include "registry-client/move.hpp"
 #include "util/fs.hpp"
@@ -183,6 +184,7 @@ struct MoveOptions {
   bool history = false;
   bool json = false;
   unsigned jobs = 4;
+  std::vector<std::string> trust_keys;  // --trust-key
 };
 
 // What to compose again after a move: each composed output from its template, then each template whose
@@ -341,6 +343,9 @@ Result<int> run_move(const Globals& globals, MoveOptions o) {
   if (!store) return fail(store.error());
   TransferOptions options = transfer_options(globals);
   options.jobs = o.jobs;
+  auto policy = trust_policy(globals, o.trust_keys);
+  if (!policy) return fail(policy.error());
+  options.trust = std::make_shared<const TrustPolicy>(std::move(*policy));
   auto outcome = copy_to_new_registry(*store, *plan, options);
   if (!outcome) return fail(outcome.error());
   if (auto s = write_moved_settings(globals.settings.nodes, *plan); !s) return fail(s.error());
@@ -422,6 +427,7 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--apply", o->apply, "Copy, verify, then rewrite the node settings");
   cmd->add_flag("--force", o->force, "Move even though needs-rebuild finds references that will break");
   cmd->add_flag("--history", o->history, "Copy every recorded digest, not only the latest of each module/name");
+  add_trust_key_option(*cmd, o->trust_keys);
   cmd->add_option("--jobs", o->jobs, "Blobs copied at once")
       ->capture_default_str()
       ->check(number_check(k_jobs))
@@ -439,11 +445,14 @@ void add_move(CLI::App& app, Globals& globals, Action& action) {
       "already: nothing to move, exit 0.\n"
       "--apply copies every record by digest (skipping what is there), verifies each manifest at the new\n"
       "place, and only then rewrites --nodes FILE atomically, keeping FILE.bak. Run again after an\n"
-      "interruption, it resumes. Nothing is deleted from the old registry.",
+      "interruption, it resumes. Nothing is deleted from the old registry. With a trusted key (--trust-key,\n"
+      "AREC_TRUST_KEYS, the node settings' trust.keys), a record no trusted key signed is refused (exit 4)\n"
+      "before anything is copied, and `latest` at the new registry is decided by the times trusted keys signed.",
       {{"arec --nodes nodes.json move --to n2 deploy/",
         "The plan of moving the registry to node n2, checking deploy/."},
        {"arec --nodes nodes.json move --to n2 --port 5001 --apply deploy/", "Carries it out, on port 5001 of n2."}},
-      "0 planned or moved, 1 refused (references would break), 2 bad input or usage, 3 registry or network failure");
+      "0 planned or moved, 1 refused (references would break), 2 bad input or usage, 3 registry or network failure, "
+      "4 a record refused by the trust policy");
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_move(globals, *o); }; });
 }
 

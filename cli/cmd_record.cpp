@@ -74,8 +74,9 @@ struct RecordOptions {
   std::string sbom = "spdx";
   std::string user;
   std::vector<std::string> packages;
-  std::string sign_key;  // --sign-key, else AREC_SIGNING_KEY
-  std::string stamp;     // --stamp: run by a build (the CMake module); see record_stamp.hpp
+  std::string sign_key;                 // --sign-key, else AREC_SIGNING_KEY
+  std::vector<std::string> trust_keys;  // --trust-key: what a --base of the store or a registry must be signed by
+  std::string stamp;                    // --stamp: run by a build (the CMake module); see record_stamp.hpp
   unsigned threads = 0;
   unsigned layers = k_default_layer_budget;
   bool json = false;
@@ -196,15 +197,39 @@ std::optional<Descriptor> complete_local_image(const Store& store, const Digest&
 
 // A base the recorder reads from the store: the latest record of MODULE/NAME, no network; or an image of
 // a registry, pulled into the store once: with a digest the store's copy is used when it is complete,
-// without network.
+// without network. Under a trust policy that checks, a base named by name or tag must be signed by a
+// trusted key (exit 4 otherwise); one pinned by digest is what the team pinned, taken as it is. `taken`
+// says which, for the provenance.
 Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, Store& store,
-                                  const TransferOptions& options) {
+                                  const TransferOptions& options, std::string& taken) {
+  const std::string what = base.what();
   if (const auto* record = std::get_if<RecordBase>(&base.kind)) {
-    return open_record_base(store, record->module, record->name, options.platform);
+    auto opened = open_record_base(store, record->module, record->name, options.platform);
+    if (!opened || !options.checks_trust()) return opened;
+    // The record of the platform taken, judged as exactly what the recorder reads.
+    auto image = store.latest_image(record->module, record->name);
+    if (!image) return fail(image.error());
+    const auto used = std::ranges::find(image->value().platforms, opened->manifest.digest,
+                                        [](const Record& r) { return r.manifest.digest; });
+    if (used == image->value().platforms.end()) return fail_input(what + ": changed while it was read");
+    auto verdict = judge_record(store, *used, options.policy());
+    if (!verdict) return fail(verdict.error());
+    if (verdict->state != SignatureState::trusted) {
+      return fail(Error::trust(what + ": the record " + used->identity() + " is " + refusal(*verdict) +
+                               "; a base named by module/name must be signed by a trusted key"));
+    }
+    taken = "signed by trusted key " + verdict->fingerprint;
+    return opened;
   }
   const auto& registry = std::get<RegistryBase>(base.kind);
-  const std::string what = base.what();
+  TransferOptions pull_options = options;
   if (registry.digest) {
+    // Pinned by digest: the bytes are what the team pinned, whoever signed them or not.
+    pull_options.trust.reset();
+    if (options.checks_trust()) {
+      taken = "pinned by digest: taken without a signature check";
+      spdlog::info("{}: pinned by digest, taken as it is (no signature checked; the provenance says so)", what);
+    }
     if (auto local = complete_local_image(store, *registry.digest, options.platform)) {
       spdlog::debug("{}: using the store's copy of {}", what, registry.digest->str());
       return BaseImage{store, *local};
@@ -212,8 +237,9 @@ Result<BaseImage> open_store_base(const Globals& globals, const BaseSpec& base, 
   }
   auto address = registry_for(globals, registry.reference.domain);
   if (!address) return fail(std::move(address.error()).context(what));
-  auto pulled = pull_image(store, registry.reference, *address, options);
-  if (!pulled) return fail(pulled.error());
+  auto pulled = pull_image(store, registry.reference, *address, pull_options);
+  if (!pulled) return fail(std::move(pulled.error()).context(what));
+  if (!pulled->signed_by.empty()) taken = "signed by trusted key " + pulled->signed_by;
   return BaseImage{store, pulled->manifest};
 }
 
@@ -253,7 +279,10 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   if (store_base) {
     auto options = transfer_options(globals);
     options.platform = store_base->platform;
-    auto base = open_store_base(globals, store_base->spec, *store, options);
+    auto policy = trust_policy(globals, o.trust_keys);
+    if (!policy) return fail(policy.error());
+    options.trust = std::make_shared<const TrustPolicy>(std::move(*policy));
+    auto base = open_store_base(globals, store_base->spec, *store, options, request->base_taken);
     if (!base) return fail(base.error());
     request->base = std::move(*base);
   }
@@ -569,6 +598,7 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
                   "module uses it)")
       ->type_name("STAMP");
   add_sign_key_option(*cmd, o->sign_key);
+  add_trust_key_option(*cmd, o->trust_keys);
   cmd->add_option("--sbom", o->sbom,
                   "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
       ->capture_default_str();
@@ -591,7 +621,10 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
       "package (all of its libraries, so images on the same packages share them), then files of no package, the\n"
       "build's own shared libraries and the other files; a rebuild changes only the last ones.\n"
       "An image of a program without a base (--runtime auto) has /etc/passwd and /etc/group (root 0, nonroot 65532)\n"
-      "and /tmp (1777); one holding a TLS library has the CA certificates of ca-certificates, said on one line.",
+      "and /tmp (1777); one holding a TLS library has the CA certificates of ca-certificates, said on one line.\n"
+      "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), a --base of the store\n"
+      "(M/N) or of a registry named by tag must be signed by one (exit 4 otherwise); a base pinned by digest\n"
+      "(REF@sha256:...) is taken as the team pinned it, and a signed record's provenance says which it was.",
       {{"arec record --module mesh --name app --file build/app",
         "Records build/app as /usr/local/bin/app in an image of mesh/app; prints mesh/app@sha256:..."},
        {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint "
@@ -599,7 +632,7 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
         "A program and a directory tree in one image, started as /usr/local/bin/server."},
        {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --json",
         "Every mtime at that second; the whole record printed as JSON."}},
-      k_exit_registry);
+      k_exit_trust);
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_record(globals, *o); }; });
 }
 

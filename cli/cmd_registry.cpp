@@ -54,30 +54,48 @@ void add_transfer_flags(CLI::App& cmd, TransferFlags& flags) {
   cmd.add_flag("--json", flags.json, "Print a JSON summary");
 }
 
-// push --sign-key signs what it pushes unsigned by that key; push --trust-key (or a trusted key of the
-// environment or node settings) refuses to push a record no trusted key signed, before anything goes.
-Status sign_and_admit(const Globals& globals, Store& store, const std::vector<Record>& records,
-                      const TransferFlags& flags) {
+// The push's trust policy: the trusted keys, and with a signing key its public half (what the team's
+// key signs, the team signed). Under it, every record pushed (each platform of an index too) must be
+// signed by one of them; with a signing key, what this store built and the key has not signed is signed
+// first, said on an info line, and what was made elsewhere and no trusted key signed is refused (exit 4),
+// before anything is signed or pushed.
+Result<TrustPolicy> sign_and_admit(const Globals& globals, Store& store, const std::vector<Record>& records,
+                                   const TransferFlags& flags) {
   auto key = signing_key(globals, flags.sign_key);
   if (!key) return fail(key.error());
-  auto trusted = trusted_keys(globals, flags.trust_keys);
-  if (!trusted) return fail(trusted.error());
-  const auto facts = provenance_facts(globals);
-  for (const auto& record : records) {
-    if (*key) {
-      auto signed_now = sign_recorded(store, record, **key, facts);
-      if (!signed_now) return fail(std::move(signed_now.error()).context("signing " + record.identity()));
-      if (*signed_now) spdlog::info("signed {} with key {}", record.identity(), (*key)->fingerprint().substr(0, 16));
-    }
-    if (trusted->empty()) continue;
-    auto verdict = judge_record(store, record, *trusted);
-    if (!verdict) return fail(verdict.error());
-    if (verdict->state != SignatureState::trusted) {
-      return fail_input("push: the record " + record.identity() + " is " + refusal(*verdict) +
-                        "; nothing pushed (sign it with --sign-key, or arec sign)");
-    }
+  auto policy = trust_policy(globals, flags.trust_keys);
+  if (!policy) return fail(policy.error());
+  if (*key) {
+    auto own = (*key)->public_key();
+    if (!own) return fail(own.error());
+    policy->add({std::move(*own), flags.sign_key.empty() ? "AREC_SIGNING_KEY" : "--sign-key"});
   }
-  return {};
+  if (!policy->checks()) return policy;
+  auto all = store.with_platforms(records);
+  if (!all) return fail(all.error());
+  std::vector<const Record*> to_sign;
+  for (const auto& record : *all) {
+    auto verdict = judge_record(store, record, *policy);
+    if (!verdict) return fail(verdict.error());
+    if (verdict->state == SignatureState::trusted) continue;
+    if (!*key) {
+      return fail(Error::trust("push: the record " + record.identity() + " is " + refusal(*verdict) +
+                               "; nothing pushed (sign what this store built with --sign-key, or arec sign)"));
+    }
+    if (auto s = signable(store, record, SignMadeElsewhere::no); !s) {
+      return fail(Error{s.error().kind, "push: the record " + record.identity() + " is " + refusal(*verdict) +
+                                            ", and " + s.error().message + "; nothing pushed"});
+    }
+    to_sign.push_back(&record);
+  }
+  const auto facts = provenance_facts(globals);
+  for (const auto* record : to_sign) {
+    auto signed_now = sign_checked(store, *record, **key, facts, SignMadeElsewhere::no);
+    if (!signed_now) return fail(std::move(signed_now.error()).context("push"));
+    spdlog::info("signed {} with key {}, as this store recorded it", record->identity(),
+                 (*key)->fingerprint().substr(0, 16));
+  }
+  return policy;
 }
 
 Result<int> run_push(const Globals& globals, const std::vector<std::string>& selectors,
@@ -98,7 +116,10 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
   }
   auto store = Store::open_existing(store_dir(globals));
   if (!store) return fail(store.error());
-  if (auto s = sign_and_admit(globals, *store, *records, flags); !s) return fail(s.error());
+  auto policy = sign_and_admit(globals, *store, *records, flags);
+  if (!policy) return fail(policy.error());
+  // The tag decision asks the same policy which records at the registry count.
+  options->trust = std::make_shared<const TrustPolicy>(std::move(*policy));
   auto registry = registry_for(globals, "");
   if (!registry) return fail(registry.error());
   auto summary =
@@ -144,6 +165,7 @@ Result<int> run_push(const Globals& globals, const std::vector<std::string>& sel
 struct PullFlags {
   bool all = false;                     // every module/name of the registry that has records
   bool records_only = false;            // the records, manifests and configs, not the layers
+  bool allow_older = false;             // --allow-older
   std::vector<std::string> trust_keys;  // --trust-key
 };
 
@@ -163,17 +185,20 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
     return fail_input(pull.all ? "pull --all takes no reference" : "pull: name a reference, or --all");
   auto options = transfer_options(globals, flags);
   if (!options) return fail(options.error());
-  auto trusted = trusted_keys(globals, pull.trust_keys);
-  if (!trusted) return fail(trusted.error());
+  auto policy = trust_policy(globals, pull.trust_keys);
+  if (!policy) return fail(policy.error());
+  options->trust = std::make_shared<const TrustPolicy>(std::move(*policy));
   // Said once a pull has been made, so that it never stands beside an error as if it were one.
-  const auto done = [unchecked = trusted->empty()] {
-    if (unchecked)
-      spdlog::info(
-          "no trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys): no signature checked");
-    return 0;
+  const auto done = [trust = options->trust](int code) {
+    say_trust(*trust, "pull");
+    return code;
   };
-  if (!trusted->empty()) options->trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
-  const PullLayers layers = pull.records_only ? PullLayers::no : PullLayers::yes;
+  PullRecordsOptions how;
+  how.layers = pull.records_only ? PullLayers::no : PullLayers::yes;
+  how.older = pull.allow_older ? Older::allowed : Older::refused;
+  const auto say_kept = [](const PulledRecords& pulled) {
+    for (const auto& k : pulled.kept) spdlog::warn("{}", k);
+  };
   if (pull.all) {
     auto registry = registry_for(globals, "");
     if (!registry) return fail(registry.error());
@@ -194,11 +219,14 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
       if (!reference) return fail(reference.error());
       references.push_back(std::move(*reference));
     }
-    auto outcomes = pull_records(*store, references, *registry, *options, layers);
-    if (!outcomes) return fail(outcomes.error());
+    // Every module/name that verifies is written; each refused one is named, and the exit says so.
+    how.refusals = Refusals::skip;
+    how.latest_tags = LatestTags::followed;
+    auto pulled = pull_records(*store, references, *registry, *options, how);
+    if (!pulled) return fail(pulled.error());
     nlohmann::json out = nlohmann::json::array();
     for (std::size_t i = 0; i < names.size(); ++i) {
-      const auto& outcome = (*outcomes)[i];
+      const auto& outcome = pulled->outcomes[i];
       if (!outcome) {
         spdlog::debug("{}: no record at {}; passed over", names[i], registry->host);
         continue;
@@ -212,7 +240,13 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
       }
     }
     if (flags.json) print_json(out);
-    return done();
+    say_kept(*pulled);
+    if (pulled->refused.empty()) return done(0);
+    done(4);
+    for (const auto& refused : pulled->refused) spdlog::error("{}", refused);
+    spdlog::error("pull --all: {} refused by the trust policy; every other written",
+                  counted(pulled->refused.size(), "reference"));
+    return 4;
   }
   auto reference = Reference::parse(text);
   if (!reference) return fail(reference.error());
@@ -226,9 +260,10 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   if (!store) return fail(store.error());
   std::optional<PullOutcome> outcome;
   if (reference->domain.empty()) {
-    auto records = pull_records(*store, {*reference}, *registry, *options, layers);
-    if (!records) return fail(records.error());
-    outcome = std::move(records->front());
+    auto pulled = pull_records(*store, {*reference}, *registry, *options, how);
+    if (!pulled) return fail(pulled.error());
+    say_kept(*pulled);
+    outcome = std::move(pulled->outcomes.front());
     if (!outcome && pull.records_only)
       return fail_input("pull --records-only " + text + ": the registry " + registry->host + " lists no record of it");
   }
@@ -242,13 +277,13 @@ Result<int> run_pull(const Globals& globals, const std::string& text, const Tran
   } else {
     print_pulled(*outcome);
   }
-  return done();
+  return done(0);
 }
 
 Result<int> run_verify(const Globals& globals, const std::vector<std::string>& selectors, const std::string& config,
                        const std::vector<std::string>& trust_keys, Output output) {
-  auto trusted = trusted_keys(globals, trust_keys);
-  if (!trusted) return fail(trusted.error());
+  auto policy = trust_policy(globals, trust_keys);
+  if (!policy) return fail(policy.error());
   auto records = select_records(globals, selectors, config);
   if (!records) return fail(records.error());
   auto registry = registry_for(globals, "");
@@ -257,13 +292,15 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   auto store = Store::open_existing(store_dir(globals));
   TransferOptions options = transfer_options(globals);
   options.progress = ProgressDisplay::none;
-  if (!trusted->empty()) options.trusted = std::make_shared<const TrustedKeys>(std::move(*trusted));
+  if (policy->checks()) say_trust(*policy, "verify");
+  options.trust = std::make_shared<const TrustPolicy>(std::move(*policy));
   auto items = verify_records(*records, *registry, options, store ? &*store : nullptr);
   if (!items) return fail(items.error());
-  std::size_t bad = 0;
+  std::size_t bad = 0, refused = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& item : *items) {
     if (item.state != VerifyState::present) ++bad;
+    if (item.state == VerifyState::unsigned_ || item.state == VerifyState::untrusted) ++refused;
     if (output == Output::json) {
       nlohmann::json entry = {{"repository", item.record.repository()},
                               {"digest", item.record.manifest.digest.str()},
@@ -288,9 +325,10 @@ Result<int> run_verify(const Globals& globals, const std::vector<std::string>& s
   if (output == Output::json) print_json(out);
   if (bad > 0) {
     spdlog::error("{} of {} record{} {} at {}", bad, items->size(), items->size() == 1 ? "" : "s",
-                  options.trusted ? "missing, different, unsigned or untrusted" : "missing or different",
+                  options.checks_trust() ? "missing, different, unsigned or untrusted" : "missing or different",
                   registry->host);
-    return 1;
+    // A record a trusting pull would refuse is the trust policy's exit, as a refusal is in every command.
+    return refused > 0 ? 4 : 1;
   }
   return 0;
 }
@@ -378,8 +416,12 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
            "A blob larger than a chunk goes up in chunks, its upload session noted in the store (arec/uploads/,\n"
            "without the registry's address): a push killed halfway goes on, the next time, from what the\n"
            "registry holds of it; a push that gives up cancels its upload, so the registry keeps no half-sent blob.\n"
-           "--sign-key signs each record this key has not signed first (arec sign); with a trusted key, a record\n"
-           "no trusted key signed is refused (exit 2) before anything is pushed.\n"
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys) or --sign-key, every\n"
+           "record pushed must be signed by one of them (the signing key counting as trusted): --sign-key signs\n"
+           "first what this store recorded and the key has not signed, saying so; a record pulled or imported that\n"
+           "no trusted key signed is refused (exit 4), before anything is signed or pushed (arec sign --pulled\n"
+           "signs one on purpose). `latest` then moves unless the record it names is newer by the time inside a\n"
+           "record a trusted key signed: an unsigned record, or a forged annotation, cannot hold it.\n"
            "--json prints {registry, images, uploaded, mounted, skipped, bytes, resumed {blobs, bytes},\n"
            "referrers {pushed, blobs, bytes, listed}, ...}: bytes are those sent, resumed.bytes those an earlier\n"
            "push's upload held already.",
@@ -387,7 +429,7 @@ void add_push(CLI::App& app, Globals& globals, Action& action) {
             {"arec push mesh/app --tag 1.2", "The latest mesh/app, also tagged 1.2."},
             {"arec --nodes nodes.json push mesh --json",
              "Every module/name of module mesh, to the registry nodes.json names; a JSON summary."}},
-           k_exit_registry);
+           k_exit_trust);
   cmd->callback([&action, &globals, selectors, tags, no_latest, flags] {
     action = [&globals, selectors, tags, no_latest, flags] {
       return run_push(globals, *selectors, *tags, *no_latest ? LatestTag::no : LatestTag::yes, *flags);
@@ -409,6 +451,8 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
   cmd->add_flag("--all", pull->all,
                 "Every record of the registry: its latest tags and every image it lists records for");
   cmd->add_flag("--records-only", pull->records_only, "The records, manifests and configs, without the layers");
+  cmd->add_flag("--allow-older", pull->allow_older,
+                "Let a record older than the store's latest of its module/name and configuration become the latest");
   add_trust_key_option(*cmd, pull->trust_keys);
   describe(*cmd,
            "From the registry of the node settings (no HOST), the records the registry lists for the image\n"
@@ -418,14 +462,21 @@ void add_pull(CLI::App& app, Globals& globals, Action& action) {
            "(exit 3) and nothing is written. An image with no record, or one named with HOST, is kept by digest\n"
            "only: no name, no address; an index is then resolved to this machine's platform, or the one\n"
            "--platform names. Use it with `arec record --base REFERENCE`.\n"
-           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), an image or record\n"
-           "that no bundle signed by a trusted key vouches for is refused (exit 3) before anything is written.",
+           "A tag is read once: the digest it named then is what is judged, fetched and stored.\n"
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), only records a\n"
+           "bundle signed by a trusted key vouches for are taken; an entry that does not verify, is malformed or\n"
+           "too large is named and passed over, and a module/name with nothing trusted is refused (exit 4) with\n"
+           "nothing written; --all writes every module/name that verifies, names each refused one, and exits 4.\n"
+           "`latest` follows the time inside a signed record, not the tag: a tag naming an older record than the\n"
+           "registry lists gives way to the newer one, said with a warning. A record older than the store's latest\n"
+           "of its module/name and configuration is never made the latest (said), unless pulled by digest or\n"
+           "--allow-older.",
            {{"arec pull 127.0.0.1:5000/mesh/app:latest", "Fetches the image into the store; prints its digest."},
             {"arec pull mesh/app --json",
              "From the registry of the node settings (tag latest), with its records; a JSON summary."},
             {"arec pull --all --records-only",
              "The records of every module/name there, without layers: enough to compose."}},
-           k_exit_registry);
+           k_exit_trust);
   cmd->callback([&action, &globals, reference, flags, pull] {
     action = [&globals, reference, flags, pull] { return run_pull(globals, *reference, *flags, *pull); };
   });
@@ -444,12 +495,12 @@ void add_verify(CLI::App& app, Globals& globals, Action& action) {
   add_trust_key_option(*cmd, *trust);
   describe(*cmd,
            "The latest record of each configuration a module/name has records of; --config NAME: of that one only.\n"
-           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), a record there that no\n"
-           "bundle signed by a trusted key vouches for is `unsigned` or `untrusted` (with why).",
+           "With a trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys), each record is read and\n"
+           "judged as a trusting pull would: one it would refuse is `unsigned` or `untrusted` (with why), exit 4.",
            {{"arec verify", "Checks the latest record of every module/name at the registry of the node settings."},
             {"arec verify mesh/app --json", "Only mesh/app; the states as JSON."}},
-           "0 every record is there, 1 one is missing, different, unsigned or untrusted, 2 bad input or usage, 3 "
-           "registry or network failure");
+           "0 every record is there, 1 one is missing or different, 2 bad input or usage, 3 registry or network "
+           "failure, 4 one a trusting pull would refuse (unsigned or untrusted)");
   cmd->callback([&action, &globals, selectors, json, config, trust] {
     action = [&globals, selectors, json, config, trust] {
       return run_verify(globals, *selectors, *config, *trust, *json ? Output::json : Output::text);

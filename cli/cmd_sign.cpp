@@ -35,25 +35,42 @@ Result<std::optional<Key>> signing_key(const Globals& globals, const std::string
   return std::optional<Key>(std::move(*key));
 }
 
-Result<TrustedKeys> trusted_keys(const Globals& globals, const std::vector<std::string>& flags) {
+Result<TrustPolicy> trust_policy(const Globals& globals, const std::vector<std::string>& flags) {
   std::vector<std::pair<std::string, std::string>> files;  // where it was named, the file
-  for (const auto& f : flags) files.emplace_back("--trust-key", f);
+  for (const auto& f : flags) {
+    if (f.empty()) return fail_input("--trust-key \"\": an empty file name; name a trusted public key file");
+    files.emplace_back("--trust-key", f);
+  }
   for (const auto& f : globals.settings.trust_keys) files.emplace_back("AREC_TRUST_KEYS", f);
   auto nodes = load_settings(globals);
   if (!nodes) return fail(nodes.error());
   for (const auto& f : nodes->trust_keys) files.emplace_back("node settings " + nodes->source + ": trust.keys", f);
-  TrustedKeys keys;
+  TrustPolicy policy;
   for (const auto& [where, file] : files) {
-    auto key = Key::load_public(file);
-    if (!key) return fail(std::move(key.error()).context(where));
-    if (std::ranges::find(keys, key->fingerprint(), &Key::fingerprint) == keys.end()) keys.push_back(std::move(*key));
+    auto keys = Key::load_public_keys(file);
+    if (!keys) return fail(std::move(keys.error()).context(where));
+    for (auto& key : *keys) policy.add({std::move(key), where + " " + file});
   }
-  return keys;
+  return policy;
+}
+
+void say_trust(const TrustPolicy& policy, std::string_view doing) {
+  if (!policy.checks()) {
+    spdlog::info(
+        "{}: no trusted key (--trust-key, AREC_TRUST_KEYS, the node settings' trust.keys): no signature checked",
+        doing);
+    return;
+  }
+  std::string keys;
+  for (const auto& k : policy.keys())
+    keys += (keys.empty() ? "" : ", ") + k.key.fingerprint().substr(0, 16) + " (" + k.source + ")";
+  spdlog::info("{}: signatures checked against {} {}", doing, policy.keys().size() == 1 ? "key" : "keys", keys);
 }
 
 ProvenanceFacts provenance_facts(const Globals& globals) {
   const auto now = now_rfc3339();
-  return {globals.settings.builder_id.empty() ? default_builder_id() : globals.settings.builder_id, now, now, {}};
+  return {
+      globals.settings.builder_id.empty() ? default_builder_id() : globals.settings.builder_id, now, now, {}, {}, {}};
 }
 
 std::string signer_text(const SignatureVerdict& verdict) {
@@ -73,6 +90,8 @@ nlohmann::json to_json(const SignatureVerdict& verdict) {
   if (!verdict.why.empty()) out["why"] = verdict.why;
   if (!verdict.fingerprint.empty()) out["key"] = verdict.fingerprint;
   if (!verdict.builder.empty()) out["builder"] = verdict.builder;
+  if (!verdict.signer.empty()) out["signer"] = verdict.signer;
+  if (!verdict.base.empty()) out["base"] = verdict.base;
   return out;
 }
 
@@ -119,7 +138,7 @@ Result<int> run_key_generate(const std::string& action, const std::string& prefi
 }
 
 Result<int> run_sign(const Globals& globals, const std::vector<std::string>& selectors, const std::string& key_flag,
-                     const std::string& config, Output output) {
+                     const std::string& config, SignMadeElsewhere elsewhere, Output output) {
   auto key = signing_key(globals, key_flag);
   if (!key) return fail(key.error());
   if (!*key) return fail_input("sign: name the key with --sign-key FILE or AREC_SIGNING_KEY");
@@ -128,12 +147,27 @@ Result<int> run_sign(const Globals& globals, const std::vector<std::string>& sel
   if (records->empty()) return fail_input("sign: no records in the store " + store_dir(globals).string());
   auto store = Store::open(store_dir(globals));
   if (!store) return fail(store.error());
+  // Everything is checked before anything is signed. Records named are signed or refused; of the latest
+  // of every module/name, those made elsewhere are left, and counted.
+  std::vector<Record> to_sign;
+  std::size_t made_elsewhere = 0;
+  for (const auto& record : *records) {
+    if (auto s = signable(*store, record, elsewhere); !s) {
+      if (selectors.empty() && s.error().kind == ErrorKind::trust) {
+        ++made_elsewhere;
+        spdlog::debug("{}", s.error().message);
+        continue;
+      }
+      return fail(s.error());
+    }
+    to_sign.push_back(record);
+  }
   const auto facts = provenance_facts(globals);
   nlohmann::json out = nlohmann::json::array();
   int signed_now = 0;
-  for (const auto& record : *records) {
-    auto done = sign_recorded(*store, record, **key, facts);
-    if (!done) return fail(std::move(done.error()).context("signing " + record.identity()));
+  for (const auto& record : to_sign) {
+    auto done = sign_checked(*store, record, **key, facts, elsewhere);
+    if (!done) return fail(done.error());
     signed_now += *done ? 1 : 0;
     if (output == Output::json) {
       out.push_back({{"repository", record.repository()},
@@ -146,7 +180,11 @@ Result<int> run_sign(const Globals& globals, const std::vector<std::string>& sel
   }
   if (output == Output::json) print_json(out);
   spdlog::info("{} signed with key {}, {} signed by it before", counted(signed_now, "record"),
-               (*key)->fingerprint().substr(0, 16), records->size() - static_cast<std::size_t>(signed_now));
+               (*key)->fingerprint().substr(0, 16), to_sign.size() - static_cast<std::size_t>(signed_now));
+  if (made_elsewhere > 0) {
+    spdlog::info("{} left unsigned: pulled or imported, not recorded by this store (arec sign --pulled signs them)",
+                 counted(made_elsewhere, "record"));
+  }
   return 0;
 }
 
@@ -174,22 +212,30 @@ void add_sign(CLI::App& app, Globals& globals, Action& action) {
   auto key = std::make_shared<std::string>();
   auto config = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto pulled = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("sign", "Sign records made before: a signature and SLSA provenance for each");
   cmd->add_option("records", *selectors, "Records to sign (default: the latest of every module/name)")
       ->type_name("M[/N[@DIGEST]]");
   add_sign_key_option(*cmd, *key);
   add_config_option(*cmd, *config);
+  cmd->add_flag("--pulled", *pulled,
+                "Also sign records this store pulled or imported: the provenance names their builder and this signer");
   cmd->add_flag("--json", *json, "Print a JSON array of {repository, digest, signed, key}");
   describe(*cmd,
            "Each record gets two Sigstore bundles as referrers of its image, as `record --sign-key` makes them: a\n"
            "signature naming the image and the record, and SLSA v1 provenance. A record this key signed already\n"
-           "gets nothing new. For a release job that holds the key while the builders do not.",
+           "gets nothing new. Only records this store recorded are signed, and only when it holds their image\n"
+           "whole: a record pulled or imported is someone else's build, signed only with --pulled (its\n"
+           "provenance then names that builder, and this one as the signer). A record named that may not be\n"
+           "signed is refused before anything is signed (exit 4 made elsewhere, 2 image not held); of the latest of\n"
+           "every module/name, those made elsewhere are left and counted.",
            {{"arec sign mesh/app --sign-key team.key", "Signs the latest mesh/app of each configuration."},
-            {"AREC_SIGNING_KEY=team.key arec sign", "Signs the latest record of every module/name."}},
-           k_exit_local);
-  cmd->callback([&action, &globals, selectors, key, config, json] {
-    action = [&globals, selectors, key, config, json] {
-      return run_sign(globals, *selectors, *key, *config, *json ? Output::json : Output::text);
+            {"AREC_SIGNING_KEY=team.key arec sign", "Signs the latest record of every module/name recorded here."}},
+           "0 done, 2 bad input or usage, 4 a record made elsewhere named without --pulled");
+  cmd->callback([&action, &globals, selectors, key, config, json, pulled] {
+    action = [&globals, selectors, key, config, json, pulled] {
+      return run_sign(globals, *selectors, *key, *config, *pulled ? SignMadeElsewhere::yes : SignMadeElsewhere::no,
+                      *json ? Output::json : Output::text);
     };
   });
 }

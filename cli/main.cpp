@@ -269,7 +269,12 @@ int run(int argc, char** argv) {
   auto result = action();
   if (!result) {
     spdlog::error("{}", result.error().message);
-    return result.error().kind == ErrorKind::registry ? 3 : 2;
+    switch (result.error().kind) {
+      case ErrorKind::input: return 2;
+      case ErrorKind::registry: return 3;
+      case ErrorKind::trust: return 4;
+    }
+    return 2;
   }
   return *result;
 }

@@ -44,8 +44,8 @@ constexpr std::array k_variables = {
     Variable{"AREC_SIGNING_KEY", "", "a file",
              "The private key record and push sign with, as --sign-key (a PEM EC P-256 or Ed25519 key, mode 600)."},
     Variable{"AREC_TRUST_KEYS", "", "files separated by :",
-             "Public keys whose signatures pull, compose, verify and push trust, besides --trust-key and the node "
-             "settings' trust.keys."},
+             "Public keys whose signatures every command taking records in or out (pull, import, record --base, push, "
+             "move), compose and verify trust, besides --trust-key and the node settings' trust.keys."},
     Variable{"AREC_BUILDER_ID", "", "a URI",
              "The builder a signed record's provenance names. Default: urn:arec:builder:<host name>."},
     Variable{"SOURCE_DATE_EPOCH", k_epoch.kind, k_epoch.accepts,
@@ -241,7 +241,14 @@ Result<Settings> read_settings(const Flags& flags, const Environment& env) {
     s.source_date_epoch = *epoch;
   }
   s.signing_key = get("AREC_SIGNING_KEY");
-  for (const auto& file : split_list(get("AREC_TRUST_KEYS"))) s.trust_keys.push_back(file);
+  if (const auto text = get("AREC_TRUST_KEYS"); !text.empty()) {
+    // Trust declared is trust meant: ":" or a doubled ':' would otherwise drop a key without a word.
+    s.trust_keys = split_list(text);
+    if (text.front() == ':' || text.back() == ':' || text.find("::") != std::string::npos) {
+      return fail_input("AREC_TRUST_KEYS=" + printable(text) +
+                        ": an empty file name; name each trusted public key file, separated by ':'");
+    }
+  }
   s.builder_id = get("AREC_BUILDER_ID");
   if (has_control_characters(s.builder_id)) return fail(bad_value(variable("AREC_BUILDER_ID"), s.builder_id));
   s.client.credential_files =

@@ -13,14 +13,19 @@ namespace arec::cli {
 
 // --sign-key FILE of record, sign and push.
 void add_sign_key_option(CLI::App& cmd, std::string& file);
-// --trust-key FILE (repeatable) of pull, compose, verify and push.
+// --trust-key FILE (repeatable) of every command that takes records in or out, compose and verify.
 void add_trust_key_option(CLI::App& cmd, std::vector<std::string>& files);
 
 // The key --sign-key names, else AREC_SIGNING_KEY; nothing when neither is set.
 Result<std::optional<Key>> signing_key(const Globals& globals, const std::string& flag);
-// Every key --trust-key, AREC_TRUST_KEYS and the node settings' trust.keys name, each once; empty when
-// none does (then nothing is checked, as before signing existed).
-Result<TrustedKeys> trusted_keys(const Globals& globals, const std::vector<std::string>& flags);
+// The run's trust policy: every public key of every file --trust-key, AREC_TRUST_KEYS and the node
+// settings' trust.keys name, each key once, with where it was named. None named: nothing is checked,
+// as before signing existed. Trust declared but empty is an error (exit 2): an empty file name, a file
+// holding no key; so is a key file, or its directory, that others may write.
+Result<TrustPolicy> trust_policy(const Globals& globals, const std::vector<std::string>& flags);
+// Says once, on an info line, which keys a command checks signatures against ("no signature checked"
+// when none); `doing` is what it checks ("pull").
+void say_trust(const TrustPolicy& policy, std::string_view doing);
 // The provenance's builder and start time of this run (the packages come from the image).
 ProvenanceFacts provenance_facts(const Globals& globals);
 // "unsigned", "untrusted (why)", or the signer's fingerprint, shortened, and the builder.

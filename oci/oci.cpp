@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <set>
 
 #include "oci/machine.hpp"
 
@@ -328,6 +329,76 @@ Result<ImageConfig> config_from_json(const json& value, std::string_view what) {
     }
   }
   return c;
+}
+
+namespace {
+
+// nlohmann's SAX events, keeping the keys of each open object and the path to it.
+class DuplicateKeys final : public nlohmann::json_sax<json> {
+ public:
+  std::optional<std::string> found;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(Kind::object); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(Kind::array); }
+  bool end_array() override { return close(); }
+  bool key(string_t& key) override {
+    auto& frame = m_frames.back();
+    if (!frame.keys.insert(key).second) {
+      found = frame.path + "." + key;
+      return false;
+    }
+    frame.key = key;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  enum class Kind { object, array };
+  struct Frame {
+    Kind kind;
+    std::string path;
+    std::set<std::string> keys;
+    std::string key;        // of an object: the key whose value comes next
+    std::size_t index = 0;  // of an array: the next element's
+  };
+  std::string child_path() const {
+    if (m_frames.empty()) return {};
+    const auto& f = m_frames.back();
+    return f.kind == Kind::object ? f.path + "." + f.key : f.path + "[" + std::to_string(f.index) + "]";
+  }
+  bool value() {
+    if (!m_frames.empty() && m_frames.back().kind == Kind::array) ++m_frames.back().index;
+    return true;
+  }
+  bool open(Kind kind) {
+    m_frames.push_back({kind, child_path(), {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    m_frames.pop_back();
+    return value();
+  }
+  std::vector<Frame> m_frames;
+};
+
+}  // namespace
+
+std::optional<std::string> duplicate_json_key(std::string_view bytes) {
+  DuplicateKeys keys;
+  try {
+    json::sax_parse(bytes, &keys);
+  } catch (const json::exception&) {
+    return std::nullopt;  // what does not parse is read_json's to report
+  }
+  return keys.found;
 }
 
 Result<json> parse_json(std::string_view bytes, std::string_view what) {

@@ -181,6 +181,12 @@ std::expected<Json, JsonProblem> read_json(std::string_view bytes) {
 // Parses bytes as JSON, with the byte offset of a syntax error in the message.
 Result<nlohmann::json> parse_json(std::string_view bytes, std::string_view what);
 
+// The path (".trust", ".nodes.n1.ports.registry", ".list[2].key") of the first key that appears twice
+// in one object of the JSON `bytes`, or nothing. nlohmann keeps the last of duplicate keys without a
+// word, so that a second block of settings would silently take the place of the first; JSON documents
+// should have none (RFC 8259). One pass, no tree built.
+std::optional<std::string> duplicate_json_key(std::string_view bytes);
+
 // Parses a blob's bytes as one typed OCI document (Descriptor, Manifest, Index or ImageConfig): the
 // JSON, then the document; both errors name `what`.
 template <typename Document>

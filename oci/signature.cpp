@@ -3,11 +3,13 @@
 #include <sys/stat.h>
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "oci/oci.hpp"
 
@@ -38,14 +40,39 @@ bool is_supported(EVP_PKEY* key) {
          std::string_view(curve, length) == "prime256v1";
 }
 
-Result<std::string> read_key_file(const fs::Path& file, bool must_be_private) {
+std::string mode_text(mode_t mode) {
+  return std::to_string((mode >> 6) & 7) + std::to_string((mode >> 3) & 7) + std::to_string(mode & 7);
+}
+
+// What a key file is to arec: a private key must be readable by its owner alone; a trusted public key
+// must be writable by its owner alone, and so must the directory it is replaced in.
+enum class KeyUse { signing, trusted };
+
+Result<std::string> read_key_file(const fs::Path& file, KeyUse use) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) return fail_input(file.string() + ": cannot read the key: no such file");
   if (!S_ISREG(st.st_mode)) return fail_input(file.string() + ": not a regular file");
-  if (must_be_private && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return fail_input(file.string() + ": the signing key is readable by others (mode " +
-                      std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
-                      std::to_string(st.st_mode & 7) + "); run chmod 600 on it");
+  if (use == KeyUse::signing && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return fail_input(file.string() + ": the signing key is readable by others (mode " + mode_text(st.st_mode) +
+                      "); run chmod 600 on it");
+  }
+  if (use == KeyUse::trusted) {
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      return fail_input(file.string() + ": the trusted key is writable by others (mode " + mode_text(st.st_mode) +
+                        "), who could put their own key in its place; run chmod go-w on it");
+    }
+    // The directory the file is found in after following its links: whoever may write there may
+    // replace the file, unless the sticky bit keeps them to their own files.
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(file, ec);
+    const fs::Path dir = ec ? file.parent_path() : real.parent_path();
+    struct stat d {};
+    if (::stat(dir.empty() ? "." : dir.c_str(), &d) == 0 && (d.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+        (d.st_mode & S_ISVTX) == 0) {
+      return fail_input(file.string() + ": the trusted key's directory " + (dir.empty() ? "." : dir.string()) +
+                        " is writable by others (mode " + mode_text(d.st_mode) +
+                        "), who could put their own key in its place; run chmod go-w on it");
+    }
   }
   auto text = fs::read_file(file, 64 * 1024);
   if (!text) return fail_input(file.string() + ": cannot read the key");
@@ -94,7 +121,7 @@ Key::Key(EVP_PKEY* key, bool is_private) : m_key(key), m_private(is_private) {
 }
 
 Result<Key> Key::load_private(const fs::Path& file) {
-  auto text = read_key_file(file, true);
+  auto text = read_key_file(file, KeyUse::signing);
   if (!text) return fail(text.error());
   auto bio = memory_bio(*text);
   // PEM_read_bio_PrivateKey reads PKCS#8 and the traditional forms (SEC1's "EC PRIVATE KEY") alike.
@@ -105,15 +132,54 @@ Result<Key> Key::load_private(const fs::Path& file) {
   return loaded;
 }
 
-Result<Key> Key::load_public(const fs::Path& file) {
-  auto text = read_key_file(file, false);
+Result<std::vector<Key>> Key::load_public_keys(const fs::Path& file) {
+  auto text = read_key_file(file, KeyUse::trusted);
   if (!text) return fail(text.error());
+  // Each PEM block in turn: PEM_read_bio skips text between blocks, as openssl does, and reads every
+  // block's label, so that a certificate or a private key among the public keys is named, not passed over.
   auto bio = memory_bio(*text);
-  EVP_PKEY* key = PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
-  if (key == nullptr) return fail_input(file.string() + ": not a PEM public key (\"BEGIN PUBLIC KEY\")");
-  Key loaded(key, false);
-  if (!is_supported(key)) return fail_input(file.string() + ": not an EC P-256 or Ed25519 key");
-  return loaded;
+  std::vector<Key> keys;
+  for (;;) {
+    char* name = nullptr;
+    char* header = nullptr;
+    unsigned char* data = nullptr;
+    long length = 0;
+    if (PEM_read_bio(bio.get(), &name, &header, &data, &length) != 1) {
+      // No further "-----BEGIN" is the end; anything else is a block cut short or not base64, which
+      // would otherwise leave the keys after it untrusted without a word.
+      const bool end = ERR_GET_REASON(ERR_peek_last_error()) == PEM_R_NO_START_LINE;
+      ERR_clear_error();
+      if (end) break;
+      return fail_input(file.string() + ": its PEM block " + std::to_string(keys.size() + 1) + " does not parse");
+    }
+    const std::string label = name;
+    OPENSSL_free(name);
+    OPENSSL_free(header);
+    const auto* p = data;
+    EVP_PKEY* key = label == "PUBLIC KEY" ? d2i_PUBKEY(nullptr, &p, length) : nullptr;
+    OPENSSL_free(data);
+    const std::string which = "its PEM block " + std::to_string(keys.size() + 1);
+    if (label != "PUBLIC KEY")
+      return fail_input(file.string() + ": " + which + " is \"" + printable(label) +
+                        "\", not a public key (\"PUBLIC KEY\")");
+    if (key == nullptr) return fail_input(file.string() + ": " + which + " is not a public key that parses");
+    Key loaded(key, false);
+    if (!is_supported(key)) return fail_input(file.string() + ": " + which + " is not an EC P-256 or Ed25519 key");
+    keys.push_back(std::move(loaded));
+  }
+  if (keys.empty()) return fail_input(file.string() + ": holds no public key (a PEM block \"BEGIN PUBLIC KEY\")");
+  return keys;
+}
+
+Result<Key> Key::public_key() const {
+  unsigned char* der = nullptr;
+  const int size = i2d_PUBKEY(m_key.get(), &der);
+  if (size <= 0) return fail_input("reading the public half of a key failed");
+  const auto* p = der;
+  EVP_PKEY* key = d2i_PUBKEY(nullptr, &p, size);
+  OPENSSL_free(der);
+  if (key == nullptr) return fail_input("reading the public half of a key failed");
+  return Key(key, false);
 }
 
 Result<Key> Key::generate() {

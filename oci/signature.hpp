@@ -46,12 +46,18 @@ class Key {
   // A PEM private key (PKCS#8 or SEC1; EC P-256 or Ed25519) from `file`, which must be readable by its
   // owner alone: a key others can read is no longer the team's. Errors name the file, never its bytes.
   static Result<Key> load_private(const fs::Path& file);
-  // A PEM public key (SubjectPublicKeyInfo) from `file`.
-  static Result<Key> load_public(const fs::Path& file);
+  // Every PEM public key (SubjectPublicKeyInfo) of `file`, in order: a team's trust file may hold the key
+  // it signs with now and the one it rotates to. The file and its directory must be writable by their
+  // owner alone (a directory with the sticky bit, such as /tmp, keeps others from replacing the file): a
+  // trusted key others can replace is no longer the team's. A file holding no public key, or a PEM block
+  // of another kind, is an error naming the file.
+  static Result<std::vector<Key>> load_public_keys(const fs::Path& file);
   // A new EC P-256 key.
   static Result<Key> generate();
 
   const std::string& fingerprint() const { return m_fingerprint; }
+  // The public half of this key, as a key of its own (what a private key's signatures are checked with).
+  Result<Key> public_key() const;
   bool is_private() const { return m_private; }
   Result<std::string> public_pem() const;
   Result<std::string> private_pem() const;  // PKCS#8

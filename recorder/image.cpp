@@ -490,7 +490,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
 
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
-  ProvenanceFacts provenance{request.builder_id, started, {}, {}};
+  ProvenanceFacts provenance{request.builder_id, started, {}, {}, {}, request.base_taken};
   if (request.sign_key) {
     std::set<std::string> purls;
     for (const auto& [path, package] : package_of) purls.insert(debian_purl(package));
@@ -560,6 +560,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
       (*previous)->revision == revision_of_sources()) {
+    store.note_built((*previous)->manifest.digest);
     if (request.sign_key) {
       provenance.finished = now_rfc3339();
       if (auto signed_now = sign_recorded(store, **previous, *request.sign_key, provenance); !signed_now)
@@ -569,6 +570,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
                          std::move(inputs)};  // nothing new
   }
   const Record record = new_record(request, *manifest, revision_of_sources());
+  // This store built it: its key may sign it later (recorder/signing), as it may not sign a pulled one.
+  store.note_built(manifest->digest);
   if (request.sign_key) {
     provenance.finished = now_rfc3339();
     auto bundles = sign_record(store, record, *request.sign_key, provenance);

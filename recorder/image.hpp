@@ -65,6 +65,7 @@ struct RecordRequest {
   CaCertificates ca_certificates = CaCertificates::automatic;
   const Key* sign_key = nullptr;  // --sign-key: the record signed (recorder/signing), else unsigned
   std::string builder_id;         // the provenance's builder (ProvenanceFacts::builder_id)
+  std::string base_taken;         // how the base was taken, as the provenance says (ProvenanceFacts::base_taken)
 };
 
 // How many files a summarised warning names (the rest are counted).

@@ -37,14 +37,18 @@ Statement provenance_statement(const Record& record, const ProvenanceFacts& fact
     dependencies.push_back(std::move(source));
   }
   if (auto base = Digest::parse(record.base_digest)) {
-    dependencies.push_back({{"name", "base"}, {"digest", {{std::string(base->algorithm_name()), base->hex()}}}});
+    nlohmann::json dependency = {{"name", "base"}, {"digest", {{std::string(base->algorithm_name()), base->hex()}}}};
+    if (!facts.base_taken.empty()) dependency["annotations"] = {{"taken", facts.base_taken}};
+    dependencies.push_back(std::move(dependency));
   }
   for (const auto& purl : facts.packages) dependencies.push_back({{"uri", purl}});
+  nlohmann::json definition = {{"buildType", k_build_type},
+                               {"externalParameters", std::move(external)},
+                               {"resolvedDependencies", std::move(dependencies)}};
+  // A record made elsewhere and signed here: the builder is who made it, the signer who vouches for it.
+  if (!facts.signed_by.empty()) definition["internalParameters"] = {{"signedBy", facts.signed_by}};
   nlohmann::json predicate = {
-      {"buildDefinition",
-       {{"buildType", k_build_type},
-        {"externalParameters", std::move(external)},
-        {"resolvedDependencies", std::move(dependencies)}}},
+      {"buildDefinition", std::move(definition)},
       {"runDetails",
        {{"builder", {{"id", facts.builder_id}}},
         {"metadata",
@@ -60,13 +64,15 @@ Result<std::vector<std::string>> read_bundles(const Store& store, const Digest& 
   std::vector<std::string> out;
   for (const auto& d : *referrers) {
     if (d.artifact_type != media_type::k_sigstore_bundle) continue;
-    const std::string what = "bundle manifest " + d.digest.str();
+    if (out.size() == k_max_bundles_judged) break;
+    // A bundle that is not one (no single layer of a bundle's size, a blob missing) says nothing for
+    // the image: passed over, so that it cannot stand in the way of the others.
     auto manifest = store.read_manifest(d);
-    if (!manifest) return fail(std::move(manifest.error()).context(what));
-    if (manifest->layers.size() != 1 || manifest->layers.front().size > static_cast<std::int64_t>(k_max_bundle))
-      return fail_input(what + ": expected one layer of at most " + std::to_string(k_max_bundle) + " bytes");
+    if (!manifest || manifest->layers.size() != 1 ||
+        manifest->layers.front().size > static_cast<std::int64_t>(k_max_bundle))
+      continue;
     auto bytes = store.read_blob(manifest->layers.front());
-    if (!bytes) return fail(std::move(bytes.error()).context(what));
+    if (!bytes) continue;
     out.push_back(std::move(*bytes));
   }
   return out;
@@ -140,10 +146,64 @@ Result<bool> sign_recorded(Store& store, const Record& record, const Key& key, P
   return true;
 }
 
-Result<SignatureVerdict> judge_record(const Store& store, const Record& record, const TrustedKeys& trusted) {
+Status signable(const Store& store, const Record& record, SignMadeElsewhere elsewhere) {
+  const std::string what = "signing " + record.identity();
+  auto text = record_document(record);
+  if (!text) return fail(std::move(text.error()).context(what));
+  if (auto read = parse_record_document(*text, "the record"); !read) return fail(std::move(read.error()).context(what));
+  if (elsewhere == SignMadeElsewhere::no && !store.built_here(record.manifest.digest)) {
+    return fail(Error::trust(what + ": this store did not record it (it was pulled or imported), and a signature "
+                                    "would vouch for a build made elsewhere; arec sign --pulled signs it on purpose, "
+                                    "its provenance naming both builder and signer"));
+  }
+  if (!store.holds_image(record.manifest))
+    return fail_input(what + ": the store does not hold its image whole (pull it with its layers first)");
+  if (auto files = store.check_image_files(record.manifest); !files)
+    return fail(std::move(files.error()).context(what));
+  return {};
+}
+
+Result<bool> sign_checked(Store& store, const Record& record, const Key& key, ProvenanceFacts facts,
+                          SignMadeElsewhere elsewhere) {
+  if (auto s = signable(store, record, elsewhere); !s) return fail(s.error());
+  if (!store.built_here(record.manifest.digest)) {
+    // Made elsewhere, signed here on request: the builder is who its own provenance names.
+    auto claimed = judge_record(store, record, TrustPolicy());
+    if (!claimed) return fail(claimed.error());
+    facts.signed_by = facts.builder_id;
+    facts.builder_id = claimed->builder.empty() ? "urn:arec:builder:unknown" : claimed->builder;
+  }
+  return sign_recorded(store, record, key, std::move(facts));
+}
+
+Result<SignatureVerdict> judge_record(const Store& store, const Record& record, const TrustPolicy& policy) {
   auto bundles = read_bundles(store, record.manifest.digest);
   if (!bundles) return fail(bundles.error());
-  return judge_signatures(*bundles, record.manifest.digest, record.repository(), &record, trusted);
+  return judge_signatures(*bundles, record.manifest.digest, record.repository(), &record, policy);
+}
+
+Status admit_records(const Store& store, const std::vector<Record>& records, const TrustPolicy& policy,
+                     const std::string& doing) {
+  if (!policy.checks()) return {};
+  for (const auto& record : records) {
+    auto verdict = judge_record(store, record, policy);
+    if (!verdict) return fail(verdict.error());
+    if (verdict->state != SignatureState::trusted)
+      return fail(Error::trust(doing + ": the record " + record.identity() + " is " + refusal(*verdict) +
+                               "; nothing sent (sign what this store built: arec sign)"));
+  }
+  return {};
+}
+
+Result<SignatureVerdict> judge_image(const Store& store, const Store::LatestImage& image, const TrustPolicy& policy) {
+  std::optional<SignatureVerdict> first;
+  for (const auto& record : image.platforms) {
+    auto verdict = judge_record(store, record, policy);
+    if (!verdict) return fail(verdict.error());
+    if (policy.checks() && verdict->state != SignatureState::trusted) return verdict;
+    if (!first) first = std::move(*verdict);
+  }
+  return first.value_or(SignatureVerdict{});
 }
 
 }  // namespace arec

@@ -1,5 +1,5 @@
-// Signing a record where it is made (or later, by whoever holds the key): two Sigstore bundles as
-// referrers of the record's image, carried like its SBOM. The signature statement names the image
+// Signing a record where it is made (or later, by the store that made it, or on request): two Sigstore
+// bundles as referrers of the record's image, carried like its SBOM. The signature statement names the image
 // (module/name) and the record's document (module/name.record), so one signature vouches for both;
 // the SLSA v1 provenance says how the image was built. Neither holds an address (rule 1).
 #pragma once
@@ -18,6 +18,12 @@ struct ProvenanceFacts {
   std::string started;                // RFC 3339: when recording (or signing) began
   std::string finished;               // and ended
   std::vector<std::string> packages;  // the Debian packages of the layers, as purls
+  // Who signs, when it is not the builder (a record made elsewhere, signed on request): the
+  // provenance's buildDefinition.internalParameters.signedBy.
+  std::string signed_by;
+  // How the base was taken ("signed by trusted key <fingerprint>", "pinned by digest: not checked"):
+  // the annotation "taken" of the base among resolvedDependencies.
+  std::string base_taken;
 };
 
 // The buildType of arec's provenance.
@@ -39,12 +45,38 @@ Result<std::vector<std::string>> read_bundles(const Store& store, const Digest& 
 Result<std::vector<Descriptor>> sign_record(Store& store, const Record& record, const Key& key,
                                             const ProvenanceFacts& facts);
 
-// sign_record for a record the store holds (arec sign, push --sign-key): the bundles listed under the
-// store's lock. True when it signed, false when the key had signed it already. The provenance's
-// packages come from the store's SBOM of the image.
+// sign_record for a record the store holds, the bundles listed under the store's lock. True when it
+// signed, false when the key had signed it already. The provenance's packages come from the store's
+// SBOM of the image.
 Result<bool> sign_recorded(Store& store, const Record& record, const Key& key, ProvenanceFacts facts);
 
+// Whether a record made elsewhere (pulled or imported) is signed too: only on request, as its signature
+// vouches for a build this store did not make.
+enum class SignMadeElsewhere { no, yes };
+
+// Whether `record` may be signed here (sign_checked's checks, nothing signed): nothing, or why not.
+Status signable(const Store& store, const Record& record, SignMadeElsewhere elsewhere);
+
+// sign_recorded for arec sign and push --sign-key, once the record is checked: the store holds its
+// image whole, the image's files are the store's own, the record is one a record document can hold
+// (exit 2 otherwise), and this store built it (Store::built_here) unless `elsewhere` says yes (exit 4
+// otherwise). The provenance of a record made elsewhere names its builder as the record's own
+// provenance claims it (else unknown) and this signer as signedBy.
+Result<bool> sign_checked(Store& store, const Record& record, const Key& key, ProvenanceFacts facts,
+                          SignMadeElsewhere elsewhere);
+
 // The verdict on a record of the store (judge_signatures over the bundles of its image).
-Result<SignatureVerdict> judge_record(const Store& store, const Record& record, const TrustedKeys& trusted);
+Result<SignatureVerdict> judge_record(const Store& store, const Record& record, const TrustPolicy& policy);
+
+// Under a policy that checks: every one of `records` signed by a trusted key, by the bundles the store
+// keeps, or an error (exit 4) naming the first that is not and why, for a record leaving the store
+// (push, move). `doing` begins the message.
+Status admit_records(const Store& store, const std::vector<Record>& records, const TrustPolicy& policy,
+                     const std::string& doing);
+
+// The verdict on what a module/name's latest names: its record, or for an index the store derives over
+// several platforms, each platform's record (the index is made from those records alone, so they are
+// what is vouched for); the first verdict that is not trusted, else the first record's.
+Result<SignatureVerdict> judge_image(const Store& store, const Store::LatestImage& image, const TrustPolicy& policy);
 
 }  // namespace arec

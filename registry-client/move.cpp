@@ -10,8 +10,10 @@
 
 #include "addressing/nodes_text.hpp"
 #include "addressing/text_diff.hpp"
+#include "recorder/signing.hpp"
 #include "registry-client/catalog.hpp"
 #include "registry-client/pull.hpp"
+#include "registry-client/transfer_internal.hpp"
 #include "registry-client/verify.hpp"
 #include "util/fs.hpp"
 
@@ -24,35 +26,41 @@ namespace {
 bool is_referrer_tag(std::string_view tag) { return tag.starts_with("sha256-") && tag.size() == 7 + 64; }
 
 // Every tag but `latest` of a recorded repository at the old registry ("1.0"), put at the new one on the
-// record it names there. A tag on an image that is no record of the store (pushed by hand) is said and
-// left. Returns how many tags were copied.
+// record it names there, as the store holds it (already admitted with the rest). A tag on an image that
+// is no record of the store (pushed by hand) is said and left. Returns how many tags were copied.
 Result<int> copy_other_tags(Store& store, const MovePlan& plan, const TransferOptions& options) {
   std::set<std::string> recorded;
   for (const auto& r : plan.records) recorded.insert(r.repository());
   auto catalog = read_catalog(plan.from, options);
   if (!catalog) return fail(catalog.error());
   std::optional<std::vector<Record>> history;
+  Run run(plan.from, Access::pull, options);
+  if (auto s = run.ping("moving the registry: reading the tags at " + run.host()); !s) return fail(s.error());
   int copied = 0;
   for (const auto& entry : *catalog) {
     if (!recorded.contains(entry.repository)) continue;
     for (const auto& tag : entry.tags) {
       if (tag == "latest" || is_referrer_tag(tag)) continue;
-      auto pulled = pull_image(store, Reference{plan.from.host, entry.repository, tag, ""}, plan.from, options);
-      if (!pulled) return fail(pulled.error());
+      // Only the digest it names is wanted: what goes to the new registry is the store's record of it.
+      const std::string doing = "moving the registry: looking at " + entry.repository + ":" + tag + " at " + run.host();
+      auto named = run.step(doing, {}, [&] { return run.session.head_manifest(entry.repository, tag); });
+      if (!named) return fail(named.error());
+      if (!*named) continue;
       if (!history) {
         auto all = store.records(History::all);
         if (!all) return fail(all.error());
         history = std::move(*all);
       }
-      const auto named = std::ranges::find_if(*history, [&](const Record& r) {
-        return r.repository() == entry.repository && r.manifest.digest == pulled->image.digest;
+      const auto record = std::ranges::find_if(*history, [&](const Record& r) {
+        return r.repository() == entry.repository && r.manifest.digest == (*named)->digest;
       });
-      if (named == history->end()) {
+      if (record == history->end()) {
         spdlog::warn("{}/{}:{} names {}, which is no record of the store: the tag is not copied", plan.from.host,
-                     entry.repository, tag, pulled->image.digest.str());
+                     entry.repository, tag, (*named)->digest.str());
         continue;
       }
-      auto pushed = push_records(store, {*named}, PushTags{LatestTag::no, {tag}}, plan.to, options);
+      if (auto s = admit_records(store, {*record}, options.policy(), "moving the registry"); !s) return fail(s.error());
+      auto pushed = push_records(store, {*record}, PushTags{LatestTag::no, {tag}}, plan.to, options);
       if (!pushed) return fail(pushed.error());
       ++copied;
     }
@@ -126,11 +134,18 @@ Result<MoveOutcome> copy_to_new_registry(Store& store, const MovePlan& plan, con
   // An image index goes whole: each platform's record is fetched where the store lacks it, like the rest.
   auto records = store.with_platforms(plan.records);
   if (!records) return fail(records.error());
+  // Under trust nothing leaves the store for the new registry unless a trusted key signed it: checked
+  // for every record before anything is copied.
+  if (auto s = admit_records(store, *records, options.policy(), "moving the registry"); !s) return fail(s.error());
   for (const auto& record : *records) {
     if (store.holds_image(record.manifest)) continue;
     spdlog::info("{}: the store lacks some of its blobs; fetching it from {}", record.identity(), plan.from.host);
+    // By the digest of a record admitted above: the bytes are what the team signed whatever else the
+    // old registry lists beside them.
     Reference source{plan.from.host, record.repository(), "", record.manifest.digest.str()};
-    auto pulled = pull_image(store, source, plan.from, options);
+    TransferOptions by_digest = options;
+    by_digest.trust.reset();
+    auto pulled = pull_image(store, source, plan.from, by_digest);
     if (!pulled) return fail(pulled.error());
     ++outcome.pulled;
   }

@@ -10,21 +10,12 @@
 
 #include "oci/signature.hpp"
 #include "recorder/sbom.hpp"
-#include "registry-client/transfer_internal.hpp"
+#include "registry-client/push_internal.hpp"
 #include "store/uploads.hpp"
 
 namespace arec {
 
 namespace {
-
-struct RecordPlan {
-  Record record;
-  std::string bytes;       // the manifest, exactly as stored
-  std::string media_type;  // its Content-Type
-  std::vector<Descriptor> blobs;
-  bool present = false;
-  std::vector<std::string> tags;
-};
 
 // The tags of each record: the store's latest record of each configuration of a module/name (by its
 // history) gets `latest` (the default configuration's, or the only one's) or `latest-<config>` (the
@@ -284,14 +275,6 @@ Status push_blob(Run& run, Session& session, Store& store, const MountSources& s
   return {};
 }
 
-// A tag a push moves once its image and the image's referrers are at the registry, so that whoever
-// reads the tag finds the records that say how new it is.
-struct TagMove {
-  const RecordPlan* plan;
-  std::string tag;
-  std::size_t image;  // into PushSummary::images
-};
-
 // Puts each plan's manifest by digest where the registry lacks it; its tags are left for move_tags.
 Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, std::vector<TagMove>* moves) {
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -306,116 +289,6 @@ Status put_manifests(Run& run, const std::vector<RecordPlan>& plans, std::vector
     if (*digest != plan.record.manifest.digest) {
       return fail(Error::registry(doing + ": the registry stored it as " + digest->str()));
     }
-  }
-  return {};
-}
-
-// How many times a push looks at a tag or referrers tag another push may be moving at once.
-constexpr int k_tag_attempts = 5;
-
-// A record time to order by: its seconds, then its text (a fraction).
-using Newness = std::pair<std::int64_t, std::string>;
-
-// How new the image `held` of `repository` is by the records the registry lists for it (the record
-// artifacts' created annotations; of an index, its manifests'): nothing when it lists none.
-Result<std::optional<Newness>> registry_newness(Run& run, const std::string& repository, const ManifestInfo& held,
-                                                const std::string& context) {
-  std::vector<Digest> images{held.digest};
-  if (media_type::is_index(held.media_type)) {
-    auto fetched = run.step(context + ": getting index " + held.digest.str(), {},
-                            [&] { return run.session.get_manifest(repository, held.digest.str()); });
-    if (!fetched) return fail(fetched.error());
-    auto index = parse_document<Index>(fetched->bytes, "index " + held.digest.str());
-    if (!index) return fail(Error::registry(context + ": " + index.error().message));
-    images.clear();
-    for (const auto& entry : index->manifests) {
-      if (images.size() == k_max_index_platforms) break;
-      if (media_type::is_manifest(entry.media_type)) images.push_back(entry.digest);
-    }
-  }
-  std::optional<Newness> newest;
-  for (const auto& image : images) {
-    auto listed = registry_referrers(run, repository, image, context);
-    if (!listed) return fail(listed.error());
-    for (const auto& entry : *listed) {
-      if (entry.artifact_type != media_type::k_arec_record) continue;
-      const std::string recorded = entry.annotation(annotation::k_created);
-      const auto seconds = rfc3339_seconds(recorded);
-      if (!seconds) continue;
-      Newness n{*seconds, recorded};
-      if (!newest || n > *newest) newest = std::move(n);
-    }
-  }
-  return newest;
-}
-
-// Moves `latest` or `latest-<config>` to the pushed record unless the registry's names a newer record
-// (a push never moves it back); a record of a time beyond the clock tolerance does not count as newer.
-// The registry offers no conditional write: after each put the tag is looked at again, and compared
-// again where another push moved it meanwhile, a bounded number of times.
-Status move_latest(Run& run, const TagMove& move, PushSummary& summary) {
-  const auto& record = move.plan->record;
-  const std::string repository = record.repository();
-  const std::string mine = record.manifest.digest.str();
-  const std::string context = "pushing " + repository + " to " + run.host() + ": tag " + move.tag;
-  const Newness pushed{rfc3339_seconds(record.recorded).value_or(0), record.recorded};
-  const std::int64_t horizon = static_cast<std::int64_t>(std::time(nullptr)) + k_clock_tolerance_seconds;
-  auto& image = summary.images[move.image];
-  for (int attempt = 1; attempt <= k_tag_attempts; ++attempt) {
-    auto held =
-        run.step(context + ": checking it", {}, [&] { return run.session.head_manifest(repository, move.tag); });
-    if (!held) return fail(held.error());
-    if (held->has_value() && (*held)->digest.str() == mine) {
-      image.tags.push_back(move.tag);
-      return {};
-    }
-    if (held->has_value()) {
-      if (attempt > 1)
-        spdlog::info("{}: another push moved it to {} meanwhile; comparing again", context, (*held)->digest.str());
-      auto newness = registry_newness(run, repository, **held, context);
-      if (!newness) return fail(newness.error());
-      if (*newness && std::get<0>(**newness) > horizon) {
-        spdlog::warn("{}: it names {}, recorded {}, more than {} minutes ahead of this machine's clock: not newer",
-                     context, (*held)->digest.str(), printable(std::get<1>(**newness)), k_clock_tolerance_seconds / 60);
-      } else if (*newness && (**newness > pushed || (attempt > 1 && **newness == pushed))) {
-        // A record of the same second: this push's is newer here (the store's own history says so),
-        // but one another push put meanwhile is left to it, so that two such pushes end.
-        image.kept.push_back({move.tag, (*held)->digest, std::get<1>(**newness)});
-        spdlog::info("{}: left at {}, recorded {}, newer than this push's {}", context, (*held)->digest.str(),
-                     std::get<1>(**newness), record.recorded);
-        return {};
-      }
-    }
-    auto put =
-        run.put_manifest(context + ": putting it", repository, move.tag, move.plan->media_type, move.plan->bytes);
-    if (!put) return fail(put.error());
-  }
-  spdlog::warn("{}: other pushes kept moving it ({} attempts); left as they put it, for the newest of them to settle",
-               context, k_tag_attempts);
-  return {};
-}
-
-// Puts the tags of `moves`: `latest` and `latest-<config>` by move_latest, the others (--tag) as asked.
-// A tag that names the digest already costs no write.
-Status move_tags(Run& run, const std::vector<TagMove>& moves, PushSummary& summary) {
-  for (const auto& move : moves) {
-    if (move.tag == "latest" || move.tag.starts_with("latest-")) {
-      if (auto s = move_latest(run, move, summary); !s) return fail(s.error());
-      continue;
-    }
-    const auto& record = move.plan->record;
-    const std::string repository = record.repository();
-    const std::string context = "pushing " + repository + " to " + run.host() + ": tag " + move.tag;
-    summary.images[move.image].tags.push_back(move.tag);
-    if (move.plan->present) {
-      auto held =
-          run.step(context + ": checking it", {}, [&] { return run.session.head_manifest(repository, move.tag); });
-      if (!held) return fail(held.error());
-      if (held->has_value() && (*held)->digest == record.manifest.digest) continue;
-    }
-    auto put =
-        run.put_manifest(context + ": putting it", repository, move.tag, move.plan->media_type, move.plan->bytes);
-    if (!put) return fail(put.error());
   }
   return {};
 }

@@ -30,8 +30,15 @@ struct TransferOptions {
   RetryPolicy retry{};
   // From an image index, the manifest of this platform (pull, a base); none: this machine's.
   std::optional<Platform> platform;
-  // Pull: the keys whose signatures are trusted (oci/trust); none or empty: nothing checked.
-  std::shared_ptr<const TrustedKeys> trusted;
+  // The run's trust policy (oci/trust), asked by pull, verify and push's tag decision; none, or one
+  // without keys: nothing checked.
+  std::shared_ptr<const TrustPolicy> trust;
+
+  bool checks_trust() const { return trust && trust->checks(); }
+  const TrustPolicy& policy() const {
+    static const TrustPolicy none;
+    return trust ? *trust : none;
+  }
 };
 
 }  // namespace arec

@@ -131,17 +131,49 @@ struct HeldBundle {
   std::string bytes;  // the bundle
 };
 
-// The bundles among `listed` (the referrers of `subject`), read into memory, nothing written. A listed
-// referrer that is no bundle of `subject` is passed over.
-Result<std::vector<HeldBundle>> read_registry_bundles(Run& run, const std::string& repository, const Digest& subject,
-                                                      const std::vector<Descriptor>& listed,
-                                                      const std::string& context);
+// How many referrers of one image a read follows, of each kind (record artifacts, bundles, the rest): a
+// registry listing more gets the rest passed over, named.
+inline constexpr std::size_t k_max_referrers_read = 64;
+
+// What a read does with a listed record artifact that is not what it claims (of another image, a
+// document that does not parse): without trust it refuses the image (the only check there is); under
+// trust it passes it over, named, since only what a trusted key signed counts anyway.
+enum class EntryProblems { refuse, pass_over };
+
+// What the registry says of one image (a manifest read once, by digest): the records its record
+// artifacts hold that agree with it, its bundles, its other referrers (SBOMs, fetched when the image
+// is written), and the entries passed over, each named with why. Read into memory; nothing written.
+struct ImageEvidence {
+  FetchedManifest image;
+  Manifest manifest;
+  std::vector<Record> records;
+  std::vector<HeldBundle> bundles;
+  std::vector<Descriptor> others;
+  std::vector<std::string> passed_over;
+};
+
+// Reads `image`'s referrers at the registry: at most k_max_referrers_read of each kind; a bundle that is
+// not one, larger than k_max_bundle, absent or of another digest is passed over (warned, named), as is a
+// record artifact under EntryProblems::pass_over. Only a registry that cannot be reached is an error.
+// With RecordArtifacts::skip (an image pulled as an image, which is no record), record artifacts are
+// neither read nor kept.
+enum class RecordArtifacts { read, skip };
+Result<ImageEvidence> read_evidence(Run& run, const std::string& repository, FetchedManifest image,
+                                    EntryProblems problems, RecordArtifacts records, const std::string& context);
+
 std::vector<std::string> bundle_texts(const std::vector<HeldBundle>& bundles);
 
-// With trusted keys (options.trusted), refuses (exit 3) an image, or its record, that no bundle signed
-// by a trusted key vouches for, naming it and why (judge_signatures). Without, admits everything.
-Status admit_signed(const TransferOptions& options, const std::vector<HeldBundle>& bundles, const Digest& image,
-                    const std::string& repository, const Record* record, const std::string& context);
+// The records of `evidence` as the run's trust policy judges them: without trust every record is
+// admitted (unchecked); with it, those a trusted key signed, the others refused with their verdict.
+struct JudgedRecords {
+  std::vector<std::pair<Record, SignatureVerdict>> admitted;
+  std::vector<std::pair<Record, SignatureVerdict>> refused;
+};
+JudgedRecords judge_evidence(const TransferOptions& options, const ImageEvidence& evidence,
+                             const std::string& repository);
+
+// The refusal of `what` ("the record M/N@sha256:...") by its verdict: exit 4, naming it and why.
+Error refused_error(const std::string& context, const std::string& what, const SignatureVerdict& verdict);
 
 // Writes the bundles' blobs and manifests into the store, once judged, for fetch_referrer to list.
 Status put_held_bundles(Store& store, const std::vector<HeldBundle>& bundles);

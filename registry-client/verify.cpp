@@ -82,15 +82,26 @@ Result<std::vector<VerifyItem>> verify_records(const std::vector<Record>& record
         if (!item.missing_referrers.empty() || !item.missing_record.empty()) item.state = VerifyState::missing;
       }
     }
-    // With trusted keys: what the registry holds must be signed by one, as a pull there would require.
-    if (item.state == VerifyState::present && i < of_records && options.trusted && !options.trusted->empty()) {
+    // Under trust: what a trusting pull of this record would do, read and judged as pull reads it.
+    if (item.state == VerifyState::present && i < of_records && options.checks_trust()) {
       const std::string judging = "verifying the signatures of " + record.identity();
-      auto remote = registry_referrers(run, record.repository(), record.manifest.digest, judging);
-      if (!remote) return fail(remote.error());
-      auto bundles = read_registry_bundles(run, record.repository(), record.manifest.digest, *remote, judging);
-      if (!bundles) return fail(bundles.error());
-      const auto verdict = judge_signatures(bundle_texts(*bundles), record.manifest.digest, record.repository(),
-                                            &record, *options.trusted);
+      auto fetched = run.step(judging + ": getting manifest " + record.manifest.digest.str(), {}, [&] {
+        return run.session.get_manifest(record.repository(), record.manifest.digest.str());
+      });
+      if (!fetched) return fail(fetched.error());
+      auto evidence = read_evidence(run, record.repository(), std::move(*fetched), EntryProblems::pass_over,
+                                    RecordArtifacts::read, judging);
+      if (!evidence) return fail(evidence.error());
+      // The registry's record artifact of this record, if one is there and agrees: then the verdict on it.
+      const auto mine = to_json(record);
+      SignatureVerdict verdict;
+      if (std::ranges::any_of(evidence->records, [&](const Record& r) { return to_json(r) == mine; })) {
+        verdict = judge_signatures(bundle_texts(evidence->bundles), record.manifest.digest, record.repository(),
+                                   &record, options.policy());
+      } else {
+        verdict.state = SignatureState::untrusted;
+        verdict.why = "the registry holds no record artifact of it that a pull would read";
+      }
       if (verdict.state == SignatureState::unsigned_) item.state = VerifyState::unsigned_;
       if (verdict.state == SignatureState::untrusted) {
         item.state = VerifyState::untrusted;

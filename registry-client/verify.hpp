@@ -11,8 +11,9 @@
 
 namespace arec {
 
-// unsigned and untrusted only with trusted keys (TransferOptions::trusted): the record is there, but
-// no bundle there is signed by a trusted key (untrusted: there are bundles, `found` says why not).
+// unsigned and untrusted only under a trust policy that checks (TransferOptions::trust): the record is
+// there, but a trusting pull of it would refuse it, as no bundle there signed by a trusted key vouches
+// for it (untrusted: `found` says why not).
 enum class VerifyState { present, missing, different, unsigned_, untrusted };
 std::string_view verify_state_name(VerifyState state);
 

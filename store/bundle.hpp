@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oci/trust.hpp"
 #include "store/store.hpp"
 
 namespace arec {
@@ -110,7 +111,9 @@ Result<BundleSummary> export_bundle(const Store& store, const std::vector<Record
 struct ImportSummary {
   int records_added = 0;
   int records_present = 0;  // the store's history held them already
-  int referrers = 0;        // listed with the records added
+  // Records not added as the store's latest of their module/name and configuration is newer (Older).
+  std::vector<std::string> kept;
+  int referrers = 0;  // listed with the records added
   int blobs_written = 0;
   int blobs_present = 0;
   std::int64_t bytes = 0;  // of the blobs written
@@ -128,7 +131,18 @@ nlohmann::json to_json(const ImportSummary& summary);
 // What the entries of a bundle may hold, as a multiple of the bundle file's size (at least 1 MiB): a
 // compressed bundle expanding further is refused before anything is written (`import --max-expansion`).
 inline constexpr std::int64_t k_default_max_expansion = 100;
+// What else an import checks. Every record must be one a record document can hold (an image manifest's,
+// its fields as arec writes them) and recorded no further ahead of this machine's clock than
+// k_clock_tolerance_seconds, as a pull requires. With a trust policy that checks, each record must be
+// signed by a trusted key by the bundles the bundle itself holds for its image, or nothing is imported
+// (exit 4). Records that would make the store's latest of their module/name and configuration an older
+// one are not added (named in ImportSummary::kept) unless Older::allowed.
+struct ImportChecks {
+  const TrustPolicy* trust = nullptr;
+  Older older = Older::refused;
+};
 Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir,
-                                    std::int64_t max_expansion = k_default_max_expansion);
+                                    std::int64_t max_expansion = k_default_max_expansion,
+                                    const ImportChecks& checks = {});
 
 }  // namespace arec

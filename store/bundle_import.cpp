@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -232,12 +233,13 @@ Status write_blobs(const fs::Path& bundle, const std::string& what, Store& store
       });
 }
 
-// The manifests `wanted` (those index.json lists), read from the bundle; the other entries are skipped,
-// which for an uncompressed tarball is a seek.
-Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle, const std::string& what,
-                                                         const std::set<Digest>& wanted) {
-  std::map<Digest, Manifest> out;
-  auto s = for_each_blob_entry(
+// Calls `visit` with each blob of `wanted` read whole from the bundle (small ones: manifests, bundles),
+// its bytes checked against its digest; the other entries are skipped, which for an uncompressed tarball
+// is a seek.
+using SmallBlobVisitor = std::function<Status(const Digest& digest, std::string&& bytes)>;
+Status for_each_small_blob(const fs::Path& bundle, const std::string& what, const std::set<Digest>& wanted,
+                           const SmallBlobVisitor& visit) {
+  return for_each_blob_entry(
       bundle, what,
       [&](archive* a, archive_entry* entry, const std::string& path, const Result<Digest>& digest) -> Status {
         if (!digest || !wanted.contains(*digest)) return {};
@@ -245,23 +247,78 @@ Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle,
         if (!text) return fail(text.error());
         if (digest_of(*text, digest->algorithm()) != *digest)
           return fail_input(what + ": changed while it was being read");
-        auto manifest = parse_document<Manifest>(*text, what + ": manifest " + digest->str());
-        if (!manifest) return fail(manifest.error());
-        out.emplace(*digest, std::move(*manifest));
-        return {};
+        return visit(*digest, std::move(*text));
       });
+}
+
+// The manifests `wanted` (those index.json lists), read from the bundle.
+Result<std::map<Digest, Manifest>> read_bundle_manifests(const fs::Path& bundle, const std::string& what,
+                                                         const std::set<Digest>& wanted) {
+  std::map<Digest, Manifest> out;
+  auto s = for_each_small_blob(bundle, what, wanted, [&](const Digest& digest, std::string&& text) -> Status {
+    auto manifest = parse_document<Manifest>(text, what + ": manifest " + digest.str());
+    if (!manifest) return fail(manifest.error());
+    out.emplace(digest, std::move(*manifest));
+    return {};
+  });
   if (!s) return fail(s.error());
   return out;
+}
+
+// Under a policy that checks: every record signed by a trusted key, by the bundles `bundle` holds for
+// its image (its referrers of the bundle type), or an error (exit 4) naming the first that is not.
+Status admit_imported(const fs::Path& bundle, const std::string& what, const TrustPolicy& policy,
+                      const std::vector<Record>& records,
+                      const std::map<std::string, std::vector<Descriptor>>& referrers,
+                      const std::map<Digest, Manifest>& manifests) {
+  std::set<Digest> layers;
+  for (const auto& [subject, listed] : referrers) {
+    for (const auto& d : listed) {
+      const auto m = manifests.find(d.digest);
+      if (d.artifact_type != media_type::k_sigstore_bundle || m == manifests.end() || m->second.layers.size() != 1 ||
+          m->second.layers.front().size > static_cast<std::int64_t>(k_max_bundle))
+        continue;
+      layers.insert(m->second.layers.front().digest);
+    }
+  }
+  std::map<Digest, std::string> texts;
+  auto read = for_each_small_blob(bundle, what, layers, [&](const Digest& digest, std::string&& bytes) -> Status {
+    texts.emplace(digest, std::move(bytes));
+    return {};
+  });
+  if (!read) return fail(read.error());
+  for (const auto& record : records) {
+    std::vector<std::string> bundles;
+    if (const auto listed = referrers.find(record.manifest.digest.str()); listed != referrers.end()) {
+      for (const auto& d : listed->second) {
+        const auto m = manifests.find(d.digest);
+        if (m == manifests.end() || m->second.layers.size() != 1) continue;
+        if (const auto t = texts.find(m->second.layers.front().digest); t != texts.end()) bundles.push_back(t->second);
+      }
+    }
+    const auto verdict = judge_signatures(bundles, record.manifest.digest, record.repository(), &record, policy);
+    if (verdict.state != SignatureState::trusted) {
+      return fail(Error::trust(what + ": the record " + record.identity() + " is " + refusal(verdict) +
+                               ": no bundle verifies under a trusted key; nothing imported"));
+    }
+  }
+  return {};
 }
 
 }  // namespace
 
 nlohmann::json to_json(const ImportSummary& s) {
-  return {{"records_added", s.records_added}, {"records_present", s.records_present}, {"referrers", s.referrers},
-          {"blobs_written", s.blobs_written}, {"blobs_present", s.blobs_present},     {"bytes", s.bytes}};
+  return {{"records_added", s.records_added},
+          {"records_present", s.records_present},
+          {"referrers", s.referrers},
+          {"blobs_written", s.blobs_written},
+          {"blobs_present", s.blobs_present},
+          {"bytes", s.bytes},
+          {"kept", s.kept}};
 }
 
-Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir, std::int64_t max_expansion) {
+Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& store_dir, std::int64_t max_expansion,
+                                    const ImportChecks& checks) {
   const std::string what = "bundle " + bundle.string();
   auto checked = check_bundle(bundle, what, max_expansion);
   if (!checked) return fail(checked.error());
@@ -279,8 +336,21 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   }
   if (records.empty())
     return fail_input(what + ": index.json lists no records (arec import reads what arec export writes)");
+  const auto now = static_cast<std::int64_t>(std::time(nullptr));
   for (const auto& record : records) {
     if (auto s = validate_record_fields(record, what + ": index.json"); !s) return fail(s.error());
+    // What the index says of a record is believed only as far as a record document could hold it: a
+    // record names an image manifest, never an index.
+    auto document = record_document(record);
+    if (!document) return fail(document.error());
+    if (auto read = parse_record_document(*document, what + ": index.json: the record " + record.identity()); !read)
+      return fail(read.error());
+    // A record from the future would be the newest, and stay the latest, until that time comes.
+    if (rfc3339_seconds(record.recorded).value_or(0) > now + k_clock_tolerance_seconds) {
+      return fail_input(what + ": the record " + record.identity() + " is recorded " + record.recorded +
+                        ", more than " + std::to_string(k_clock_tolerance_seconds / 60) +
+                        " minutes ahead of this machine's clock (" + rfc3339(now) + ")");
+    }
   }
   // Everything named must be in the bundle before anything is written: the manifests index.json lists,
   // and their configs and layers.
@@ -298,6 +368,11 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
   }
   auto manifests = read_bundle_manifests(bundle, what, wanted);
   if (!manifests) return fail(manifests.error());
+  for (const auto& record : records) {
+    const auto m = manifests->find(record.manifest.digest);
+    if (m != manifests->end() && !m->second.subject) continue;
+    return fail_input(what + ": index.json: the record " + record.identity() + " names no image manifest");
+  }
   for (const auto& [digest, manifest] : *manifests) {
     for (const auto& blob : manifest.layers) {
       if (!held(blob))
@@ -310,24 +385,47 @@ Result<ImportSummary> import_bundle(const fs::Path& bundle, const fs::Path& stor
     }
   }
 
+  if (checks.trust && checks.trust->checks()) {
+    if (auto s = admit_imported(bundle, what, *checks.trust, records, referrers, *manifests); !s)
+      return fail(s.error());
+  }
+
   auto store = Store::open(store_dir);
   if (!store) return fail(store.error());
   ImportSummary summary;
-  if (auto s = write_blobs(bundle, what, *store, checked->blobs, summary); !s) return fail(s.error());
-
   auto history = store->records(History::all);
   if (!history) return fail(history.error());
   // Looked up in a set, not by a walk of the history per record: an import is O(N log N) in records.
   std::set<std::tuple<std::string, Digest, std::string>> held_records;
   for (const auto& r : *history) held_records.emplace(r.repository(), r.manifest.digest, r.recorded);
-  // Added in one transaction and one write of the view, so an import is O(N) in records.
-  std::vector<std::pair<Record, std::vector<Descriptor>>> to_add;
+  std::vector<Record> incoming;
   for (const auto& record : records) {
     if (held_records.contains({record.repository(), record.manifest.digest, record.recorded})) {
       ++summary.records_present;
       continue;
     }
-    to_add.emplace_back(record, referrers[record.manifest.digest.str()]);
+    incoming.push_back(record);
+  }
+  // Never an older record in the place of the store's latest, unless asked.
+  std::set<std::size_t> older;
+  if (checks.older == Older::refused) {
+    const HeldLatest latest_of = [&](const Record& r) { return store->latest_of_config(r.module, r.name, r.config); };
+    auto back = rollbacks(incoming, latest_of);
+    if (!back) return fail(back.error());
+    for (const std::size_t i : *back) {
+      auto latest = latest_of(incoming[i]);
+      if (!latest) return fail(latest.error());
+      summary.kept.push_back(incoming[i].identity() + ", recorded " + incoming[i].recorded +
+                             ", is older than the store's latest " + (*latest)->identity() + ", recorded " +
+                             (*latest)->recorded + ": not added (import --allow-older takes it)");
+      older.insert(i);
+    }
+  }
+  if (auto s = write_blobs(bundle, what, *store, checked->blobs, summary); !s) return fail(s.error());
+  // Added in one transaction and one write of the view, so an import is O(N) in records.
+  std::vector<std::pair<Record, std::vector<Descriptor>>> to_add;
+  for (std::size_t i = 0; i < incoming.size(); ++i) {
+    if (!older.contains(i)) to_add.emplace_back(incoming[i], referrers[incoming[i].manifest.digest.str()]);
   }
   auto writer = store->writer();
   if (!writer) return fail(writer.error());

@@ -54,7 +54,8 @@ const std::string& Store::default_config() { return default_config_setting(); }
 void Store::set_default_config(std::string config) { default_config_setting() = std::move(config); }
 
 Status Store::check_own_directories(const fs::Path& dir) {
-  for (const char* sub : {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts", "arec/uploads"}) {
+  for (const char* sub :
+       {"blobs", "blobs/sha256", "arec", "arec/tmp", "arec/layers", "arec/mounts", "arec/uploads", "arec/built"}) {
     const auto path = dir / sub;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
@@ -225,6 +226,17 @@ void Store::note_repository(const Digest& digest, std::string_view repository) {
   // Only a hint: failing to note it (a read-only store, two pushes noting at once) costs an upload later.
   if (fs::make_directories(mount_hints_dir()))
     (void)fs::write_file_atomic(temp_dir(), mount_hints_dir() / digest.hex(), text);
+}
+
+void Store::note_built(const Digest& manifest) {
+  if (built_here(manifest)) return;
+  if (fs::make_directories(built_notes_dir()))
+    (void)fs::write_file_atomic(temp_dir(), built_notes_dir() / manifest.hex(), "");
+}
+
+bool Store::built_here(const Digest& manifest) const {
+  struct stat st {};
+  return ::lstat((built_notes_dir() / manifest.hex()).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 namespace {

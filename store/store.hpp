@@ -145,6 +145,12 @@ class Store : public Layout {
   void note_repository(const Digest& digest, std::string_view repository);
   // Where the upload sessions a push keeps open are noted (UploadNote, store/uploads.hpp).
   fs::Path uploads_dir() const { return m_dir / "arec" / "uploads"; }
+  // The images this store built (recorder/image notes each by its manifest's digest), as opposed to
+  // those pulled or imported: a signing key signs records of what its store built, and a record made
+  // elsewhere only when asked (recorder/signing). A note failing to be written costs that request.
+  fs::Path built_notes_dir() const { return m_dir / "arec" / "built"; }
+  void note_built(const Digest& manifest);
+  bool built_here(const Digest& manifest) const;
 
   Result<std::vector<Record>> records(History history) const;
   // The same, one record at a time, without holding them all (History::all of a large store).

@@ -12,6 +12,7 @@ namespace arec {
 enum class ErrorKind {
   input,     // bad input or usage: exit 2
   registry,  // registry or network failure: exit 3
+  trust,     // a record or image refused by the trust policy (oci/trust): exit 4, in every command
 };
 
 struct Error {
@@ -20,6 +21,7 @@ struct Error {
 
   static Error input(std::string message) { return {ErrorKind::input, std::move(message)}; }
   static Error registry(std::string message) { return {ErrorKind::registry, std::move(message)}; }
+  static Error trust(std::string message) { return {ErrorKind::trust, std::move(message)}; }
 
   // Prefixes what was being done, go-containerregistry style: "reading x: <cause>".
   Error context(std::string_view doing) && {

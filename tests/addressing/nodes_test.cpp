@@ -37,6 +37,22 @@ std::string refused(const std::string& text) {
   return settings.error().message;
 }
 
+// nlohmann keeps the last of two keys: a second "trust" block would have turned the first off unseen.
+TEST(NodeSettings, AKeyTwiceInOneObjectIsAnErrorNamingItsPath) {
+  EXPECT_EQ(refused(R"({"nodes": {"n1": {}}, "trust": {"keys": ["team.pub"]}, "trust": {"keys": ["x.pub"]}})"),
+            "node settings nodes.json: .trust: appears twice in its object; keep one");
+  EXPECT_EQ(refused(R"({"nodes": {"n1": {"ports": {"registry": 5000, "registry": 5001}}}})"),
+            "node settings nodes.json: .nodes.n1.ports.registry: appears twice in its object; keep one");
+  // The same key in two objects is two keys.
+  EXPECT_TRUE(NodeSettings::parse(R"({"nodes": {"n1": {"ports": {"r": 1}}, "n2": {"ports": {"r": 1}}}})", "n.json"));
+}
+
+TEST(NodeSettings, TrustThatNamesNoKeyIsAnError) {
+  EXPECT_EQ(refused(R"({"nodes": {"n1": {}}, "trust": {"keys": []}})"),
+            "node settings nodes.json: .trust.keys: names no key; name the team's public key files, or remove "
+            "\"trust\" to check no signature");
+}
+
 TEST(NodeSettings, ParsesNodesPortsAndServices) {
   const auto s = mesh();
   EXPECT_EQ(s.self, "n1");

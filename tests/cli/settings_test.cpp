@@ -23,6 +23,18 @@ std::string error_of(std::map<std::string, std::string> values) {
   return s ? std::string("(no error)") : s.error().message;
 }
 
+// Trust declared is trust meant: an empty name among the trusted key files would drop a key unseen.
+TEST(Settings, AnEmptyNameAmongTheTrustedKeysIsAnError) {
+  for (const char* keys : {":", "a.pub:", ":a.pub", "a.pub::b.pub"}) {
+    const auto error = error_of({{"AREC_TRUST_KEYS", keys}});
+    EXPECT_NE(error.find("AREC_TRUST_KEYS=" + std::string(keys) + ": an empty file name"), std::string::npos)
+        << keys << ": " << error;
+  }
+  auto s = read_settings(Flags{}, env_of({{"AREC_TRUST_KEYS", "a.pub:keys/b.pub"}}));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->trust_keys, (std::vector<std::string>{"a.pub", "keys/b.pub"}));
+}
+
 TEST(Settings, DefaultsWhenNothingIsSet) {
   auto s = read_settings(Flags{}, env_of({{"HOME", "/home/u"}}));
   ASSERT_TRUE(s) << s.error().message;

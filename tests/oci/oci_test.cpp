@@ -172,5 +172,13 @@ TEST(ParseDocumentTest, ReadsTheTypeAskedForAndNamesTheBlobInErrors) {
   EXPECT_TRUE(wrong.error().message.starts_with("the config's descriptor")) << wrong.error().message;
 }
 
+TEST(Json, ADuplicateKeyIsFoundWithItsPath) {
+  EXPECT_EQ(duplicate_json_key(R"({"a": 1, "a": 2})"), ".a");
+  EXPECT_EQ(duplicate_json_key(R"({"a": {"b": [1, {"c": 1, "c": 2}]}})"), ".a.b[1].c");
+  EXPECT_EQ(duplicate_json_key(R"([{"x": 1}, {"y": 2, "y": 3}])"), "[1].y");
+  EXPECT_EQ(duplicate_json_key(R"({"a": {"k": 1}, "b": {"k": 1}, "k": [{"k": 1}]})"), std::nullopt);
+  EXPECT_EQ(duplicate_json_key("not json"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace arec

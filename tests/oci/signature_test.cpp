@@ -55,9 +55,10 @@ TEST(Key, LoadsWhatItWritesAndRefusesAKeyOthersCanRead) {
   auto loaded = Key::load_private(private_file);
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->fingerprint(), key->fingerprint());
-  auto trusted = Key::load_public(public_file);
+  auto trusted = Key::load_public_keys(public_file);
   ASSERT_TRUE(trusted) << trusted.error().message;
-  EXPECT_EQ(trusted->fingerprint(), key->fingerprint());
+  ASSERT_EQ(trusted->size(), 1U);
+  EXPECT_EQ(trusted->front().fingerprint(), key->fingerprint());
 
   ::chmod(private_file.c_str(), 0644);
   auto readable = Key::load_private(private_file);
@@ -71,6 +72,72 @@ TEST(Key, LoadsWhatItWritesAndRefusesAKeyOthersCanRead) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("garbage.key: not a PEM private key"), std::string::npos) << bad.error().message;
   EXPECT_EQ(bad.error().message.find("not a key"), std::string::npos);
+}
+
+// A team's trust file may hold the key it signs with now and the one it rotates to: both are trusted.
+TEST(Key, EveryPublicKeyOfAFileIsLoaded) {
+  test::TempDir dir;
+  auto a = Key::generate();
+  auto b = Key::generate();
+  ASSERT_TRUE(a && b);
+  const auto both = write_key(dir, "team.pub", "the team's keys\n" + *a->public_pem() + "\n" + *b->public_pem(), 0644);
+  auto loaded = Key::load_public_keys(both);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 2U);
+  EXPECT_EQ((*loaded)[0].fingerprint(), a->fingerprint());
+  EXPECT_EQ((*loaded)[1].fingerprint(), b->fingerprint());
+  EXPECT_FALSE((*loaded)[1].is_private());
+}
+
+TEST(Key, ATrustFileHoldingNoPublicKeyIsAnError) {
+  test::TempDir dir;
+  auto a = Key::generate();
+  ASSERT_TRUE(a);
+  const auto none = write_key(dir, "none.pub", "no key here\n", 0644);
+  auto empty = Key::load_public_keys(none);
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.error().message.find("none.pub: holds no public key"), std::string::npos) << empty.error().message;
+  // A private key among the public ones is named, never read as if it were one, nor its bytes shown.
+  const auto mixed = write_key(dir, "mixed.pub", *a->public_pem() + *a->private_pem(), 0600);
+  auto refused = Key::load_public_keys(mixed);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("mixed.pub: its PEM block 2 is \"PRIVATE KEY\", not a public key"),
+            std::string::npos)
+      << refused.error().message;
+  // A second block cut short would otherwise leave the keys after it out without a word.
+  auto pem = *a->public_pem();
+  const auto cut = write_key(dir, "cut.pub", pem + pem.substr(0, pem.size() / 2), 0644);
+  auto short_block = Key::load_public_keys(cut);
+  ASSERT_FALSE(short_block);
+  EXPECT_NE(short_block.error().message.find("cut.pub: its PEM block 2 does not parse"), std::string::npos)
+      << short_block.error().message;
+}
+
+// A trusted key others may replace is no longer the team's: the file, or its directory, writable by
+// others is refused. A sticky directory (/tmp) keeps others from replacing the files of its owners.
+TEST(Key, ATrustedKeyOthersCanWriteIsRefused) {
+  test::TempDir dir;
+  auto a = Key::generate();
+  ASSERT_TRUE(a);
+  const auto file = write_key(dir, "keys/team.pub", *a->public_pem(), 0664);
+  ::chmod((dir / "keys").c_str(), 0755);
+  auto writable = Key::load_public_keys(file);
+  ASSERT_FALSE(writable);
+  EXPECT_NE(writable.error().message.find("team.pub: the trusted key is writable by others (mode 664)"),
+            std::string::npos)
+      << writable.error().message;
+  ::chmod(file.c_str(), 0644);
+  EXPECT_TRUE(Key::load_public_keys(file));
+  ::chmod((dir / "keys").c_str(), 0777);
+  auto in_open_dir = Key::load_public_keys(file);
+  ASSERT_FALSE(in_open_dir);
+  EXPECT_NE(in_open_dir.error().message.find("the trusted key's directory " + (dir / "keys").string() +
+                                             " is writable by others (mode 777)"),
+            std::string::npos)
+      << in_open_dir.error().message;
+  ::chmod((dir / "keys").c_str(), 01777);
+  EXPECT_TRUE(Key::load_public_keys(file));
+  ::chmod((dir / "keys").c_str(), 0755);
 }
 
 TEST(Bundle, RefusesWhatIsNotOne) {

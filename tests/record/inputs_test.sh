@@ -8,8 +8,10 @@ AREC=$1
 source "$(dirname "$0")/../lib.sh"
 command -v umoci >/dev/null || skip "umoci is not installed (scripts/deps installs it)"
 export AREC_STORE=$T/store
-# No node settings and no registry: anything that tried the network would fail.
-export AREC_NODES=$T/no-such-nodes.json
+# No registry: the node settings (which a --base reads for the keys it trusts) name one on a port
+# nothing listens on, so anything that tried the network would fail.
+printf '{"self": "n", "nodes": {"n": {"ports": {"registry": 9}}}, "services": {"registry": "n"}}\n' >"$T/nodes.json"
+export AREC_NODES=$T/nodes.json
 cd "$T"
 
 # layer_listing DIGEST: `tar -tv` of the last layer of the record with manifest DIGEST (uncompressed or gzip).

@@ -43,6 +43,12 @@ breaks the next N; the first rule that matches and has times left wins. Faults:
     corrupt   ask the registry, then flip one byte in the middle of the answer's body
     headers   ask the registry, then answer with the headers of `set` (a JSON object: name to value)
               in place of the registry's of those names, as a registry answering nonsense would
+    flip      ask the registry for the request's path with what `path` matched replaced by `to`
+              (re.sub), and answer with that: a tag that names one image on one read and another on
+              the next, as a registry (or a co-builder moving the tag) may
+
+A rule with "every": N fires only on every Nth request it matches (after its skip), so that reads
+alternate between what the registry holds and the fault.
 
 Any fault but status and reset drops the answer's Docker-Content-Digest when the rule has
 "drop_digest": true.
@@ -84,8 +90,8 @@ class Plan:
 
     def replace(self, rules):
         with self.lock:
-            self.rules = [{"rule": dict(r), "left": r.get("times", 1), "skip": r.get("skip", 0), "fired": 0}
-                          for r in rules]
+            self.rules = [{"rule": dict(r), "left": r.get("times", 1), "skip": r.get("skip", 0), "fired": 0,
+                           "seen": 0} for r in rules]
             self.case_start = (len(self.log), len(self.answered), self.received)
 
     def count(self, n):
@@ -102,6 +108,9 @@ class Plan:
                     continue
                 if entry["skip"] > 0:
                     entry["skip"] -= 1
+                    return None
+                entry["seen"] += 1
+                if entry["seen"] % max(int(rule.get("every", 1)), 1) != 0:
                     return None
                 entry["left"] -= 1
                 entry["fired"] += 1
@@ -259,14 +268,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.close()
 
-    def forward(self, body):
+    def forward(self, body, path=None):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
         # The Host header stays the proxy's, so the registry's Location headers lead back through it.
         headers["Content-Length"] = str(len(body))
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=SOCKET_TIMEOUT)
         try:
-            conn.request(self.command, self.path, body=body if self.command not in ("GET", "HEAD") or body else None,
-                         headers=headers)
+            conn.request(self.command, path or self.path,
+                         body=body if self.command not in ("GET", "HEAD") or body else None, headers=headers)
             response = conn.getresponse()
             data = response.read() if self.command != "HEAD" else b""
             return response.status, response.getheaders(), data
@@ -313,8 +322,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(307, [("Location", rule["to"] + self.path)], b"")
         if fault == "hold":
             time.sleep(min(float(rule.get("delay", 1)), MAX_SLEEP))
+        path = re.sub(rule["path"], rule["to"], self.path, count=1) if fault == "flip" else None
         try:
-            status, headers, data = self.forward(body)
+            status, headers, data = self.forward(body, path)
         except OSError as e:
             return self.send(502, [("Content-Type", "text/plain")], f"proxy: registry unreachable: {e}".encode())
         self.send(status, headers, data, rule)
