@@ -205,14 +205,51 @@ Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const
   if (!kept.empty()) out.push_back(generated_file(status + ".md5sums", std::move(kept)));
   auto copyright = dpkg.copyright_file(package);
   if (!copyright) return fail(copyright.error());
-  if (*copyright) {
-    struct stat st {};
-    if (::stat((*copyright)->c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      out.push_back({LayerEntry::Type::file, "usr/share/doc/" + package.name + "/copyright", **copyright, {},
-                     normalised_file_mode(st.st_mode), st.st_size, {}});
+  struct stat st {};
+  if (!*copyright || ::stat((*copyright)->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
+  out.push_back({LayerEntry::Type::file, "usr/share/doc/" + package.name + "/copyright", **copyright, {},
+                 normalised_file_mode(st.st_mode), st.st_size, {}});
+  // The licence texts it refers to ("see /usr/share/common-licenses/GPL-2"), which base-files holds
+  // on a Debian system and an image without base-files would lack: redistributing asks for them too.
+  auto text = fs::read_file(**copyright);
+  if (!text) return fail(std::move(text.error()).context("the copyright of " + package_key(package)));
+  for (const auto& name : common_licences_named(*text)) {
+    const std::string host = std::string(k_common_licences) + "/" + name;
+    const std::string in_image = host.substr(1);
+    struct stat named {};
+    if (::lstat(host.c_str(), &named) != 0) continue;
+    std::string file = in_image;
+    if (S_ISLNK(named.st_mode)) {  // GPL -> GPL-3: the link and the text it leads to, beside it
+      std::error_code ec;
+      const std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec || target.find('/') != std::string::npos) continue;
+      out.push_back({LayerEntry::Type::symlink, in_image, {}, target, 0777, 0, {}});
+      file = std::string(k_common_licences).substr(1) + "/" + target;
     }
+    const fs::Path source = "/" + file;
+    if (::stat(source.c_str(), &named) != 0 || !S_ISREG(named.st_mode)) continue;
+    out.push_back({LayerEntry::Type::file, file, source, {}, normalised_file_mode(named.st_mode), named.st_size, {}});
   }
   return out;
+}
+
+std::vector<std::string> common_licences_named(std::string_view copyright) {
+  std::set<std::string> names;
+  const std::string prefix = std::string(k_common_licences) + "/";
+  for (std::size_t at = copyright.find(prefix); at != std::string_view::npos; at = copyright.find(prefix, at + 1)) {
+    std::size_t end = at + prefix.size();
+    while (end < copyright.size() && (std::isalnum(static_cast<unsigned char>(copyright[end])) != 0 ||
+                                      std::string_view("_.+-").find(copyright[end]) != std::string_view::npos)) {
+      ++end;
+    }
+    std::string name(copyright.substr(at + prefix.size(), end - at - prefix.size()));
+    // A name ends with a letter, a digit or '+': "GPL-2." closes a sentence.
+    while (!name.empty() && std::isalnum(static_cast<unsigned char>(name.back())) == 0 && name.back() != '+') {
+      name.pop_back();
+    }
+    if (!name.empty()) names.insert(std::move(name));
+  }
+  return {names.begin(), names.end()};
 }
 
 std::string os_origin(const Distribution& distribution) {

@@ -74,14 +74,21 @@ using BaseHolds = std::function<bool(const std::string& image_path)>;
 // Where a package's stanza and md5sums are in an image: var/lib/dpkg/status.d/NAME and NAME.md5sums.
 inline constexpr std::string_view k_status_dir = "var/lib/dpkg/status.d";
 
+// Where Debian keeps the licence texts copyright files refer to (base-files' /usr/share/common-licenses).
+inline constexpr std::string_view k_common_licences = "/usr/share/common-licenses";
+
 // What a scanner reads of `package` in an image: `stanza` (DpkgDatabase::stanzas) at
 // var/lib/dpkg/status.d/NAME, the lines of its md5sums naming the files of `held` (their host paths,
 // under the target's `root`; a path of the root named as it is in the image) at status.d/NAME.md5sums,
-// and its copyright file at usr/share/doc/NAME/copyright, read through the link Debian policy allows.
-// Each is left out when dpkg has none of it.
+// its copyright file at usr/share/doc/NAME/copyright, read through the link Debian policy allows, and
+// the texts of this machine's /usr/share/common-licenses the copyright file names. Each is left out when
+// this machine has none of it.
 Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const DebianPackage& package,
                                                  const std::string& stanza, const std::vector<LayerEntry>& held,
                                                  const std::string& root);
+
+// The names of /usr/share/common-licenses a copyright file refers to ("GPL-2", "LGPL-2.1"), each once.
+std::vector<std::string> common_licences_named(std::string_view copyright);
 
 // The distribution an image of Debian packages is of, and the files that say so to a scanner.
 struct OsIdentity {

@@ -186,6 +186,15 @@ TEST(Layering, Md5sumsNameTheFilesTheLayerHoldsAsTheImageHoldsThem) {
   EXPECT_EQ((*metadata)[2].source, std::filesystem::canonical(r.dir / "root/usr/share/doc/libfoo1/copyright"));
 }
 
+TEST(Layering, TheCommonLicencesACopyrightFileNames) {
+  EXPECT_EQ(common_licences_named("On Debian systems, see /usr/share/common-licenses/GPL-2.\n"
+                                  "The LGPL is in `/usr/share/common-licenses/LGPL-2.1'; also /usr/share/common-licenses/GPL\n"
+                                  "and /usr/share/common-licenses/GPL-2 again, /usr/share/common-licenses/ and "
+                                  "/usr/share/common-licenses/GFDL-1.2+."),
+            (std::vector<std::string>{"GFDL-1.2+", "GPL", "GPL-2", "LGPL-2.1"}));
+  EXPECT_TRUE(common_licences_named("License: Zlib\n").empty());
+}
+
 OsIdentity debian_identity() {
   return {{"debian", "12", "12.11", "Debian GNU/Linux 12 (bookworm)"},
           {generated_file("etc/debian_version", "12.11\n"), generated_file("usr/lib/os-release", "ID=debian\n"),
