@@ -505,10 +505,11 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec, const std:
       auto held = read_sbom(*store, found->manifest.digest, other);
       if (held && *held) kept += std::string(kept.empty() ? "" : ", ") + std::string(sbom_format_name(other));
     }
-    return fail_input(found->identity() + ": no " + std::string(sbom_format_name(*format)) + " SBOM was recorded for it" +
-                      (kept.empty() ? " (recorded with --sbom none)"
-                                    : " (it has " + kept + "; record again with --sbom " +
-                                          std::string(sbom_format_name(*format)) + " to add one)"));
+    if (kept.empty())
+      return fail_input(found->identity() + ": no SBOM was recorded for it (recorded with --sbom none)");
+    return fail_input(found->identity() + ": no " + std::string(sbom_format_name(*format)) +
+                      " SBOM was recorded for it (it has " + kept + "; record again with --sbom " +
+                      std::string(sbom_format_name(*format)) + " to add one)");
   }
   // The stored bytes exactly, so the output hashes to the blob's digest.
   std::cout << **document;
@@ -621,7 +622,8 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
        {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint "
         "/usr/local/bin/server",
         "A program and a directory tree in one image, started as /usr/local/bin/server."},
-       {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --sbom spdx,cyclonedx --json",
+       {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --sbom spdx,cyclonedx "
+        "--json",
         "Every mtime at that second, an SPDX and a CycloneDX SBOM beside it; the whole record printed as JSON."}},
       k_exit_registry);
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_record(globals, *o); }; });

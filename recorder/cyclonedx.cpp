@@ -89,10 +89,11 @@ nlohmann::json cyclonedx_document(const SbomFacts& facts) {
   // A package's files are its own: only the files of no package are components of their own.
   for (const auto& f : facts.files) {
     if (!f.packages.empty()) continue;
-    components.push_back({{"type", "file"},
-                          {"bom-ref", file_key(f.path)},
-                          {"name", "/" + f.path},
-                          {"hashes", {{{"alg", "SHA-1"}, {"content", f.sha1}}, {{"alg", "SHA-256"}, {"content", f.sha256}}}}});
+    components.push_back(
+        {{"type", "file"},
+         {"bom-ref", file_key(f.path)},
+         {"name", "/" + f.path},
+         {"hashes", {{{"alg", "SHA-1"}, {"content", f.sha1}}, {{"alg", "SHA-256"}, {"content", f.sha256}}}}});
     refs.push_back(file_key(f.path));
   }
 

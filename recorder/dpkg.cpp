@@ -50,7 +50,8 @@ std::optional<std::string_view> field_value(std::string_view line, std::string_v
   if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ':') return std::nullopt;
   auto value = line.substr(key.size() + 1);
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r')) value.remove_suffix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
+    value.remove_suffix(1);
   return value;
 }
 

@@ -343,7 +343,8 @@ Result<RecordLayers> record_groups(const RecordRequest& request, const Closure& 
   auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages,
                               *identity ? &**identity : nullptr, taken);
   if (!groups) return fail(groups.error());
-  const bool packages = std::ranges::any_of(*groups, [](const LayerGroup& g) { return g.kind == LayerOrigin::package; });
+  const bool packages =
+      std::ranges::any_of(*groups, [](const LayerGroup& g) { return g.kind == LayerOrigin::package; });
   if (!packages && (groups->size() <= 1 || request.layers <= 1)) return one_layer();
   // Which package each file of a package's layer is of, before merging hides it: the SBOM names them.
   for (const auto& g : *groups) {
@@ -425,8 +426,7 @@ Result<std::optional<RecordWarning>> search_path_warning(const RecordRequest& re
   std::vector<LayerEntry> entries, checked;
   for (const auto& g : groups) {
     entries.insert(entries.end(), g.entries.begin(), g.entries.end());
-    if (g.kind == LayerOrigin::package || g.kind == LayerOrigin::merged_packages || g.kind == LayerOrigin::os)
-      continue;
+    if (g.kind == LayerOrigin::package || g.kind == LayerOrigin::merged_packages || g.kind == LayerOrigin::os) continue;
     checked.insert(checked.end(), g.entries.begin(), g.entries.end());
   }
   std::function<Result<const ImageFiles*>()> base_files;
@@ -528,8 +528,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     auto work = [&] {
       for (std::size_t n = next++; n < to_pack.size(); n = next++) {
         const std::size_t i = to_pack[n];
-        auto layer = pack_layer(request, groups[i].entries, store,
-                                *previous ? RecordedBefore::yes : RecordedBefore::no, sbom);
+        auto layer =
+            pack_layer(request, groups[i].entries, store, *previous ? RecordedBefore::yes : RecordedBefore::no, sbom);
         if (!layer) {
           outcomes[i] = fail(layer.error());
           continue;

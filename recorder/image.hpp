@@ -52,7 +52,7 @@ struct RecordRequest {
   std::int64_t mtime = 0;  // SOURCE_DATE_EPOCH
   std::string target;
   std::string config;
-  std::string revision;  // empty: found from the git work tree around the working directory
+  std::string revision;                             // empty: found from the git work tree around the working directory
   std::vector<SbomFormat> sboms{SbomFormat::spdx};  // --sbom: the documents kept beside the record; none: empty
   // --layers: at most this many layers of its own (recorder/layering); 1 is one layer of everything.
   unsigned layers = k_default_layer_budget;

@@ -87,7 +87,7 @@ struct SbomScope {
 
 // The SBOMs of a record, made for the formats asked for that the store has none of yet.
 struct SbomsMade {
-  std::vector<Descriptor> referrers;      // to list beside the record
+  std::vector<Descriptor> referrers;       // to list beside the record
   std::vector<StatementSubject> subjects;  // each document, as a signature statement names it
 };
 

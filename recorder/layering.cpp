@@ -199,7 +199,8 @@ Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const
     if (gap == std::string_view::npos) continue;
     const std::string host = "/" + std::string(line.substr(gap + 2));
     if (!sources.contains(canonical_or_same(host))) continue;
-    const std::string in_image = !root.empty() && host.starts_with(root + "/") ? host.substr(root.size() + 1) : host.substr(1);
+    const std::string in_image =
+        !root.empty() && host.starts_with(root + "/") ? host.substr(root.size() + 1) : host.substr(1);
     kept.append(line.substr(0, gap)).append("  ").append(in_image).push_back('\n');
   }
   if (!kept.empty()) out.push_back(generated_file(status + ".md5sums", std::move(kept)));
@@ -207,8 +208,13 @@ Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const
   if (!copyright) return fail(copyright.error());
   struct stat st {};
   if (!*copyright || ::stat((*copyright)->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
-  out.push_back({LayerEntry::Type::file, "usr/share/doc/" + package.name + "/copyright", **copyright, {},
-                 normalised_file_mode(st.st_mode), st.st_size, {}});
+  out.push_back({LayerEntry::Type::file,
+                 "usr/share/doc/" + package.name + "/copyright",
+                 **copyright,
+                 {},
+                 normalised_file_mode(st.st_mode),
+                 st.st_size,
+                 {}});
   // The licence texts it refers to ("see /usr/share/common-licenses/GPL-2"), which base-files holds
   // on a Debian system and an image without base-files would lack: redistributing asks for them too.
   auto text = fs::read_file(**copyright);
@@ -252,9 +258,7 @@ std::vector<std::string> common_licences_named(std::string_view copyright) {
   return {names.begin(), names.end()};
 }
 
-std::string os_origin(const Distribution& distribution) {
-  return "os:" + distribution.id + "=" + distribution.version;
-}
+std::string os_origin(const Distribution& distribution) { return "os:" + distribution.id + "=" + distribution.version; }
 
 std::string package_origin(const DebianPackage& package) {
   return "deb:" + package.name + "=" + package.version + ":" + package.architecture;
@@ -363,8 +367,8 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     std::vector<LayerEntry> held;
     for (const auto& [path, e] : group.entries) held.push_back(e);
     const auto stanza = stanzas->find(key);
-    auto metadata = package_metadata(dpkg, group.package, stanza == stanzas->end() ? std::string() : stanza->second,
-                                     held, root);
+    auto metadata =
+        package_metadata(dpkg, group.package, stanza == stanzas->end() ? std::string() : stanza->second, held, root);
     if (!metadata) return fail(metadata.error());
     for (auto& e : *metadata) group.entries.insert_or_assign(e.path, std::move(e));
   }

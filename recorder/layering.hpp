@@ -3,9 +3,9 @@
 //
 // In order: the OS identity (when the image holds a Debian package), one layer per Debian package the
 // runtime closure takes files from (ordered by package name), the closure's files of no package, the
-// project's own shared libraries, then the programs and every other named file. A package's layer holds all of the package's files under the library
-// directories (its shared objects, the loader, what they load by path such as OpenSSL's ossl-modules
-// or glibc's gconv, their links and the links of the path leading there), not only the ones one
+// project's own shared libraries, then the programs and every other named file. A package's layer holds all of the
+// package's files under the library directories (its shared objects, the loader, what they load by path such as
+// OpenSSL's ossl-modules or glibc's gconv, their links and the links of the path leading there), not only the ones one
 // program needs: it is the same bytes in every image that uses the package, whichever of its
 // libraries that image needs. Each package's layer also holds what scanners read of it (Trivy's and
 // syft's dpkg analyzers, as distroless images hold it): its status stanza, the md5sums of its files the

@@ -66,9 +66,7 @@ std::pair<std::string, std::string> split_epoch(const std::string& version) {
 
 }  // namespace
 
-std::string_view sbom_format_name(SbomFormat format) {
-  return format == SbomFormat::cyclonedx ? "cyclonedx" : "spdx";
-}
+std::string_view sbom_format_name(SbomFormat format) { return format == SbomFormat::cyclonedx ? "cyclonedx" : "spdx"; }
 
 std::string_view sbom_media_type(SbomFormat format) {
   return format == SbomFormat::cyclonedx ? media_type::k_cyclonedx_json : media_type::k_spdx_json;
@@ -91,7 +89,7 @@ Result<std::vector<SbomFormat>> parse_sbom_formats(std::string_view text) {
   while (pos <= text.size()) {
     const std::size_t comma = std::min(text.find(',', pos), text.size());
     const auto part = text.substr(pos, comma - pos);
-    const auto format = part == "spdx" ? std::optional(SbomFormat::spdx)
+    const auto format = part == "spdx"        ? std::optional(SbomFormat::spdx)
                         : part == "cyclonedx" ? std::optional(SbomFormat::cyclonedx)
                                               : std::nullopt;
     if (!format || std::find(out.begin(), out.end(), *format) != out.end()) return refused();

@@ -106,12 +106,12 @@ std::string file_key(std::string_view path);                // "file:PATH": a fi
 struct SbomFacts {
   std::string module;
   std::string name;
-  std::string revision;                // the record package's version; empty when unknown
-  Digest image;                        // the record's image manifest digest: the document's namespace
-  std::int64_t created = 0;            // SOURCE_DATE_EPOCH
-  std::optional<Distribution> os;      // the OS, when the record holds its identity (its own layer)
-  std::vector<SbomPackage> packages;   // sorted by key
-  std::vector<SbomFile> files;         // sorted by path; those of no package are listed, with their checksums
+  std::string revision;               // the record package's version; empty when unknown
+  Digest image;                       // the record's image manifest digest: the document's namespace
+  std::int64_t created = 0;           // SOURCE_DATE_EPOCH
+  std::optional<Distribution> os;     // the OS, when the record holds its identity (its own layer)
+  std::vector<SbomPackage> packages;  // sorted by key
+  std::vector<SbomFile> files;        // sorted by path; those of no package are listed, with their checksums
   // Which needs which at run time (the runtime closure): by key, record, os, package keys and file keys.
   std::map<std::string, std::set<std::string>> depends_on;
 };

@@ -96,7 +96,8 @@ Result<std::vector<std::string>> read_bundles(const Store& store, const Digest& 
 }
 
 Result<std::vector<Descriptor>> sign_record(Store& store, const Record& record, const Key& key,
-                                            const ProvenanceFacts& facts, const std::vector<StatementSubject>& new_sboms) {
+                                            const ProvenanceFacts& facts,
+                                            const std::vector<StatementSubject>& new_sboms) {
   auto held = read_bundles(store, record.manifest.digest);
   if (!held) return fail(held.error());
   auto sboms = sbom_subjects(store, record);

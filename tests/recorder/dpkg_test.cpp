@@ -32,7 +32,8 @@ TEST(Dpkg, StanzasAreReadForThePackagesAskedOnly) {
   auto stanzas = dpkg.stanzas({{"libfoo1", "1", "i386", ""}, {"tool", "3", "all", ""}, {"gone", "9", "amd64", ""}});
   ASSERT_TRUE(stanzas) << stanzas.error().message;
   ASSERT_EQ(stanzas->size(), 2U);
-  EXPECT_EQ(stanzas->at("libfoo1:i386"), "Package: libfoo1\nStatus: install ok installed\nArchitecture: i386\nVersion: 1\n");
+  EXPECT_EQ(stanzas->at("libfoo1:i386"),
+            "Package: libfoo1\nStatus: install ok installed\nArchitecture: i386\nVersion: 1\n");
   EXPECT_EQ(stanzas->at("tool:all"), "Package: tool\nStatus: install ok installed\nArchitecture: all\nVersion: 3\n");
   EXPECT_TRUE(DpkgDatabase(dir / "nowhere").stanzas({{"tool", "3", "all", ""}})->empty());
 }

@@ -46,14 +46,14 @@ struct Root {
 };
 
 // What status.d holds of libfoo1: its stanza as a scanner is given it.
-const std::string k_foo_stanza = "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.0-1\n";
+const std::string k_foo_stanza =
+    "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.0-1\n";
 
 // The paths a package's metadata adds to its layer: its copyright and its stanza, with their directories.
 std::vector<std::string> with_metadata(std::vector<std::string> paths, const std::string& package) {
-  for (const auto& p : {"usr/share", "usr/share/doc", "usr/share/doc/" + package,
-                        "usr/share/doc/" + package + "/copyright", std::string("var"), std::string("var/lib"),
-                        std::string("var/lib/dpkg"), std::string("var/lib/dpkg/status.d"),
-                        "var/lib/dpkg/status.d/" + package}) {
+  for (const std::string& p : std::vector<std::string>{
+           "usr/share", "usr/share/doc", "usr/share/doc/" + package, "usr/share/doc/" + package + "/copyright", "var",
+           "var/lib", "var/lib/dpkg", "var/lib/dpkg/status.d", "var/lib/dpkg/status.d/" + package}) {
     if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
   }
   std::sort(paths.begin(), paths.end());
@@ -90,13 +90,15 @@ TEST(Layering, GroupsByOriginInLayerOrder) {
   // All of the package's files under the library directories, with the link leading there; not its docs
   // but its copyright, and its stanza where scanners read it.
   EXPECT_EQ(paths_of((*groups)[0]),
-            with_metadata({"lib -> usr/lib", "usr", "usr/lib", "usr/lib/foo", "usr/lib/foo/plugins",
-                           "usr/lib/foo/plugins/p.so", "usr/lib/libfoo-extra.so.1",
-                           "usr/lib/libfoo.so.1 -> libfoo.so.1.0", "usr/lib/libfoo.so.1.0"},
-                          "libfoo1"));
+            with_metadata(
+                {"lib -> usr/lib", "usr", "usr/lib", "usr/lib/foo", "usr/lib/foo/plugins", "usr/lib/foo/plugins/p.so",
+                 "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1 -> libfoo.so.1.0", "usr/lib/libfoo.so.1.0"},
+                "libfoo1"));
   EXPECT_EQ((*groups)[0].size, static_cast<std::int64_t>(3 + 6 + 6 + 4 + k_foo_stanza.size()));
   for (const auto& e : (*groups)[0].entries) {
-    if (e.path == "var/lib/dpkg/status.d/libfoo1") EXPECT_EQ(e.content, k_foo_stanza);
+    if (e.path == "var/lib/dpkg/status.d/libfoo1") {
+      EXPECT_EQ(e.content, k_foo_stanza);
+    }
   }
   EXPECT_EQ((*groups)[1].origin, "no-package");
   EXPECT_EQ(paths_of((*groups)[1]), (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libloose.so.2"}));
@@ -115,8 +117,9 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   RuntimeClosure one{{{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
                       {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0, {}},
                       r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")},
-                     r.root};
-  RuntimeClosure other{{r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")}, r.root};
+                     r.root,
+                     {}};
+  RuntimeClosure other{{r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")}, r.root, {}};
   auto a = group_entries(recorded, one, r.dpkg(), {});
   auto b = group_entries(recorded, other, r.dpkg(), {});
   ASSERT_TRUE(a && b);
@@ -144,7 +147,7 @@ TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
                                          {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"),
                                           r.file("usr/local/bin/app", "build/app")},
                                          {}}};
-  RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root};
+  RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root, {}};
   auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, added);
   ASSERT_TRUE(groups) << groups.error().message;
   ASSERT_EQ(groups->size(), 3U);
@@ -165,10 +168,16 @@ TEST(Layering, Md5sumsNameTheFilesTheLayerHoldsAsTheImageHoldsThem) {
   Root r;
   const std::string rel = r.root.substr(1);  // md5sums name paths from the root, without the slash
   write_file(r.dir / "dpkg/info/libfoo1:amd64.md5sums",
-             "11111111111111111111111111111111  " + rel + "/usr/lib/libfoo.so.1.0\n"
-             "22222222222222222222222222222222  " + rel + "/lib/libfoo.so.1\n"  // a link: dpkg sums none, but
-             "33333333333333333333333333333333  " + rel + "/usr/share/doc/libfoo1/copyright\n"
-             "44444444444444444444444444444444  " + rel + "/usr/lib/libfoo-extra.so.1\n");
+             "11111111111111111111111111111111  " + rel +
+                 "/usr/lib/libfoo.so.1.0\n"
+                 "22222222222222222222222222222222  " +
+                 rel +
+                 "/lib/libfoo.so.1\n"  // a link: dpkg sums none, but
+                 "33333333333333333333333333333333  " +
+                 rel +
+                 "/usr/share/doc/libfoo1/copyright\n"
+                 "44444444444444444444444444444444  " +
+                 rel + "/usr/lib/libfoo-extra.so.1\n");
   const std::vector<LayerEntry> held{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0"),
                                      r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")};
   auto metadata = package_metadata(r.dpkg(), {"libfoo1", "1.0-1", "amd64", ""}, "STANZA\n", held, r.root);
@@ -187,17 +196,19 @@ TEST(Layering, Md5sumsNameTheFilesTheLayerHoldsAsTheImageHoldsThem) {
 }
 
 TEST(Layering, TheCommonLicencesACopyrightFileNames) {
-  EXPECT_EQ(common_licences_named("On Debian systems, see /usr/share/common-licenses/GPL-2.\n"
-                                  "The LGPL is in `/usr/share/common-licenses/LGPL-2.1'; also /usr/share/common-licenses/GPL\n"
-                                  "and /usr/share/common-licenses/GPL-2 again, /usr/share/common-licenses/ and "
-                                  "/usr/share/common-licenses/GFDL-1.2+."),
+  EXPECT_EQ(common_licences_named(
+                "On Debian systems, see /usr/share/common-licenses/GPL-2.\n"
+                "The LGPL is in `/usr/share/common-licenses/LGPL-2.1'; also /usr/share/common-licenses/GPL\n"
+                "and /usr/share/common-licenses/GPL-2 again, /usr/share/common-licenses/ and "
+                "/usr/share/common-licenses/GFDL-1.2+."),
             (std::vector<std::string>{"GFDL-1.2+", "GPL", "GPL-2", "LGPL-2.1"}));
   EXPECT_TRUE(common_licences_named("License: Zlib\n").empty());
 }
 
 OsIdentity debian_identity() {
   return {{"debian", "12", "12.11", "Debian GNU/Linux 12 (bookworm)"},
-          {generated_file("etc/debian_version", "12.11\n"), generated_file("usr/lib/os-release", "ID=debian\n"),
+          {generated_file("etc/debian_version", "12.11\n"),
+           generated_file("usr/lib/os-release", "ID=debian\n"),
            {LayerEntry::Type::symlink, "etc/os-release", {}, "../usr/lib/os-release", 0777, 0, {}}},
           {}};
 }
@@ -213,13 +224,13 @@ TEST(Layering, TheOsIdentityComesFirstWithAPackageUnlessTheBaseHasOne) {
   ASSERT_EQ(groups->size(), 3U);
   EXPECT_EQ((*groups)[0].origin, "os:debian=12.11");
   EXPECT_EQ((*groups)[0].kind, LayerOrigin::os);
-  EXPECT_EQ(paths_of((*groups)[0]), (std::vector<std::string>{"etc", "etc/debian_version",
-                                                              "etc/os-release -> ../usr/lib/os-release", "usr",
-                                                              "usr/lib", "usr/lib/os-release"}));
+  EXPECT_EQ(paths_of((*groups)[0]),
+            (std::vector<std::string>{"etc", "etc/debian_version", "etc/os-release -> ../usr/lib/os-release", "usr",
+                                      "usr/lib", "usr/lib/os-release"}));
   EXPECT_EQ((*groups)[1].origin, "deb:libfoo1=1.0-1:amd64");
   // A base that says what it is keeps saying it; an image of no package has no OS to name.
-  auto on_base = group_entries(recorded, closure, r.dpkg(), [](const std::string& p) { return p == "etc/os-release"; },
-                               {}, {}, &identity);
+  auto on_base = group_entries(
+      recorded, closure, r.dpkg(), [](const std::string& p) { return p == "etc/os-release"; }, {}, {}, &identity);
   ASSERT_TRUE(on_base);
   EXPECT_EQ(on_base->front().origin, "deb:libfoo1=1.0-1:amd64");
   auto alone = group_entries(recorded, {{}, {}, {}}, r.dpkg(), {}, {}, {}, &identity);

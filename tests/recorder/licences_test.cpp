@@ -27,7 +27,8 @@ TEST(Licences, Dep5NamesBecomeTheSpdxListsIdentifiers) {
 TEST(Licences, WhatTheSpdxListLacksIsALicenceRef) {
   EXPECT_EQ(spdx_expression("public-domain"), "LicenseRef-public-domain");
   EXPECT_EQ(spdx_expression("BSD-124-clause-UCB"), "LicenseRef-BSD-124-clause-UCB");
-  EXPECT_EQ(spdx_expression("GPL-2+ with Unknown-thing exception"), "LicenseRef-GPL-2-plus-with-Unknown-thing-exception");
+  EXPECT_EQ(spdx_expression("GPL-2+ with Unknown-thing exception"),
+            "LicenseRef-GPL-2-plus-with-Unknown-thing-exception");
   EXPECT_EQ(spdx_expression("Artistic or GPL-1+"), "Artistic-1.0 OR GPL-1.0-or-later");
   EXPECT_EQ(licence_ref("Odd licence/v2"), "LicenseRef-Odd-licence-v2");
 }
@@ -75,10 +76,10 @@ TEST(Licences, AFileInFreeFormDeclaresNothing) {
                   .expression.empty());
   EXPECT_TRUE(debian_copyright_licence("", "").expression.empty());
   // A Files paragraph without a licence, and a reference without a text anywhere: the fallback text.
-  const auto licence =
-      debian_copyright_licence("Format: http://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\n"
-                               "Files: *\nCopyright: x\n\nFiles: a\nCopyright: y\nLicense: Custom\n",
-                               "See /usr/share/doc/x/copyright in the image.");
+  const auto licence = debian_copyright_licence(
+      "Format: http://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\n"
+      "Files: *\nCopyright: x\n\nFiles: a\nCopyright: y\nLicense: Custom\n",
+      "See /usr/share/doc/x/copyright in the image.");
   EXPECT_EQ(licence.expression, "LicenseRef-Custom");
   ASSERT_EQ(licence.others.size(), 1U);
   EXPECT_EQ(licence.others[0].text, "See /usr/share/doc/x/copyright in the image.");

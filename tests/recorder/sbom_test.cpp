@@ -171,7 +171,7 @@ TEST(Sbom, DocumentDescribesTheRecordAndItsPackages) {
   ASSERT_EQ(rel.size(), 5U);
   EXPECT_EQ(rel[0]["relationshipType"], "DESCRIBES");
   EXPECT_EQ(rel[1]["relatedSpdxElement"], "SPDXRef-OperatingSystem");
-  EXPECT_EQ(rel[2]["relatedSpdxElement"], ssl["SPDXID"]);  // the record contains libssl3
+  EXPECT_EQ(rel[2]["relatedSpdxElement"], ssl["SPDXID"]);        // the record contains libssl3
   EXPECT_EQ(rel[3]["spdxElementId"], "SPDXRef-Package-record");  // the record contains hello
   EXPECT_EQ(rel[3]["relatedSpdxElement"], doc["files"][0]["SPDXID"]);
   EXPECT_EQ(rel[4]["spdxElementId"], doc["files"][0]["SPDXID"]);  // hello needs libssl3
@@ -186,12 +186,17 @@ TEST(Sbom, DependencyGraphFollowsTheImagesLinksToTheirFiles) {
                                     {"usr/local/lib/libmine.so.1.2", "1", "1", {}},
                                     {"usr/local/bin/app", "2", "2", {}},
                                     {"srv/data", "3", "3", {}}};
-  const std::vector<LayerEntry> entries{{LayerEntry::Type::symlink, "lib64", {}, "usr/lib64", 0777, 0, {}},
-                                        {LayerEntry::Type::symlink, "usr/lib64/ld-linux-x86-64.so.2", {},
-                                         "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", 0777, 0, {}},
-                                        {LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
-                                        {LayerEntry::Type::symlink, "usr/local/lib/libmine.so.1", {},
-                                         "libmine.so.1.2", 0777, 0, {}}};
+  const std::vector<LayerEntry> entries{
+      {LayerEntry::Type::symlink, "lib64", {}, "usr/lib64", 0777, 0, {}},
+      {LayerEntry::Type::symlink,
+       "usr/lib64/ld-linux-x86-64.so.2",
+       {},
+       "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+       0777,
+       0,
+       {}},
+      {LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
+      {LayerEntry::Type::symlink, "usr/local/lib/libmine.so.1", {}, "libmine.so.1.2", 0777, 0, {}}};
   const auto graph = dependency_graph({{"usr/local/bin/app", "lib64/ld-linux-x86-64.so.2"},
                                        {"usr/local/bin/app", "usr/local/lib/libmine.so.1"},
                                        {"usr/local/lib/libmine.so.1.2", "lib/x86_64-linux-gnu/libc.so.6"},
@@ -208,8 +213,7 @@ TEST(Sbom, DependencyGraphFollowsTheImagesLinksToTheirFiles) {
 
 TEST(Sbom, SameFactsSameBytes) {
   EXPECT_EQ(*canonical_json(spdx_document(sample_facts())), *canonical_json(spdx_document(sample_facts())));
-  EXPECT_EQ(*canonical_json(cyclonedx_document(sample_facts())),
-            *canonical_json(cyclonedx_document(sample_facts())));
+  EXPECT_EQ(*canonical_json(cyclonedx_document(sample_facts())), *canonical_json(cyclonedx_document(sample_facts())));
   auto later = sample_facts();
   later.created = 0;
   EXPECT_NE(*canonical_json(spdx_document(sample_facts())), *canonical_json(spdx_document(later)));

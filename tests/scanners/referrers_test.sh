@@ -57,7 +57,8 @@ expect_exit 0 "$AREC" verify mesh/app --json
 expect_eq present "$(jq -r '.[0].state' <<<"$OUT")" "verify"
 
 note "pull brings both, byte for byte"
-expect_exit 0 env AREC_STORE="$T/pulled" "$AREC" pull "$OLD/mesh/app@$app"
+# From the node settings' registry (no host): the records come too.
+expect_exit 0 env AREC_STORE="$T/pulled" "$AREC" pull "mesh/app@$app"
 expect_eq "$(sboms_of "$AREC_STORE" "$app")" "$(sboms_of "$T/pulled" "$app")" "the pulled store's SBOMs"
 same_documents "$T/pulled" "pulled"
 
