@@ -151,8 +151,10 @@ Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>
                      const ChecksumTable* checksums);
 
 // The SPDX 2.3 document: the record's package, the OS, each package once, and the files of no package
-// with their checksums; CONTAINS and DEPENDS_ON relationships. Reproducible (created from
-// SOURCE_DATE_EPOCH, namespace from the image digest, packages, files and relationships in a fixed order).
+// with their checksums, each CONTAINed by the record. The dependency graph is CycloneDX's alone: as
+// relationships it would add a hundred bytes an edge to every document a change pushes. Reproducible
+// (created from SOURCE_DATE_EPOCH, namespace from the image digest, packages, files and relationships
+// in a fixed order).
 nlohmann::json spdx_document(const SbomFacts& facts);
 
 // Puts an artifact into the store: `bytes` as its one blob, the empty config, and a manifest whose

@@ -39,8 +39,6 @@ std::string spdx_supplier(const std::string& maintainer) {
 
 nlohmann::json spdx_document(const SbomFacts& facts) {
   const std::string repository = facts.module + "/" + facts.name;
-  std::map<std::string, std::string> id_of{{std::string(k_record_key), std::string(k_record_package_id)},
-                                           {std::string(k_os_key), std::string(k_os_package_id)}};
   nlohmann::json record = {
       {"SPDXID", k_record_package_id},
       {"name", repository},
@@ -71,16 +69,15 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
   std::map<std::string, const Licence::Other*> other_licences;  // by id: the first package's text
   for (const auto& p : facts.packages) {
     const std::string id = "SPDXRef-Package-" + spdx_id_part(p.key);
-    id_of[p.key] = id;
     nlohmann::json package = {{"SPDXID", id},
                               {"name", p.name},
                               {"versionInfo", p.version},
                               {"downloadLocation", p.download_location.empty() ? k_noassertion : p.download_location},
                               {"filesAnalyzed", false},
-                              {"supplier", spdx_supplier(p.supplier)},
-                              {"licenseConcluded", k_noassertion},
-                              {"licenseDeclared", p.licence.expression.empty() ? k_noassertion : p.licence.expression},
-                              {"copyrightText", k_noassertion}};
+                              {"supplier", spdx_supplier(p.supplier)}};
+    // Only what is known: an absent licence field asserts nothing, and each byte is pushed with every
+    // change of the image.
+    if (!p.licence.expression.empty()) package["licenseDeclared"] = p.licence.expression;
     if (!p.source_info.empty()) package["sourceInfo"] = p.source_info;
     if (!p.purl.empty()) {
       package["externalRefs"] = {
@@ -104,7 +101,6 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
   for (const auto& f : facts.files) {
     if (!f.packages.empty()) continue;
     const std::string id = "SPDXRef-File-" + std::to_string(++number);
-    id_of[file_key(f.path)] = id;
     files.push_back({{"SPDXID", id},
                      {"fileName", "./" + f.path},
                      {"checksums",
@@ -112,17 +108,6 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
                        {{"algorithm", "SHA256"}, {"checksumValue", f.sha256}}}}});
     relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
   }
-  // What needs what at run time; the record's own edges are its CONTAINS above.
-  for (const auto& [from, to] : facts.depends_on) {
-    if (from == k_record_key) continue;
-    const auto a = id_of.find(from);
-    if (a == id_of.end()) continue;
-    for (const auto& key : to) {
-      if (const auto b = id_of.find(key); b != id_of.end())
-        relationships.push_back(relationship(a->second, "DEPENDS_ON", b->second));
-    }
-  }
-
   nlohmann::json document = {{"spdxVersion", "SPDX-2.3"},
                              {"dataLicense", "CC0-1.0"},
                              {"SPDXID", "SPDXRef-DOCUMENT"},
