@@ -80,6 +80,26 @@ std::string canonical_or_same(const std::string& path) {
   return ec ? path : real.string();
 }
 
+// Real paths of many files in few directories: each directory resolved once (a package's hundreds of
+// files would otherwise cost a readlink per component of each), the file itself only when it is a link.
+class RealPaths {
+ public:
+  std::string operator()(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return canonical_or_same(path);
+    const std::string dir = path.substr(0, slash);
+    auto it = m_dirs.find(dir);
+    if (it == m_dirs.end()) it = m_dirs.emplace(dir, canonical_or_same(dir)).first;
+    std::string real = it->second + path.substr(slash);
+    struct stat st {};
+    if (::lstat(real.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return canonical_or_same(real);
+    return real;
+  }
+
+ private:
+  std::map<std::string, std::string> m_dirs;
+};
+
 // The entries of a group, sorted and with their parent directories, and the bytes of its files.
 Result<LayerGroup> finish(Builder builder) {
   LayerGroup group;
@@ -183,9 +203,10 @@ Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const
   const std::string status = std::string(k_status_dir) + "/" + package.name;
   if (!stanza.empty()) out.push_back(generated_file(status, stanza));
   // The md5sums lines of the files this layer holds, found by where each file is on this machine.
+  RealPaths real;
   std::set<std::string> sources;
   for (const auto& e : held) {
-    if (e.type == LayerEntry::Type::file && !e.source.empty()) sources.insert(canonical_or_same(e.source.string()));
+    if (e.type == LayerEntry::Type::file && !e.source.empty()) sources.insert(real(e.source.string()));
   }
   auto md5sums = dpkg.md5sums(package);
   if (!md5sums) return fail(md5sums.error());
@@ -198,7 +219,7 @@ Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const
     const auto gap = line.find("  ");
     if (gap == std::string_view::npos) continue;
     const std::string host = "/" + std::string(line.substr(gap + 2));
-    if (!sources.contains(canonical_or_same(host))) continue;
+    if (!sources.contains(real(host))) continue;
     const std::string in_image =
         !root.empty() && host.starts_with(root + "/") ? host.substr(root.size() + 1) : host.substr(1);
     kept.append(line.substr(0, gap)).append("  ").append(in_image).push_back('\n');
