@@ -112,8 +112,9 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
       return fail_input("--env \"" + kv + "\": expected KEY=VALUE");
     }
   }
-  if (o.sbom != "spdx" && o.sbom != "none") return fail_input("--sbom \"" + o.sbom + "\": expected spdx or none");
-  request.sbom = o.sbom == "none" ? SbomFormat::none : SbomFormat::spdx;
+  auto sboms = parse_sbom_formats(o.sbom);
+  if (!sboms) return fail(sboms.error());
+  request.sboms = std::move(*sboms);
   request.layers = o.layers;
   auto compression = parse_compression(o.compression);
   if (!compression) return fail(compression.error());
@@ -498,7 +499,10 @@ Result<int> run_records(const Globals& globals, const RecordsOptions& o) {
   return 0;
 }
 
-Result<int> run_sbom(const Globals& globals, const std::string& spec, const std::string& config) {
+Result<int> run_sbom(const Globals& globals, const std::string& spec, const std::string& config,
+                     const std::string& format_name) {
+  auto format = parse_sbom_format(format_name);
+  if (!format) return fail(format.error());
   const auto at = spec.find('@');
   const std::string repository = spec.substr(0, at);
   const auto slash = repository.find('/');
@@ -522,9 +526,20 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec, const std:
     return digest ? r.manifest.digest == *digest : !chosen->config || r.config == *chosen->config;
   });
   if (found == records->rend()) return fail_input("\"" + spec + "\": no such record in " + store->dir().string());
-  auto document = read_sbom(*store, found->manifest.digest);
+  auto document = read_sbom(*store, found->manifest.digest, *format);
   if (!document) return fail(document.error());
-  if (!*document) return fail_input(found->identity() + ": no SBOM was recorded for it (recorded with --sbom none)");
+  if (!*document) {
+    std::string kept;  // the formats it has, to say which to ask for
+    for (const auto other : {SbomFormat::spdx, SbomFormat::cyclonedx}) {
+      auto held = read_sbom(*store, found->manifest.digest, other);
+      if (held && *held) kept += std::string(kept.empty() ? "" : ", ") + std::string(sbom_format_name(other));
+    }
+    if (kept.empty())
+      return fail_input(found->identity() + ": no SBOM was recorded for it (recorded with --sbom none)");
+    return fail_input(found->identity() + ": no " + std::string(sbom_format_name(*format)) +
+                      " SBOM was recorded for it (it has " + kept + "; record again with --sbom " +
+                      std::string(sbom_format_name(*format)) + " to add one)");
+  }
   // The stored bytes exactly, so the output hashes to the blob's digest.
   std::cout << **document;
   if (::isatty(STDOUT_FILENO) != 0) std::cout << '\n';
@@ -536,15 +551,24 @@ Result<int> run_sbom(const Globals& globals, const std::string& spec, const std:
 void add_sbom(CLI::App& app, Globals& globals, Action& action) {
   auto spec = std::make_shared<std::string>();
   auto config = std::make_shared<std::string>();
-  auto* cmd =
-      app.add_subcommand("sbom", "Print the SBOM (SPDX 2.3 JSON) kept for a record: the latest, or the one of DIGEST");
+  auto format = std::make_shared<std::string>("spdx");
+  auto* cmd = app.add_subcommand(
+      "sbom", "Print an SBOM kept for a record (SPDX 2.3 or CycloneDX 1.6 JSON): the latest, or the one of DIGEST");
   cmd->add_option("record", *spec, "The record")->type_name("MODULE/NAME[@sha256:...]")->required();
   add_config_option(*cmd, *config);
-  describe(*cmd, "Prints the stored document byte for byte: its SHA-256 is the digest of the SBOM's blob.",
-           {{"arec sbom mesh/app > app.spdx.json", "The SBOM of the latest record of mesh/app, into a file."}},
+  cmd->add_option("--format", *format,
+                  "Which document: spdx (SPDX 2.3) or cyclonedx (CycloneDX 1.6), as record --sbom kept them")
+      ->type_name("spdx|cyclonedx")
+      ->capture_default_str();
+  describe(*cmd,
+           "Prints the stored document byte for byte: its SHA-256 is the digest of the SBOM's blob, and the one a\n"
+           "signed record's signature statement names (MODULE/NAME.spdx.json, MODULE/NAME.cdx.json).",
+           {{"arec sbom mesh/app > app.spdx.json", "The SPDX SBOM of the latest record of mesh/app, into a file."},
+            {"arec sbom --format cyclonedx mesh/app > app.cdx.json",
+             "Its CycloneDX SBOM (recorded with --sbom spdx,cyclonedx), which Trivy and Grype read."}},
            k_exit_local);
-  cmd->callback([&action, &globals, spec, config] {
-    action = [&globals, spec, config] { return run_sbom(globals, *spec, *config); };
+  cmd->callback([&action, &globals, spec, config, format] {
+    action = [&globals, spec, config, format] { return run_sbom(globals, *spec, *config, *format); };
   });
 }
 
@@ -600,7 +624,9 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
   add_sign_key_option(*cmd, o->sign_key);
   add_trust_key_option(*cmd, o->trust_keys);
   cmd->add_option("--sbom", o->sbom,
-                  "SBOM kept beside the record: spdx (SPDX 2.3 JSON, a referrer of the image) or none")
+                  "SBOMs kept beside the record, each a referrer of the image: spdx (SPDX 2.3 JSON), cyclonedx "
+                  "(CycloneDX 1.6 JSON), both (spdx,cyclonedx), or none")
+      ->type_name("spdx|cyclonedx|spdx,cyclonedx|none")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Compression threads (default: AREC_THREADS or all cores)")
       ->check(number_check(k_threads))
@@ -630,8 +656,9 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
        {"arec record --module mesh --name web --file build/server --dir public=/srv/www --entrypoint "
         "/usr/local/bin/server",
         "A program and a directory tree in one image, started as /usr/local/bin/server."},
-       {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --json",
-        "Every mtime at that second; the whole record printed as JSON."}},
+       {"SOURCE_DATE_EPOCH=1700000000 arec record --module mesh --name app --file build/app --sbom spdx,cyclonedx "
+        "--json",
+        "Every mtime at that second, an SPDX and a CycloneDX SBOM beside it; the whole record printed as JSON."}},
       k_exit_trust);
   cmd->callback([&action, &globals, o] { action = [&globals, o] { return run_record(globals, *o); }; });
 }

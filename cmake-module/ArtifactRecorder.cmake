@@ -62,7 +62,7 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
                 [ENV <key>=<value>...]
                 [COMPRESSION gzip|zstd|none]
                 [RUNTIME auto|none]
-                [SBOM spdx|none]
+                [SBOM spdx|cyclonedx... | none]
                 [LAYERS <n>]
                 [USER <name>|<uid>[:<group>|<gid>]]
                 [PACKAGES <package>[:<arch>]...]
@@ -137,9 +137,10 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
   ``CMAKE_SYSROOT``, else the directory above the cross compiler's own ``libc.so.6`` (for Debian's
   ``g++-aarch64-linux-gnu``, ``/usr/aarch64-linux-gnu``), never from the build machine.
 
-  ``SBOM spdx|none``
-    The SBOM kept beside the record: an SPDX 2.3 document of its layers (``arec sbom`` prints it), or
-    none. Default: ``spdx``.
+  ``SBOM spdx|cyclonedx... | none``
+    The SBOMs kept beside the record, each a referrer of its image: ``spdx`` (SPDX 2.3), ``cyclonedx``
+    (CycloneDX 1.6), both (``SBOM spdx cyclonedx``), or ``none``. ``arec sbom --format`` prints them.
+    Default: ``spdx``.
 
   ``LAYERS <n>``
     At most ``<n>`` layers of the record's own, 1 to 100 (default 16): one per Debian package of the
@@ -190,8 +191,8 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
     # and in Debug builds a second one.
 #]=======================================================================]
 function(arec_record target)
-  set(one_value MODULE NAME DESTINATION BASE COMPRESSION RUNTIME SBOM LAYERS USER SIGN_KEY STORE)
-  set(multi_value FILES DIRECTORIES ENTRYPOINT ENV PACKAGES)
+  set(one_value MODULE NAME DESTINATION BASE COMPRESSION RUNTIME LAYERS USER SIGN_KEY STORE)
+  set(multi_value FILES DIRECTORIES ENTRYPOINT ENV PACKAGES SBOM)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "${one_value}" "${multi_value}")
   if(arg_UNPARSED_ARGUMENTS)
     _arec_fail_unknown_arguments(arec_record "${target}" "${one_value};${multi_value}" ${arg_UNPARSED_ARGUMENTS})
@@ -235,8 +236,18 @@ function(arec_record target)
   if(DEFINED arg_COMPRESSION AND NOT arg_COMPRESSION MATCHES "^(gzip|zstd|none)$")
     message(FATAL_ERROR "arec_record(${target}): COMPRESSION \"${arg_COMPRESSION}\" is not one of gzip, zstd, none")
   endif()
-  if(DEFINED arg_SBOM AND NOT arg_SBOM MATCHES "^(spdx|none)$")
-    message(FATAL_ERROR "arec_record(${target}): SBOM \"${arg_SBOM}\" is not one of spdx, none")
+  if(DEFINED arg_SBOM)
+    list(LENGTH arg_SBOM sbom_count)
+    list(REMOVE_DUPLICATES arg_SBOM)
+    list(LENGTH arg_SBOM sbom_distinct)
+    foreach(format IN LISTS arg_SBOM)
+      if(NOT format MATCHES "^(spdx|cyclonedx|none)$" OR (format STREQUAL "none" AND sbom_distinct GREATER 1))
+        message(FATAL_ERROR "arec_record(${target}): SBOM \"${arg_SBOM}\" is not spdx, cyclonedx, both, or none")
+      endif()
+    endforeach()
+    if(NOT sbom_count EQUAL sbom_distinct)
+      message(FATAL_ERROR "arec_record(${target}): SBOM names a format twice")
+    endif()
   endif()
 
   if(DEFINED arg_LAYERS AND (NOT arg_LAYERS MATCHES "^[1-9][0-9]*$" OR arg_LAYERS GREATER 100))
@@ -296,7 +307,8 @@ function(arec_record target)
     list(APPEND args "--runtime=${arg_RUNTIME}")
   endif()
   if(DEFINED arg_SBOM)
-    list(APPEND args "--sbom=${arg_SBOM}")
+    list(JOIN arg_SBOM "," sboms)
+    list(APPEND args "--sbom=${sboms}")
   endif()
   if(DEFINED arg_LAYERS)
     list(APPEND args "--layers=${arg_LAYERS}")

@@ -34,35 +34,6 @@ std::string git_revision() {
   return out;
 }
 
-// The SBOM of the layer as a referrer of `image`, unless the store has one for that image already (an
-// unchanged relink costs no second read of its files) or none is wanted.
-Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, SbomHashes& hashes, Store& store,
-                                               const Descriptor& image,
-                                               const std::function<const std::string&()>& revision) {
-  if (request.sbom == SbomFormat::none) return std::vector<Descriptor>{};
-  auto listed = store.referrers(image.digest);
-  if (!listed) return fail(listed.error());
-  for (const auto& d : *listed) {
-    // One cut short by a power loss does not count: it is made again like any other blob.
-    if (d.artifact_type == media_type::k_spdx_json && store.holds_image(d)) return std::vector<Descriptor>{};
-  }
-  SbomFacts facts;
-  auto files = hashes.take();
-  if (!files) return fail(files.error());
-  facts.files = std::move(*files);
-  facts.module = request.module;
-  facts.name = request.name;
-  facts.revision = revision();
-  facts.image = image.digest;
-  facts.created = request.mtime;
-  auto text = canonical_json(spdx_document(facts));
-  if (!text) return fail(std::move(text.error()).context("writing the SBOM"));
-  auto referrer = put_referrer(store, image, media_type::k_spdx_json, *text,
-                               {{std::string(annotation::k_created), rfc3339(request.mtime)}});
-  if (!referrer) return fail(referrer.error());
-  return std::vector<Descriptor>{*referrer};
-}
-
 }  // namespace
 
 namespace {
@@ -322,12 +293,39 @@ class RememberedOwners {
   std::string m_stamp;
 };
 
+// The layers of the record, in order, and what the SBOM needs to know of them before merging hides it.
+struct RecordLayers {
+  std::vector<LayerGroup> groups;
+  std::map<std::string, DebianPackage> package_of;  // each file of a package's layer, by image path
+  std::set<std::string> os_paths;                   // the OS identity's: the OS describes them, not a package
+  std::optional<Distribution> os;                   // when the record holds the OS identity
+  std::vector<fs::Path> os_made_from;               // the host files that identity was read from
+};
+
+// Every entry of `groups` once, where two name one path the later group's, as one layer without an origin.
+LayerGroup one_group(const std::vector<LayerGroup>& groups) {
+  std::map<std::string, const LayerEntry*> by_path;
+  for (const auto& g : groups) {
+    for (const auto& e : g.entries) by_path.insert_or_assign(e.path, &e);
+  }
+  LayerGroup out;
+  out.kind = LayerOrigin::mixed;
+  for (const auto& [path, e] : by_path) {
+    out.entries.push_back(*e);
+    if (e->type == LayerEntry::Type::file) out.size += e->size;
+  }
+  return out;
+}
+
 // The layers of the record, in order: by origin within the budget (recorder/layering), or one layer of
 // every entry, without an origin, when the budget is one or everything is of one kind: the bytes a
-// record of one layer always had.
-Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure,
-                                              const Additions& additions, const OwnersOf& owners,
-                                              std::map<std::string, DebianPackage>& package_of) {
+// record of one layer always had. An image of Debian packages holds what scanners read of them (their
+// stanzas and copyright files, the OS identity) whatever the layers: --layers 1 takes the closure's
+// files of each package and those alone, as it always did, and that besides.
+Result<RecordLayers> record_groups(const RecordRequest& request, const Closure& closure, const Additions& additions,
+                                   const OwnersOf& owners, std::map<std::string, DebianPackage> package_of) {
+  RecordLayers out;
+  out.package_of = std::move(package_of);
   // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
   auto all = merge_entries(additions.recorded, closure.closure.entries, "the runtime closure");
   if (!all) return fail(all.error());
@@ -335,36 +333,52 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
     all = merge_entries(std::move(*all), p.entries, "the package " + p.package.name);
     if (!all) return fail(all.error());
   }
-  auto one_layer = [&]() -> std::vector<LayerGroup> {
+  auto one_layer = [&]() -> RecordLayers {
     LayerGroup group;
     group.entries = std::move(*all);
-    return {std::move(group)};
+    out.groups = {std::move(group)};
+    return std::move(out);
   };
-  if (request.layers <= 1) return one_layer();
   BaseHolds base_holds;
   if (closure.base_files) {
     base_holds = [&closure](const std::string& path) { return closure.base_files->lstat(path) != nullptr; };
   }
+  // The build host's distribution: an image of its packages is of it.
+  auto identity = os_identity();
+  if (!identity) return fail(identity.error());
   const DpkgDatabase dpkg(request.dpkg_admin_dir);
-  auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages);
+  const auto taken = request.layers <= 1 ? PackageFilesTaken::needed : PackageFilesTaken::library_directories;
+  auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages,
+                              *identity ? &**identity : nullptr, taken);
   if (!groups) return fail(groups.error());
-  if (groups->size() <= 1) return one_layer();
+  const bool packages =
+      std::ranges::any_of(*groups, [](const LayerGroup& g) { return g.kind == LayerOrigin::package; });
+  if (!packages && (groups->size() <= 1 || request.layers <= 1)) return one_layer();
   // Which package each file of a package's layer is of, before merging hides it: the SBOM names them.
   for (const auto& g : *groups) {
-    if (g.kind != LayerOrigin::package) continue;
     for (const auto& e : g.entries) {
-      if (e.type == LayerEntry::Type::file) package_of.emplace(e.path, g.package);
+      if (e.type == LayerEntry::Type::symlink) continue;
+      if (g.kind == LayerOrigin::package && e.type == LayerEntry::Type::file) out.package_of.emplace(e.path, g.package);
+      if (g.kind == LayerOrigin::os) out.os_paths.insert(e.path);
+    }
+    if (g.kind == LayerOrigin::os) {
+      out.os = (*identity)->distribution;
+      out.os_made_from = (*identity)->made_from;
     }
   }
-  return fit_budget(std::move(*groups), request.layers);
+  out.groups = request.layers <= 1 ? std::vector<LayerGroup>{one_group(*groups)}
+                                   : fit_budget(std::move(*groups), request.layers);
+  return out;
 }
 
-// Every file of the record once, for the SBOM: the later layer's where two name one path.
-std::vector<LayerEntry> sbom_entries(const std::vector<LayerGroup>& groups) {
-  if (groups.size() == 1) return groups.front().entries;
+// Every file of the record once, for the SBOM: the later layer's where two name one path. The OS
+// identity's files are the OS's, which the SBOM names as such.
+std::vector<LayerEntry> sbom_entries(const RecordLayers& layers) {
   std::map<std::string, const LayerEntry*> by_path;
-  for (const auto& g : groups) {
-    for (const auto& e : g.entries) by_path.insert_or_assign(e.path, &e);
+  for (const auto& g : layers.groups) {
+    for (const auto& e : g.entries) {
+      if (!layers.os_paths.contains(e.path)) by_path.insert_or_assign(e.path, &e);
+    }
   }
   std::vector<LayerEntry> out;
   out.reserve(by_path.size());
@@ -420,7 +434,7 @@ Result<std::optional<RecordWarning>> search_path_warning(const RecordRequest& re
   std::vector<LayerEntry> entries, checked;
   for (const auto& g : groups) {
     entries.insert(entries.end(), g.entries.begin(), g.entries.end());
-    if (g.kind == LayerOrigin::package || g.kind == LayerOrigin::merged_packages) continue;
+    if (g.kind == LayerOrigin::package || g.kind == LayerOrigin::merged_packages || g.kind == LayerOrigin::os) continue;
     checked.insert(checked.end(), g.entries.begin(), g.entries.end());
   }
   std::function<Result<const ImageFiles*>()> base_files;
@@ -463,27 +477,28 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   // Which package owns a file is asked of dpkg once, for the layers and the SBOM.
   const RememberedOwners owners(store, DpkgDatabase(request.dpkg_admin_dir), request.dpkg_admin_dir);
   const OwnersOf owners_of = std::cref(owners);
-  auto package_of = package_of_files(*additions);
-  auto groups = record_groups(request, **closure, *additions, owners_of, package_of);
-  if (!groups) return fail(groups.error());
+  auto layered = record_groups(request, **closure, *additions, owners_of, package_of_files(*additions));
+  if (!layered) return fail(layered.error());
+  const std::vector<LayerGroup>& groups = layered->groups;
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
-  if (auto s = check_layer_count(base_layers, groups->size()); !s) return fail(s.error());
+  if (auto s = check_layer_count(base_layers, groups.size()); !s) return fail(s.error());
   auto unrunnable = unrunnable_warning(request);
   if (!unrunnable) return fail(unrunnable.error());
-  auto foreign = search_path_warning(request, *groups, **closure, *base);
+  auto foreign = search_path_warning(request, groups, **closure, *base);
   if (!foreign) return fail(foreign.error());
   std::vector<RecordWarning> warnings;
   for (auto* w : {&*unrunnable, &*foreign}) {
     if (*w) warnings.push_back(std::move(**w));
   }
   std::vector<fs::Path> inputs;
-  for (const auto& group : *groups) {
+  for (const auto& group : groups) {
     for (const auto& e : group.entries) {
       if (e.type == LayerEntry::Type::file && !e.source.empty()) inputs.push_back(e.source);
     }
   }
-  // A file arec wrote changes when what it was made of does (a ca-certificates upgrade).
+  // A file arec wrote changes when what it was made of does (a ca-certificates upgrade, a point release).
   for (const auto& p : additions->packages) inputs.insert(inputs.end(), p.made_from.begin(), p.made_from.end());
+  inputs.insert(inputs.end(), layered->os_made_from.begin(), layered->os_made_from.end());
   // What this configuration last recorded: another configuration's latest says nothing of it.
   auto previous = store.latest_of_config(request.module, request.name, request.config);
   if (!previous) return fail(previous.error());
@@ -491,35 +506,38 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   auto layers = copy_base_layers(request, *base, store);
   if (!layers) return fail(layers.error());
   ProvenanceFacts provenance{request.builder_id, started, {}, {}, {}, request.base_taken};
+  auto distribution = read_distribution();  // what purls name: the build host's distribution
+  if (!distribution) return fail(distribution.error());
   if (request.sign_key) {
     std::set<std::string> purls;
-    for (const auto& [path, package] : package_of) purls.insert(debian_purl(package));
+    for (const auto& [path, package] : layered->package_of) purls.insert(debian_purl(package, *distribution));
     provenance.packages.assign(purls.begin(), purls.end());
   }
-  SbomHashes sbom(request, sbom_entries(*groups), std::move(package_of), owners_of);
+  SbomHashes sbom(request, sbom_entries(*layered), layered->package_of, owners_of);
   // The layers are independent: those not in the store yet are packed side by side, up to --threads at
   // once (each still compressing on its own workers), since most are too small to keep the cores busy
   // alone. Their bytes do not depend on the order or the count.
-  std::vector<std::optional<Layer>> made(groups->size());
-  std::vector<std::optional<fs::Path>> identities(groups->size());
+  std::vector<std::optional<Layer>> made(groups.size());
+  std::vector<std::optional<fs::Path>> identities(groups.size());
   std::vector<std::size_t> to_pack;
-  for (std::size_t i = 0; i < groups->size(); ++i) {
-    const auto& group = (*groups)[i];
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto& group = groups[i];
     // A package's layer is shared by every record on that package, and its files rarely change: it is
     // looked for by what its files are before anything is read.
-    const bool shared = group.kind == LayerOrigin::package || group.kind == LayerOrigin::merged_packages;
+    const bool shared = group.kind == LayerOrigin::package || group.kind == LayerOrigin::merged_packages ||
+                        group.kind == LayerOrigin::os;
     identities[i] = shared ? files_identity(request, group.entries, store) : std::nullopt;
     made[i] = identities[i] ? layer_of_identity(request, *identities[i], store) : std::nullopt;
     if (!made[i]) to_pack.push_back(i);
   }
-  std::vector<std::optional<Status>> outcomes(groups->size());
+  std::vector<std::optional<Status>> outcomes(groups.size());
   {
     std::atomic<std::size_t> next{0};
     auto work = [&] {
       for (std::size_t n = next++; n < to_pack.size(); n = next++) {
         const std::size_t i = to_pack[n];
-        auto layer = pack_layer(request, (*groups)[i].entries, store,
-                                *previous ? RecordedBefore::yes : RecordedBefore::no, sbom);
+        auto layer =
+            pack_layer(request, groups[i].entries, store, *previous ? RecordedBefore::yes : RecordedBefore::no, sbom);
         if (!layer) {
           outcomes[i] = fail(layer.error());
           continue;
@@ -534,17 +552,17 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     work();
   }
   std::vector<Layer> packed;
-  for (std::size_t i = 0; i < groups->size(); ++i) {
+  for (std::size_t i = 0; i < groups.size(); ++i) {
     if (outcomes[i] && !*outcomes[i]) return fail(outcomes[i]->error());
     Layer& layer = *made[i];
     // Only a shortcut: failing to keep it costs reading the files next time, nothing else.
     if (outcomes[i] && identities[i])
       (void)fs::write_file_atomic(store.temp_dir(), *identities[i], layer.diff_id.str());
-    if (groups->size() > 1) layer.descriptor.annotations.emplace(annotation::k_layer_origin, (*groups)[i].origin);
+    if (groups.size() > 1) layer.descriptor.annotations.emplace(annotation::k_layer_origin, groups[i].origin);
     layers->push_back(layer.descriptor);
     packed.push_back(std::move(layer));
   }
-  auto manifest = write_image(request, image_config(request, *base, *platform, packed, *groups, additions->user),
+  auto manifest = write_image(request, image_config(request, *base, *platform, packed, groups, additions->user),
                               std::move(*layers), store);
   if (!manifest) return fail(manifest.error());
 
@@ -554,8 +572,10 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
     return *revision;
   };
-  auto referrers = sbom_referrers(request, sbom, store, *manifest, revision_of_sources);
-  if (!referrers) return fail(referrers.error());
+  SbomScope scope{layered->os, *distribution, (*closure)->closure.needs};
+  auto sboms = sbom_referrers(request, sbom, store, *manifest, scope, revision_of_sources);
+  if (!sboms) return fail(sboms.error());
+  auto* referrers = &sboms->referrers;
   // The same bytes built from a newer revision (a commit after a dirty build) are a new history entry,
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.
   if (*previous && (*previous)->manifest.digest == manifest->digest && referrers->empty() &&
@@ -574,7 +594,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   store.note_built(manifest->digest);
   if (request.sign_key) {
     provenance.finished = now_rfc3339();
-    auto bundles = sign_record(store, record, *request.sign_key, provenance);
+    auto bundles = sign_record(store, record, *request.sign_key, provenance, sboms->subjects);
     if (!bundles) return fail(bundles.error());
     referrers->insert(referrers->end(), bundles->begin(), bundles->end());
   }

@@ -37,9 +37,6 @@ Result<Descriptor> select_platform_manifest(const Layout& layout, const Descript
 // Whether an image holding a TLS library gets the CA certificates (--no-ca-certificates: never).
 enum class CaCertificates { automatic, none };
 
-// What document describes a record's content besides the record itself.
-enum class SbomFormat { spdx, none };
-
 struct RecordRequest {
   std::string module;
   std::string name;
@@ -55,8 +52,8 @@ struct RecordRequest {
   std::int64_t mtime = 0;  // SOURCE_DATE_EPOCH
   std::string target;
   std::string config;
-  std::string revision;  // empty: found from the git work tree around the working directory
-  SbomFormat sbom = SbomFormat::spdx;
+  std::string revision;                             // empty: found from the git work tree around the working directory
+  std::vector<SbomFormat> sboms{SbomFormat::spdx};  // --sbom: the documents kept beside the record; none: empty
   // --layers: at most this many layers of its own (recorder/layering); 1 is one layer of everything.
   unsigned layers = k_default_layer_budget;
   fs::Path dpkg_admin_dir = "/var/lib/dpkg";  // where the packages of the closure's files are looked up
@@ -90,7 +87,7 @@ struct RecordOutcome {
 };
 
 // Reads the base, resolves the runtime closure, packs the layers (by origin, within the budget), writes config and
-// manifest, the SBOM as their referrer, and commits the record (unless the store holds this digest as the latest
+// manifest, the SBOMs as their referrers, and commits the record (unless the store holds this digest as the latest
 // already).
 Result<RecordOutcome> record_image(const RecordRequest& request, Store& store);
 

@@ -36,7 +36,7 @@ class SbomHashes {
         m_owners_of(std::move(owners_of)) {}
   // Called by each layer being packed, several at once: the first starts the thread.
   void start() {
-    if (m_request.sbom == SbomFormat::none) return;
+    if (m_request.sboms.empty()) return;
     std::call_once(m_started, [this] {
       m_files = std::async(std::launch::async, [this] {
         return sbom_packages(m_entries, DpkgDatabase(m_request.dpkg_admin_dir), m_known, m_owners_of);
@@ -47,7 +47,7 @@ class SbomHashes {
   TarOptions tar_options(std::int64_t mtime) {
     TarOptions options;
     options.mtime = mtime;
-    if (m_request.sbom == SbomFormat::none) return options;
+    if (m_request.sboms.empty()) return options;
     options.checksums = &m_checksums;
     // A package's file is named by its package, never hashed (packages found in dpkg are only known
     // later, and their files few beside the build's own).
@@ -62,6 +62,8 @@ class SbomHashes {
     if (auto s = add_checksums(*files, m_entries, &m_checksums); !s) return fail(s.error());
     return files;
   }
+  // Every entry the SBOM describes (the OS identity's left out).
+  const std::vector<LayerEntry>& entries() const { return m_entries; }
 
  private:
   const RecordRequest& m_request;
@@ -74,6 +76,25 @@ class SbomHashes {
 };
 
 enum class RecordedBefore { yes, no };
+
+// What the SBOM says besides the files: the OS when the record holds its identity, the distribution
+// purls name (the build host's), and what needs what at run time (the runtime closure's).
+struct SbomScope {
+  const std::optional<Distribution>& os;
+  const std::optional<Distribution>& purls;
+  const std::vector<std::pair<std::string, std::string>>& needs;
+};
+
+// The SBOMs of a record, made for the formats asked for that the store has none of yet.
+struct SbomsMade {
+  std::vector<Descriptor> referrers;       // to list beside the record
+  std::vector<StatementSubject> subjects;  // each document, as a signature statement names it
+};
+
+// image_sbom.cpp
+Result<SbomsMade> sbom_referrers(const RecordRequest& request, SbomHashes& hashes, Store& store,
+                                 const Descriptor& image, const SbomScope& scope,
+                                 const std::function<const std::string&()>& revision);
 
 // What a record takes from its base image: the manifest (its layers) and the config it extends.
 struct BaseParts {

@@ -74,6 +74,32 @@ Status add_package_files(const std::vector<std::string>& listed, const std::stri
   return {};
 }
 
+std::string canonical_or_same(const std::string& path) {
+  std::error_code ec;
+  auto real = std::filesystem::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
+// Real paths of many files in few directories: each directory resolved once (a package's hundreds of
+// files would otherwise cost a readlink per component of each), the file itself only when it is a link.
+class RealPaths {
+ public:
+  std::string operator()(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return canonical_or_same(path);
+    const std::string dir = path.substr(0, slash);
+    auto it = m_dirs.find(dir);
+    if (it == m_dirs.end()) it = m_dirs.emplace(dir, canonical_or_same(dir)).first;
+    std::string real = it->second + path.substr(slash);
+    struct stat st {};
+    if (::lstat(real.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return canonical_or_same(real);
+    return real;
+  }
+
+ private:
+  std::map<std::string, std::string> m_dirs;
+};
+
 // The entries of a group, sorted and with their parent directories, and the bytes of its files.
 Result<LayerGroup> finish(Builder builder) {
   LayerGroup group;
@@ -170,6 +196,91 @@ Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::stri
   return entries;
 }
 
+Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const DebianPackage& package,
+                                                 const std::string& stanza, const std::vector<LayerEntry>& held,
+                                                 const std::string& root) {
+  std::vector<LayerEntry> out;
+  const std::string status = std::string(k_status_dir) + "/" + package.name;
+  if (!stanza.empty()) out.push_back(generated_file(status, stanza));
+  // The md5sums lines of the files this layer holds, found by where each file is on this machine.
+  RealPaths real;
+  std::set<std::string> sources;
+  for (const auto& e : held) {
+    if (e.type == LayerEntry::Type::file && !e.source.empty()) sources.insert(real(e.source.string()));
+  }
+  auto md5sums = dpkg.md5sums(package);
+  if (!md5sums) return fail(md5sums.error());
+  std::string kept;
+  std::size_t pos = 0;
+  while (pos < md5sums->size()) {
+    const std::size_t end = std::min(md5sums->find('\n', pos), md5sums->size());
+    const std::string_view line = std::string_view(*md5sums).substr(pos, end - pos);
+    pos = end + 1;
+    const auto gap = line.find("  ");
+    if (gap == std::string_view::npos) continue;
+    const std::string host = "/" + std::string(line.substr(gap + 2));
+    if (!sources.contains(real(host))) continue;
+    const std::string in_image =
+        !root.empty() && host.starts_with(root + "/") ? host.substr(root.size() + 1) : host.substr(1);
+    kept.append(line.substr(0, gap)).append("  ").append(in_image).push_back('\n');
+  }
+  if (!kept.empty()) out.push_back(generated_file(status + ".md5sums", std::move(kept)));
+  auto copyright = dpkg.copyright_file(package);
+  if (!copyright) return fail(copyright.error());
+  struct stat st {};
+  if (!*copyright || ::stat((*copyright)->c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
+  out.push_back({LayerEntry::Type::file,
+                 "usr/share/doc/" + package.name + "/copyright",
+                 **copyright,
+                 {},
+                 normalised_file_mode(st.st_mode),
+                 st.st_size,
+                 {}});
+  // The licence texts it refers to ("see /usr/share/common-licenses/GPL-2"), which base-files holds
+  // on a Debian system and an image without base-files would lack: redistributing asks for them too.
+  auto text = fs::read_file(**copyright);
+  if (!text) return fail(std::move(text.error()).context("the copyright of " + package_key(package)));
+  for (const auto& name : common_licences_named(*text)) {
+    const std::string host = std::string(k_common_licences) + "/" + name;
+    const std::string in_image = host.substr(1);
+    struct stat named {};
+    if (::lstat(host.c_str(), &named) != 0) continue;
+    std::string file = in_image;
+    if (S_ISLNK(named.st_mode)) {  // GPL -> GPL-3: the link and the text it leads to, beside it
+      std::error_code ec;
+      const std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec || target.find('/') != std::string::npos) continue;
+      out.push_back({LayerEntry::Type::symlink, in_image, {}, target, 0777, 0, {}});
+      file = std::string(k_common_licences).substr(1) + "/" + target;
+    }
+    const fs::Path source = "/" + file;
+    if (::stat(source.c_str(), &named) != 0 || !S_ISREG(named.st_mode)) continue;
+    out.push_back({LayerEntry::Type::file, file, source, {}, normalised_file_mode(named.st_mode), named.st_size, {}});
+  }
+  return out;
+}
+
+std::vector<std::string> common_licences_named(std::string_view copyright) {
+  std::set<std::string> names;
+  const std::string prefix = std::string(k_common_licences) + "/";
+  for (std::size_t at = copyright.find(prefix); at != std::string_view::npos; at = copyright.find(prefix, at + 1)) {
+    std::size_t end = at + prefix.size();
+    while (end < copyright.size() && (std::isalnum(static_cast<unsigned char>(copyright[end])) != 0 ||
+                                      std::string_view("_.+-").find(copyright[end]) != std::string_view::npos)) {
+      ++end;
+    }
+    std::string name(copyright.substr(at + prefix.size(), end - at - prefix.size()));
+    // A name ends with a letter, a digit or '+': "GPL-2." closes a sentence.
+    while (!name.empty() && std::isalnum(static_cast<unsigned char>(name.back())) == 0 && name.back() != '+') {
+      name.pop_back();
+    }
+    if (!name.empty()) names.insert(std::move(name));
+  }
+  return {names.begin(), names.end()};
+}
+
+std::string os_origin(const Distribution& distribution) { return "os:" + distribution.id + "=" + distribution.version; }
+
 std::string package_origin(const DebianPackage& package) {
   return "deb:" + package.name + "=" + package.version + ":" + package.architecture;
 }
@@ -198,7 +309,8 @@ bool in_library_directory(std::string_view image_path) {
 
 Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
                                               const DpkgDatabase& dpkg, const BaseHolds& base_holds,
-                                              const OwnersOf& owners_of, const std::vector<PackageFiles>& added) {
+                                              const OwnersOf& owners_of, const std::vector<PackageFiles>& added,
+                                              const OsIdentity* os, PackageFilesTaken taken) {
   const std::string& root = closure.root;
   // The owners of the closure's files that can have one: under a system directory or the target's root.
   std::vector<std::string> system_sources;
@@ -261,11 +373,25 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
     }
   }
   for (const auto& [key, package] : packages) {
-    if (added_keys.contains(key)) continue;
+    if (added_keys.contains(key) || taken == PackageFilesTaken::needed) continue;
     auto listed = dpkg.listed_files(package);
     if (!listed) return fail(listed.error());
     if (auto s = add_package_files(*listed, root, base_holds, recorded_paths, package_groups.at(key)); !s)
       return fail(s.error());
+  }
+  // What a scanner reads of each package goes with its files: the stanzas from one read of status.
+  std::vector<DebianPackage> all_packages;
+  for (const auto& [key, package] : packages) all_packages.push_back(package);
+  auto stanzas = dpkg.stanzas(all_packages);
+  if (!stanzas) return fail(stanzas.error());
+  for (auto& [key, group] : package_groups) {
+    std::vector<LayerEntry> held;
+    for (const auto& [path, e] : group.entries) held.push_back(e);
+    const auto stanza = stanzas->find(key);
+    auto metadata =
+        package_metadata(dpkg, group.package, stanza == stanzas->end() ? std::string() : stanza->second, held, root);
+    if (!metadata) return fail(metadata.error());
+    for (auto& e : *metadata) group.entries.insert_or_assign(e.path, std::move(e));
   }
 
   // The recorded inputs: shared objects are the build's own libraries, everything else is files.
@@ -304,6 +430,15 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
   }
 
   std::vector<LayerGroup> out;
+  // The OS identity, with the first package, unless the base says what it is already.
+  const bool base_has_os = base_holds && (base_holds("etc/os-release") || base_holds("usr/lib/os-release"));
+  if (os != nullptr && !package_groups.empty() && !base_has_os) {
+    Builder identity{LayerOrigin::os, os_origin(os->distribution), "os", {}, {}};
+    for (const auto& e : os->entries) identity.entries.try_emplace(e.path, e);
+    auto finished = finish(std::move(identity));
+    if (!finished) return fail(finished.error());
+    out.push_back(std::move(*finished));
+  }
   for (auto& [key, group] : package_groups) {
     auto finished = finish(std::move(group));
     if (!finished) return fail(finished.error());
@@ -323,7 +458,10 @@ std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budg
   if (groups.size() <= budget) return groups;
   std::vector<LayerGroup> packages;
   std::vector<LayerGroup> others;
-  for (auto& g : groups) (g.kind == LayerOrigin::package ? packages : others).push_back(std::move(g));
+  for (auto& g : groups) {
+    const bool of_packages = g.kind == LayerOrigin::package || g.kind == LayerOrigin::os;
+    (of_packages ? packages : others).push_back(std::move(g));
+  }
 
   // The packages to merge: the smallest, by bytes then key, so which ones depends on the packages only.
   std::size_t keep = others.size() + 1 <= budget ? budget - others.size() - 1 : 0;

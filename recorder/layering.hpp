@@ -1,13 +1,15 @@
 // Layers by origin: a record's entries split by where they come from and how often they change, so a
 // rebuild moves only the layer that changed and images on the same libraries share those layers.
 //
-// In order: one layer per Debian package the runtime closure takes files from (ordered by package
-// name), the closure's files of no package, the project's own shared libraries, then the programs and
-// every other named file. A package's layer holds all of the package's files under the library
-// directories (its shared objects, the loader, what they load by path such as OpenSSL's ossl-modules
-// or glibc's gconv, their links and the links of the path leading there), not only the ones one
+// In order: the OS identity (when the image holds a Debian package), one layer per Debian package the
+// runtime closure takes files from (ordered by package name), the closure's files of no package, the
+// project's own shared libraries, then the programs and every other named file. A package's layer holds all of the
+// package's files under the library directories (its shared objects, the loader, what they load by path such as
+// OpenSSL's ossl-modules or glibc's gconv, their links and the links of the path leading there), not only the ones one
 // program needs: it is the same bytes in every image that uses the package, whichever of its
-// libraries that image needs.
+// libraries that image needs. Each package's layer also holds what scanners read of it (Trivy's and
+// syft's dpkg analyzers, as distroless images hold it): its status stanza, the md5sums of its files the
+// layer holds and its copyright file.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "recorder/dpkg.hpp"
 #include "recorder/layer.hpp"
 #include "recorder/runtime_closure.hpp"
 #include "recorder/sbom.hpp"
@@ -30,6 +33,7 @@ inline constexpr unsigned k_max_layer_budget = 100;
 inline constexpr std::size_t k_max_image_layers = 127;
 
 enum class LayerOrigin {
+  os,               // the distribution's identity (os-release, debian_version): "os:ID=VERSION"
   package,          // one Debian package: "deb:NAME=VERSION:ARCH"
   merged_packages,  // the smallest packages, merged to fit the budget: "deb:merged"
   no_package,       // closure files no package lists (/usr/local/lib, a sysroot's own): "no-package"
@@ -67,6 +71,41 @@ Result<std::vector<LayerEntry>> placed_package_files(const std::vector<std::stri
 // What the base image holds at an image path (without leading slash); a package's file there is left out.
 using BaseHolds = std::function<bool(const std::string& image_path)>;
 
+// Where a package's stanza and md5sums are in an image: var/lib/dpkg/status.d/NAME and NAME.md5sums.
+inline constexpr std::string_view k_status_dir = "var/lib/dpkg/status.d";
+
+// Where Debian keeps the licence texts copyright files refer to (base-files' /usr/share/common-licenses).
+inline constexpr std::string_view k_common_licences = "/usr/share/common-licenses";
+
+// What a scanner reads of `package` in an image: `stanza` (DpkgDatabase::stanzas) at
+// var/lib/dpkg/status.d/NAME, the lines of its md5sums naming the files of `held` (their host paths,
+// under the target's `root`; a path of the root named as it is in the image) at status.d/NAME.md5sums,
+// its copyright file at usr/share/doc/NAME/copyright, read through the link Debian policy allows, and
+// the texts of this machine's /usr/share/common-licenses the copyright file names. Each is left out when
+// this machine has none of it.
+Result<std::vector<LayerEntry>> package_metadata(const DpkgDatabase& dpkg, const DebianPackage& package,
+                                                 const std::string& stanza, const std::vector<LayerEntry>& held,
+                                                 const std::string& root);
+
+// The names of /usr/share/common-licenses a copyright file refers to ("GPL-2", "LGPL-2.1"), each once.
+std::vector<std::string> common_licences_named(std::string_view copyright);
+
+// The distribution an image of Debian packages is of, and the files that say so to a scanner.
+struct OsIdentity {
+  Distribution distribution;
+  std::vector<LayerEntry> entries;
+  std::vector<fs::Path> made_from;  // the host files the entries were read from
+};
+
+// "os:ID=VERSION" ("os:debian=12.11").
+std::string os_origin(const Distribution& distribution);
+
+// How much of a package a layer takes.
+enum class PackageFilesTaken {
+  library_directories,  // all of its files under the library directories: the same layer in every image
+  needed,               // only the files the closure and the added packages name (--layers 1)
+};
+
 // Files taken from a package as a whole (--package, the CA certificates): a layer of that package.
 struct PackageFiles {
   DebianPackage package;
@@ -77,15 +116,19 @@ struct PackageFiles {
 // The groups of `recorded` (the named inputs) and `closure` (what the loader needs besides), in layer
 // order, empty ones left out. `added` are packages' layers of their own, joined by the closure's files
 // of the same package. Packages are found by the closure files' host paths through `owners_of`
-// (else `dpkg.owners`), and their files in `dpkg`.
+// (else `dpkg.owners`), and their files in `dpkg`; each package's group holds its package_metadata.
+// When there is a package and the base holds no os-release, `os` is a group of its own, first.
 Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& recorded, const RuntimeClosure& closure,
                                               const DpkgDatabase& dpkg, const BaseHolds& base_holds,
                                               const OwnersOf& owners_of = {},
-                                              const std::vector<PackageFiles>& added = {});
+                                              const std::vector<PackageFiles>& added = {},
+                                              const OsIdentity* os = nullptr,
+                                              PackageFilesTaken taken = PackageFilesTaken::library_directories);
 
-// At most `budget` groups: when there are more, the smallest package groups (by size, then key, so the
-// same packages give the same layers on any machine) become one "deb:merged" group after the packages
-// kept; a budget smaller than the other kinds plus one merges the first groups in order as well.
+// At most `budget` groups: when there are more, the smallest package groups (the OS identity among
+// them; by size, then key, so the same packages give the same layers on any machine) become one
+// "deb:merged" group after the packages kept; a budget smaller than the other kinds plus one merges the
+// first groups in order as well.
 std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budget);
 
 // An image of `base_layers` and `record_layers` more is refused when it would have more than

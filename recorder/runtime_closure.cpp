@@ -96,6 +96,7 @@ class Resolver {
   }
 
   std::vector<LayerEntry> take() { return std::move(m_added); }
+  std::vector<std::pair<std::string, std::string>> take_needs() { return std::move(m_needs); }
   const std::string& root() const { return m_root; }
 
  private:
@@ -151,8 +152,15 @@ class Resolver {
     return it != m_recorded.end() && it->second->type != LayerEntry::Type::directory;
   }
 
+  // Notes that the object at `index` needs what is at `image_path` (with or without its leading slash).
+  void need(std::size_t index, const std::string& image_path) {
+    const auto strip = [](const std::string& p) { return p.starts_with('/') ? p.substr(1) : p; };
+    m_needs.emplace_back(strip(m_objects[index].image_path), strip(image_path));
+  }
+
   Status add_interpreter(std::size_t index) {
     const std::string interp = m_objects[index].elf.interpreter;
+    if (!interp.empty()) need(index, normal_path(interp));
     if (interp.empty() || m_interpreters.contains(interp)) return {};
     m_interpreters.insert(interp);
     if (recorded_at(normal_path(interp))) return {};
@@ -176,6 +184,7 @@ class Resolver {
     const std::string key =
         std::to_string(needer.elf.elf_class) + ":" + std::to_string(needer.elf.machine) + ":" + name;
     if (auto it = m_loaded.find(key); it != m_loaded.end()) {
+      need(index, m_objects[it->second].image_path);
       return check_versions(needer, name, it->second);
     }
     if (name.find('/') != std::string::npos) {
@@ -191,7 +200,10 @@ class Resolver {
     for (const auto& d : defaults.dirs) image_dirs.push_back(d);
     for (const auto& dir : image_dirs) {
       const std::string candidate = normal_path(dir + "/" + name);
-      if (recorded_at(candidate)) return {};  // a recorded file: it is a root of its own
+      if (recorded_at(candidate)) {  // a recorded file: it is a root of its own
+        need(index, candidate);
+        return {};
+      }
       if (auto base = base_object(candidate, needer); base) {
         if (!*base) return fail((*base).error());
         m_objects.push_back(std::move(**base));
@@ -265,6 +277,7 @@ class Resolver {
     if (!placed) return placed;
     m_objects.push_back({image_path, host_path, *m_host_files.at(host_path.string()), static_cast<int>(index), false});
     remember(key, m_objects.size() - 1);
+    need(index, image_path);
     return {};
   }
 
@@ -494,6 +507,7 @@ class Resolver {
   std::optional<std::vector<LdCacheEntry>> m_host_cache;
   std::optional<std::vector<LdCacheEntry>> m_base_cache;
   std::vector<LayerEntry> m_added;
+  std::vector<std::pair<std::string, std::string>> m_needs;
 };
 
 }  // namespace
@@ -513,7 +527,7 @@ Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& e
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options) {
   Resolver resolver(entries, options);
   if (auto s = resolver.run(entries); !s) return fail(s.error());
-  return RuntimeClosure{resolver.take(), resolver.root()};
+  return RuntimeClosure{resolver.take(), resolver.root(), resolver.take_needs()};
 }
 
 }  // namespace arec

@@ -67,6 +67,10 @@ Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& e
 struct RuntimeClosure {
   std::vector<LayerEntry> entries;
   std::string root;
+  // Which file needs which at run time, as image paths without the leading slash: an ELF file and its
+  // loader, and each library it needs where the loader finds it (a link's name, as looked up). The
+  // SBOM's dependency graph.
+  std::vector<std::pair<std::string, std::string>> needs;
 };
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
 

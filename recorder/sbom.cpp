@@ -9,6 +9,10 @@
 #include <memory>
 #include <set>
 
+#include "recorder/licences.hpp"
+#include "util/ascii.hpp"
+#include "util/paths.hpp"
+
 namespace arec {
 
 namespace {
@@ -49,80 +53,52 @@ std::string real_path(const std::string& path) {
   return resolved;
 }
 
-// The spellings under which a dpkg .list may name the file at `path`: its real path, and with
-// merged-/usr (/lib -> usr/lib, /bin -> usr/bin, ...) the same path without /usr when that directory
-// leads to the same place. Packages still list many files under /lib while they live in /usr/lib.
-std::vector<std::string> dpkg_spellings(const std::string& path) {
-  const std::string real = real_path(path);
-  std::vector<std::string> out{real};
-  if (real.starts_with("/usr/")) {
-    const std::string alias = real.substr(4);
-    const auto parent = fs::Path(alias).parent_path().string();
-    if (real_path(parent) == fs::Path(real).parent_path().string()) out.push_back(alias);
+// A Debian version's epoch ("1:" of "1:1.2.13.dfsg-1"), and the version without it.
+std::pair<std::string, std::string> split_epoch(const std::string& version) {
+  const auto colon = version.find(':');
+  if (colon == std::string::npos || colon == 0 ||
+      !std::all_of(version.begin(), version.begin() + static_cast<std::ptrdiff_t>(colon),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return {{}, version};
   }
-  if (path != real) out.push_back(path);
+  return {version.substr(0, colon), version.substr(colon + 1)};
+}
+
+}  // namespace
+
+std::string_view sbom_format_name(SbomFormat format) { return format == SbomFormat::cyclonedx ? "cyclonedx" : "spdx"; }
+
+std::string_view sbom_media_type(SbomFormat format) {
+  return format == SbomFormat::cyclonedx ? media_type::k_cyclonedx_json : media_type::k_spdx_json;
+}
+
+Result<SbomFormat> parse_sbom_format(std::string_view text) {
+  if (text == "spdx") return SbomFormat::spdx;
+  if (text == "cyclonedx") return SbomFormat::cyclonedx;
+  return fail_input("--format \"" + printable(text) + "\": expected spdx or cyclonedx");
+}
+
+Result<std::vector<SbomFormat>> parse_sbom_formats(std::string_view text) {
+  std::vector<SbomFormat> out;
+  if (text == "none") return out;
+  const auto refused = [&] {
+    return fail_input("--sbom \"" + printable(text) +
+                      "\": expected spdx, cyclonedx, both separated by a comma (spdx,cyclonedx), or none");
+  };
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const auto part = text.substr(pos, comma - pos);
+    const auto format = part == "spdx"        ? std::optional(SbomFormat::spdx)
+                        : part == "cyclonedx" ? std::optional(SbomFormat::cyclonedx)
+                                              : std::nullopt;
+    if (!format || std::find(out.begin(), out.end(), *format) != out.end()) return refused();
+    out.push_back(*format);
+    pos = comma + 1;
+  }
   return out;
 }
 
-// Lines of a text, without their newline.
-template <typename F>
-void for_each_line(std::string_view text, F&& f) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = std::min(text.find('\n', pos), text.size());
-    f(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-}
-
-// Each package dpkg's status file marks installed, with the fields arec names (Package, Version,
-// Architecture, Maintainer). Continuation lines carry none of them and are skipped.
-template <typename F>
-void for_each_installed(std::string_view status, F&& installed) {
-  DebianPackage current;
-  std::string state;
-  auto finish = [&] {
-    if (!current.name.empty() && state.ends_with(" installed")) installed(current);
-    current = {};
-    state.clear();
-  };
-  for_each_line(status, [&](std::string_view line) {
-    if (line.empty()) return finish();
-    if (line.front() == ' ' || line.front() == '\t') return;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) return;
-    const auto key = line.substr(0, colon);
-    auto value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    std::string* field = key == "Package"        ? &current.name
-                         : key == "Version"      ? &current.version
-                         : key == "Architecture" ? &current.architecture
-                         : key == "Maintainer"   ? &current.maintainer
-                         : key == "Status"       ? &state
-                                                 : nullptr;
-    if (field != nullptr) *field = std::string(value);
-  });
-  finish();
-}
-
-constexpr std::size_t k_searched_spellings = 32;
-
-// Whether `text` has `line` as one of its lines.
-bool contains_line(std::string_view text, std::string_view line) {
-  const char* begin = text.data();
-  const char* end = begin + text.size();
-  for (const char* at = begin; at < end;) {
-    const void* hit = ::memmem(at, static_cast<std::size_t>(end - at), line.data(), line.size());
-    if (hit == nullptr) return false;
-    const char* p = static_cast<const char*>(hit);
-    const char* after = p + line.size();
-    if ((p == begin || p[-1] == '\n') && (after == end || *after == '\n')) return true;
-    at = p + 1;
-  }
-  return false;
-}
-
-// purl components are percent-encoded except for the unreserved characters.
 std::string purl_encode(std::string_view text) {
   static constexpr char k_hex[] = "0123456789ABCDEF";
   std::string out;
@@ -139,127 +115,119 @@ std::string purl_encode(std::string_view text) {
   return out;
 }
 
-// SPDX identifiers allow letters, digits, '.' and '-'.
-std::string spdx_id_part(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-') c = '-';
+std::string debian_purl(const DebianPackage& package, const std::optional<Distribution>& distribution) {
+  const auto [epoch, version] = split_epoch(package.version);
+  const std::string ns = distribution ? ascii::lower(distribution->id) : "debian";
+  // '+' may stand in a version as it is (the purl specification allows it either way); as Trivy and
+  // packageurl-js write it, the purls are the same strings.
+  std::string encoded_version;
+  for (const char c : version) encoded_version += c == '+' ? std::string("+") : purl_encode(std::string_view(&c, 1));
+  std::string out = "pkg:deb/" + purl_encode(ns) + "/" + purl_encode(package.name) + "@" + encoded_version;
+  // Qualifiers sorted by key, as the purl specification's canonical form has them.
+  std::vector<std::pair<std::string, std::string>> qualifiers;
+  if (!package.architecture.empty()) qualifiers.emplace_back("arch", package.architecture);
+  if (distribution) qualifiers.emplace_back("distro", ns + "-" + distribution->version);
+  if (!epoch.empty()) qualifiers.emplace_back("epoch", epoch);
+  for (std::size_t i = 0; i < qualifiers.size(); ++i) {
+    out += (i == 0 ? "?" : "&") + qualifiers[i].first + "=" + purl_encode(qualifiers[i].second);
   }
   return out;
 }
 
-std::string package_id(const DebianPackage& p) {
-  return "SPDXRef-Package-deb-" + spdx_id_part(p.name) + "-" + spdx_id_part(p.architecture);
-}
+std::string debian_package_key(const DebianPackage& package) { return "deb:" + package_key(package); }
 
-constexpr std::string_view k_record_package_id = "SPDXRef-Package-record";
-constexpr std::string_view k_noassertion = "NOASSERTION";
+std::string file_key(std::string_view path) { return "file:" + std::string(path); }
 
-nlohmann::json relationship(std::string_view from, std::string_view type, std::string_view to) {
-  return {{"spdxElementId", from}, {"relationshipType", type}, {"relatedSpdxElement", to}};
-}
-
-}  // namespace
-
-bool is_system_path(std::string_view path) {
-  for (std::string_view prefix : {"/usr/", "/lib", "/bin/", "/sbin/", "/etc/", "/opt/", "/var/"}) {
-    if (path.starts_with(prefix)) return true;
-  }
-  return false;
-}
-
-std::vector<DebianPackage> installed_packages(std::string_view status) {
-  std::vector<DebianPackage> out;
-  for_each_installed(status, [&out](const DebianPackage& package) { out.push_back(package); });
-  return out;
-}
-
-std::string debian_purl(const DebianPackage& package) {
-  std::string out = "pkg:deb/debian/" + purl_encode(package.name) + "@" + purl_encode(package.version);
-  if (!package.architecture.empty()) out += "?arch=" + purl_encode(package.architecture);
-  return out;
-}
-
-Result<std::map<std::string, std::vector<DebianPackage>>> DpkgDatabase::owners(
-    const std::vector<std::string>& paths) const {
-  std::map<std::string, std::vector<DebianPackage>> out;
-  // spelling -> the paths asked for that it stands for
-  std::map<std::string, std::vector<std::size_t>, std::less<>> wanted;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    for (auto& spelling : dpkg_spellings(paths[i])) wanted[std::move(spelling)].push_back(i);
-  }
-  if (wanted.empty()) return out;
-
-  // "name" or "name:arch" (the .list file's stem) -> indexes of the paths it lists
-  std::map<std::string, std::set<std::size_t>> listed_by;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(m_dir / "info", ec)) {
-    const auto file = entry.path().filename().string();
-    if (!file.ends_with(".list")) continue;
-    auto text = fs::read_file(entry.path());
-    if (!text) continue;  // a package being installed right now; dpkg itself skips it the same way
-    auto found = [&](const std::vector<std::size_t>& indexes) {
-      listed_by[file.substr(0, file.size() - 5)].insert(indexes.begin(), indexes.end());
-    };
-    if (wanted.size() <= k_searched_spellings) {
-      // A few paths (the usual case): memmem over the whole file is several times quicker than
-      // splitting 140 000 lines.
-      for (const auto& [spelling, indexes] : wanted) {
-        if (contains_line(*text, spelling)) found(indexes);
-      }
-    } else {
-      for_each_line(*text, [&](std::string_view line) {
-        if (auto it = wanted.find(line); it != wanted.end()) found(it->second);
-      });
+Result<std::vector<SbomPackage>> debian_sbom_packages(const std::vector<SbomFile>& files, const DpkgDatabase& dpkg,
+                                                      const std::optional<Distribution>& os) {
+  std::set<DebianPackage> debian;
+  for (const auto& file : files) debian.insert(file.packages.begin(), file.packages.end());
+  std::vector<SbomPackage> out;
+  for (const auto& p : debian) {
+    SbomPackage package;
+    package.key = debian_package_key(p);
+    package.name = p.name;
+    package.version = p.version;
+    package.purl = debian_purl(p, os);
+    package.supplier = p.maintainer;
+    // The package as dpkg knows it (dpkg-query -W NAME:ARCH): what its files are.
+    package.source_info = "installed by dpkg as " + package_key(p) + " " + p.version;
+    auto copyright = dpkg.copyright_file(p);
+    if (!copyright) return fail(std::move(copyright.error()).context("the licence of " + package_key(p)));
+    if (*copyright) {
+      auto text = fs::read_file(**copyright);
+      if (!text) return fail(std::move(text.error()).context("the licence of " + package_key(p)));
+      package.licence = debian_copyright_licence(*text, "See /usr/share/doc/" + p.name + "/copyright in the image.");
     }
+    out.push_back(std::move(package));
   }
-  if (listed_by.empty()) return out;
+  std::sort(out.begin(), out.end(), [](const SbomPackage& a, const SbomPackage& b) { return a.key < b.key; });
+  return out;
+}
 
-  const auto status_path = m_dir / "status";
-  auto status = fs::read_file(status_path);
-  if (!status) return fail(std::move(status.error()).context("reading the dpkg database"));
-  for_each_installed(*status, [&](const DebianPackage& package) {
-    for (const auto& key : {package.name + ":" + package.architecture, package.name}) {
-      if (auto it = listed_by.find(key); it != listed_by.end()) {
-        for (const auto i : it->second) out[paths[i]].push_back(package);
+std::map<std::string, std::set<std::string>> dependency_graph(
+    const std::vector<std::pair<std::string, std::string>>& needs, const std::vector<LayerEntry>& entries,
+    const std::vector<SbomFile>& files, bool with_os) {
+  std::map<std::string, std::string> link_to;  // image path -> its link's target, for the links of the image
+  for (const auto& e : entries) {
+    if (e.type == LayerEntry::Type::symlink) link_to.emplace(e.path, e.link_target);
+  }
+  std::map<std::string, std::string> component_of;  // a regular file -> its component's key
+  for (const auto& f : files) {
+    component_of.emplace(f.path, f.packages.empty() ? file_key(f.path) : debian_package_key(f.packages.front()));
+  }
+  // The file an image path leads to, its links followed inside the image (a bounded number of times).
+  const auto resolve = [&](std::string path) -> std::optional<std::string> {
+    for (int hops = 0; hops < 40; ++hops) {
+      if (component_of.contains(path)) return path;
+      auto parts = path_components(path);
+      std::string walked;
+      bool moved = false;
+      for (std::size_t i = 0; i < parts.size() && !moved; ++i) {
+        const std::string prefix = walked.empty() ? parts[i] : walked + "/" + parts[i];
+        if (auto it = link_to.find(prefix); it != link_to.end()) {
+          std::string target = it->second.starts_with('/') ? it->second.substr(1)
+                                                           : (walked.empty() ? it->second : walked + "/" + it->second);
+          for (std::size_t j = i + 1; j < parts.size(); ++j) target += "/" + parts[j];
+          std::string normal;
+          for (const auto& part : path_components(target)) {
+            if (part == "..") {
+              if (const auto slash = normal.rfind('/'); slash != std::string::npos) {
+                normal.resize(slash);
+              } else {
+                normal.clear();
+              }
+            } else {
+              normal += (normal.empty() ? "" : "/") + part;
+            }
+          }
+          path = normal;
+          moved = true;
+        }
+        walked = prefix;
       }
+      if (!moved) return std::nullopt;
     }
-  });
-  for (auto& [path, packages] : out) {
-    std::sort(packages.begin(), packages.end());
-    packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
+    return std::nullopt;
+  };
+  std::map<std::string, std::set<std::string>> out;
+  std::set<std::string> needed;
+  for (const auto& [needer, provider] : needs) {
+    auto from = resolve(needer);
+    auto to = resolve(provider);
+    if (!from || !to) continue;
+    const std::string& a = component_of.at(*from);
+    const std::string& b = component_of.at(*to);
+    if (a == b) continue;
+    out[a].insert(b);
+    needed.insert(b);
   }
-  return out;
-}
-
-Result<std::vector<DebianPackage>> DpkgDatabase::installed(std::string_view name) const {
-  std::vector<DebianPackage> out;
-  const auto status_path = m_dir / "status";
-  if (::access(status_path.c_str(), F_OK) != 0) return out;
-  auto status = fs::read_file(status_path);
-  if (!status) return fail(std::move(status.error()).context("reading the dpkg database"));
-  for_each_installed(*status, [&](const DebianPackage& package) {
-    if (package.name == name) out.push_back(package);
-  });
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-Result<std::vector<std::string>> DpkgDatabase::listed_files(const DebianPackage& package) const {
-  // Packages of several architectures (Multi-Arch: same) keep NAME:ARCH.list, the others NAME.list.
-  for (const auto& stem : {package.name + ":" + package.architecture, package.name}) {
-    const fs::Path list = m_dir / "info" / (stem + ".list");
-    if (::access(list.c_str(), F_OK) != 0) continue;
-    auto text = fs::read_file(list);
-    if (!text) return fail(std::move(text.error()).context("reading the dpkg database"));
-    std::vector<std::string> out;
-    for_each_line(*text, [&](std::string_view line) {
-      if (!line.empty()) out.emplace_back(line);
-    });
-    return out;
+  auto& root = out[std::string(k_record_key)];
+  for (const auto& [path, key] : component_of) {
+    if (!needed.contains(key)) root.insert(key);
   }
-  return fail_input("the dpkg database " + m_dir.string() + " has no file list of " + package.name + ":" +
-                    package.architecture);
+  if (with_os) root.insert(std::string(k_os_key));
+  return out;
 }
 
 Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entries, const DpkgDatabase& dpkg,
@@ -327,75 +295,6 @@ Result<std::vector<SbomFile>> sbom_files(const std::vector<LayerEntry>& entries,
   return files;
 }
 
-nlohmann::json spdx_document(const SbomFacts& facts) {
-  const std::string repository = facts.module + "/" + facts.name;
-  nlohmann::json record = {
-      {"SPDXID", k_record_package_id},
-      {"name", repository},
-      {"downloadLocation", k_noassertion},
-      {"filesAnalyzed", false},
-      {"supplier", k_noassertion},
-      {"primaryPackagePurpose", "CONTAINER"},
-      {"externalRefs",
-       {{{"referenceCategory", "PACKAGE-MANAGER"},
-         {"referenceType", "purl"},
-         {"referenceLocator", "pkg:oci/" + purl_encode(facts.name) + "@" + purl_encode(facts.image.str())}}}}};
-  if (!facts.revision.empty()) record["versionInfo"] = facts.revision;
-
-  std::set<DebianPackage> debian;
-  for (const auto& file : facts.files) debian.insert(file.packages.begin(), file.packages.end());
-
-  nlohmann::json packages = nlohmann::json::array({record});
-  nlohmann::json relationships = nlohmann::json::array();
-  relationships.push_back(relationship("SPDXRef-DOCUMENT", "DESCRIBES", k_record_package_id));
-  for (const auto& p : debian) {
-    nlohmann::json package = {{"SPDXID", package_id(p)},
-                              {"name", p.name},
-                              {"versionInfo", p.version},
-                              {"downloadLocation", k_noassertion},
-                              {"filesAnalyzed", false},
-                              // The package as dpkg knows it (dpkg-query -W NAME:ARCH): what its files are.
-                              {"sourceInfo", "installed by dpkg as " + p.name + ":" + p.architecture + " " + p.version},
-                              {"externalRefs",
-                               {{{"referenceCategory", "PACKAGE-MANAGER"},
-                                 {"referenceType", "purl"},
-                                 {"referenceLocator", debian_purl(p)}}}}};
-    // SPDX writes a supplier as "Person: name (email)"; Debian's Maintainer field is "name <email>".
-    std::string supplier = p.maintainer;
-    if (const auto lt = supplier.find('<'); lt != std::string::npos && supplier.ends_with('>')) {
-      supplier = supplier.substr(0, lt) + "(" + supplier.substr(lt + 1, supplier.size() - lt - 2) + ")";
-    }
-    package["supplier"] = supplier.empty() ? std::string(k_noassertion) : "Organization: " + supplier;
-    packages.push_back(std::move(package));
-    relationships.push_back(relationship(k_record_package_id, "CONTAINS", package_id(p)));
-  }
-
-  // A package's files are its own (dpkg lists them with their checksums): the document names the
-  // package once, and lists, with their checksums, only the files of no package.
-  nlohmann::json files = nlohmann::json::array();
-  std::size_t number = 0;
-  for (const auto& f : facts.files) {
-    if (!f.packages.empty()) continue;
-    const std::string id = "SPDXRef-File-" + std::to_string(++number);
-    files.push_back({{"SPDXID", id},
-                     {"fileName", "./" + f.path},
-                     {"checksums",
-                      {{{"algorithm", "SHA1"}, {"checksumValue", f.sha1}},
-                       {{"algorithm", "SHA256"}, {"checksumValue", f.sha256}}}}});
-    relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
-  }
-
-  return {{"spdxVersion", "SPDX-2.3"},
-          {"dataLicense", "CC0-1.0"},
-          {"SPDXID", "SPDXRef-DOCUMENT"},
-          {"name", repository + "@" + facts.image.str()},
-          {"documentNamespace", "https://arec.dev/spdx/" + repository + "/" + facts.image.hex()},
-          {"creationInfo", {{"created", rfc3339(facts.created)}, {"creators", {k_tool}}}},
-          {"packages", std::move(packages)},
-          {"files", std::move(files)},
-          {"relationships", std::move(relationships)}};
-}
-
 Result<Descriptor> put_referrer(Store& store, const Descriptor& subject, std::string_view artifact_type,
                                 std::string_view bytes, const Annotations& annotations) {
   auto blob = store.put_blob(bytes, artifact_type);
@@ -418,16 +317,17 @@ Result<Descriptor> put_referrer(Store& store, const Descriptor& subject, std::st
   return descriptor;
 }
 
-Result<std::optional<std::string>> read_sbom(const Store& store, const Digest& image) {
+Result<std::optional<std::string>> read_sbom(const Store& store, const Digest& image, SbomFormat format) {
   auto referrers = store.referrers(image);
   if (!referrers) return fail(referrers.error());
+  const std::string_view type = sbom_media_type(format);
   for (const auto& d : *referrers) {
-    if (d.artifact_type != media_type::k_spdx_json) continue;
+    if (d.artifact_type != type) continue;
     const std::string what = "SBOM manifest " + d.digest.str();
     auto manifest = store.read_manifest(d);
     if (!manifest) return fail(std::move(manifest.error()).context(what));
-    if (manifest->layers.size() != 1 || manifest->layers.front().media_type != media_type::k_spdx_json) {
-      return fail_input(what + ": expected one layer of type " + std::string(media_type::k_spdx_json));
+    if (manifest->layers.size() != 1 || manifest->layers.front().media_type != type) {
+      return fail_input(what + ": expected one layer of type " + std::string(type));
     }
     auto document = store.read_blob(manifest->layers.front());
     if (!document) return fail(std::move(document.error()).context(what));

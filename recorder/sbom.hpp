@@ -1,14 +1,17 @@
-// The SBOM of a record: an SPDX 2.3 JSON document of what its layers hold, made from the entries arec
-// packed: each Debian package a file comes from, named once (name, version, architecture, purl), and
-// every regular file of no package with its SHA-1 and SHA-256. A package's files are not listed one by
-// one: the package names them (dpkg's own list and checksums), and listing them made the document the
-// largest thing a one-line change pushed. Kept in the store as an OCI artifact whose subject is the
-// record's image manifest (a referrer), so the record's own digest does not change because of it.
+// The SBOM of a record: what its layers hold, made from the entries arec packed: the OS when the record
+// added its identity, each package a file comes from named once (name, version, purl, licence), every
+// regular file of no package with its SHA-1 and SHA-256, and which needs which at run time. A package's
+// files are not listed one by one: the package names them (dpkg's own list and checksums), and listing
+// them made the document the largest thing a one-line change pushed. Written as SPDX 2.3 and as
+// CycloneDX 1.6 (recorder/cyclonedx) from the same facts; each kept in the store as an OCI artifact
+// whose subject is the record's image manifest (a referrer), so the record's own digest does not change
+// because of it.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oci/oci.hpp"
+#include "recorder/dpkg.hpp"
 #include "recorder/layer.hpp"
 #include "store/store.hpp"
 #include "util/fs.hpp"
@@ -24,48 +28,62 @@ namespace arec {
 
 namespace media_type {
 inline constexpr std::string_view k_spdx_json = "application/spdx+json";
+inline constexpr std::string_view k_cyclonedx_json = "application/vnd.cyclonedx+json";
 }  // namespace media_type
 
-// A package the dpkg database lists as installed.
-struct DebianPackage {
+// The documents a record may keep beside it (`--sbom`), each a referrer of its image.
+enum class SbomFormat { spdx, cyclonedx };
+
+// "spdx" or "cyclonedx".
+std::string_view sbom_format_name(SbomFormat format);
+// The artifactType (and the document's media type) of a format's referrer.
+std::string_view sbom_media_type(SbomFormat format);
+// `--sbom`: "spdx", "cyclonedx", both separated by commas ("spdx,cyclonedx"), or "none" (no SBOM).
+Result<std::vector<SbomFormat>> parse_sbom_formats(std::string_view text);
+// `arec sbom --format`: one format.
+Result<SbomFormat> parse_sbom_format(std::string_view text);
+
+// purl components are percent-encoded except for the unreserved characters.
+std::string purl_encode(std::string_view text);
+
+// `pkg:deb/ID/NAME@VERSION?arch=ARCH&distro=ID-VERSION&epoch=N`, as Trivy names a package of that
+// distribution: the namespace is os-release's ID, the distro the release a scanner reads
+// (Distribution::version), the epoch a qualifier and not part of the version ('+' left as it is, as
+// Trivy writes it), the qualifiers sorted as the purl specification's canonical form has them. Without
+// a distribution, `pkg:deb/debian/NAME@VERSION?arch=ARCH`.
+std::string debian_purl(const DebianPackage& package, const std::optional<Distribution>& distribution);
+
+// A licence as a package declares it.
+struct Licence {
+  std::string expression;  // an SPDX licence expression; empty: nothing known
+  // Each LicenseRef- the expression uses: a licence the SPDX list does not name, with the name and text
+  // the copyright file gives it.
+  struct Other {
+    std::string id;  // "LicenseRef-public-domain"
+    std::string name;
+    std::string text;
+    friend bool operator==(const Other&, const Other&) = default;
+  };
+  std::vector<Other> others;
+  friend bool operator==(const Licence&, const Licence&) = default;
+};
+
+// A package an SBOM describes, whatever its source (a Debian package, a dependency the build declares):
+// the plain value both writers consume.
+struct SbomPackage {
+  std::string key;  // unique in the document and stable: "deb:NAME:ARCH"; each writer makes its ids from it
   std::string name;
   std::string version;
-  std::string architecture;
-  std::string maintainer;  // "Name <email>", as the status file has it
-
-  friend auto operator<=>(const DebianPackage&, const DebianPackage&) = default;
+  std::string purl;
+  std::string supplier;           // "Name <email>", as Debian's Maintainer field; empty: unknown
+  std::string download_location;  // where its source or archive came from; empty: unknown
+  std::vector<std::pair<std::string, std::string>> checksums;  // (SPDX algorithm name, lowercase hex)
+  Licence licence;
+  std::string source_info;  // how it came into the image: "installed by dpkg as libssl3:amd64 3.0.17-1"
 };
 
-// `pkg:deb/debian/NAME@VERSION?arch=ARCH`, percent-encoded as the purl specification asks.
-std::string debian_purl(const DebianPackage& package);
-
-// The dpkg database (an admin directory such as /var/lib/dpkg: info/*.list and status), read on demand.
-class DpkgDatabase {
- public:
-  explicit DpkgDatabase(fs::Path admin_dir = "/var/lib/dpkg") : m_dir(std::move(admin_dir)) {}
-
-  // The installed packages that list each of `paths` (absolute host paths, spelt as they are found on
-  // disk; merged-/usr aliases such as /lib for /usr/lib are tried too). Paths no package lists are
-  // absent from the answer. One pass over the .list files, then one over status, only for the owners.
-  // A missing database owns nothing.
-  Result<std::map<std::string, std::vector<DebianPackage>>> owners(const std::vector<std::string>& paths) const;
-  // Every path an installed package lists (its info/NAME:ARCH.list or NAME.list), directories too,
-  // as dpkg spells them.
-  Result<std::vector<std::string>> listed_files(const DebianPackage& package) const;
-  // The installed packages called `name`, one per architecture (Multi-Arch: same), from status.
-  // A missing database has none.
-  Result<std::vector<DebianPackage>> installed(std::string_view name) const;
-
- private:
-  fs::Path m_dir;
-};
-
-// The packages a dpkg status file marks installed (Package, Version, Architecture, Maintainer), in its order.
-std::vector<DebianPackage> installed_packages(std::string_view status);
-
-// Whether a host path lies under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var):
-// only such a file can have been installed by a package.
-bool is_system_path(std::string_view path);
+// The key of a Debian package: "deb:NAME:ARCH".
+std::string debian_package_key(const DebianPackage& package);
 
 // One regular file of the layer.
 struct SbomFile {
@@ -79,15 +97,37 @@ struct SbomFile {
 using OwnersOf =
     std::function<Result<std::map<std::string, std::vector<DebianPackage>>>(const std::vector<std::string>& paths)>;
 
-// What the document says, all of it known before it is written.
+// The keys of what is not a package in the dependency graph.
+inline constexpr std::string_view k_record_key = "record";  // the image itself
+inline constexpr std::string_view k_os_key = "os";          // the operating system
+std::string file_key(std::string_view path);                // "file:PATH": a file of no package
+
+// What the documents say, all of it known before they are written.
 struct SbomFacts {
   std::string module;
   std::string name;
-  std::string revision;         // the record package's version; empty when unknown
-  Digest image;                 // the record's image manifest digest: the document's namespace
-  std::int64_t created = 0;     // SOURCE_DATE_EPOCH
-  std::vector<SbomFile> files;  // sorted by path
+  std::string revision;               // the record package's version; empty when unknown
+  Digest image;                       // the record's image manifest digest: the document's namespace
+  std::int64_t created = 0;           // SOURCE_DATE_EPOCH
+  std::optional<Distribution> os;     // the OS, when the record holds its identity (its own layer)
+  std::vector<SbomPackage> packages;  // sorted by key
+  std::vector<SbomFile> files;        // sorted by path; those of no package are listed, with their checksums
+  // Which needs which at run time (the runtime closure): by key, record, os, package keys and file keys.
+  std::map<std::string, std::set<std::string>> depends_on;
 };
+
+// The Debian packages of `files`, each once, as the SBOM describes them: the purl for `os`, Maintainer
+// as the supplier, the licence of its copyright file when that is machine-readable (DEP-5).
+Result<std::vector<SbomPackage>> debian_sbom_packages(const std::vector<SbomFile>& files, const DpkgDatabase& dpkg,
+                                                      const std::optional<Distribution>& os);
+
+// The dependency graph of `needs` (what the runtime closure found: which image path needs which), by
+// the component each path is of: its package's key, else its file key. Links among `entries` are
+// followed to the file they lead to; what leads nowhere in the image (the base's) is left out. The
+// record depends on every component nothing else needs.
+std::map<std::string, std::set<std::string>> dependency_graph(
+    const std::vector<std::pair<std::string, std::string>>& needs, const std::vector<LayerEntry>& entries,
+    const std::vector<SbomFile>& files, bool with_os);
 
 // Finds the Debian package of every regular file of `entries`, and hashes those of none. Only files
 // whose host path lies under a system directory (/usr, /lib*, /bin, /sbin, /etc, /opt, /var) are looked
@@ -110,9 +150,11 @@ Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entri
 Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries,
                      const ChecksumTable* checksums);
 
-// The SPDX 2.3 document: the record's package, each Debian package of its files once, and the files of
-// no package with their checksums. Reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,
-// packages, files and relationships in a fixed order).
+// The SPDX 2.3 document: the record's package, the OS, each package once, and the files of no package
+// with their checksums, each CONTAINed by the record. The dependency graph is CycloneDX's alone: as
+// relationships it would add a hundred bytes an edge to every document a change pushes. Reproducible
+// (created from SOURCE_DATE_EPOCH, namespace from the image digest, packages, files and relationships
+// in a fixed order).
 nlohmann::json spdx_document(const SbomFacts& facts);
 
 // Puts an artifact into the store: `bytes` as its one blob, the empty config, and a manifest whose
@@ -121,7 +163,8 @@ nlohmann::json spdx_document(const SbomFacts& facts);
 Result<Descriptor> put_referrer(Store& store, const Descriptor& subject, std::string_view artifact_type,
                                 std::string_view bytes, const Annotations& annotations);
 
-// The SPDX document the store keeps for the image manifest `image`, or nothing when it has none.
-Result<std::optional<std::string>> read_sbom(const Store& store, const Digest& image);
+// The document of `format` the store keeps for the image manifest `image`, or nothing when it has none.
+Result<std::optional<std::string>> read_sbom(const Store& store, const Digest& image,
+                                             SbomFormat format = SbomFormat::spdx);
 
 }  // namespace arec

@@ -1,5 +1,7 @@
 #include "recorder/service_files.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -251,6 +253,40 @@ Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::v
       {LayerEntry::Type::symlink, "usr/lib/ssl/cert.pem", {}, "/" + std::string(k_ca_bundle), 0777, 0, {}});
   out.entries.push_back({LayerEntry::Type::symlink, "usr/lib/ssl/certs", {}, "/etc/ssl/certs", 0777, 0, {}});
   return out;
+}
+
+Result<std::optional<OsIdentity>> os_identity(const fs::Path& root) {
+  auto distribution = read_distribution(root);
+  if (!distribution) return fail(distribution.error());
+  if (!*distribution) return std::optional<OsIdentity>();
+  OsIdentity out{std::move(**distribution), {}, {}};
+  // Each as this machine has it: a file, or a link to one of the others (etc/os-release ->
+  // ../usr/lib/os-release); a link leading anywhere else is written as the file it leads to.
+  const std::vector<std::string> paths{"etc/os-release", "usr/lib/os-release", "etc/debian_version", "etc/lsb-release"};
+  for (const auto& path : paths) {
+    const fs::Path host = root / path;
+    struct stat st {};
+    if (::lstat(host.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      const std::string target = std::filesystem::read_symlink(host, ec).string();
+      if (ec) return fail_input(host.string() + ": reading symlink: " + ec.message());
+      const auto real = std::filesystem::weakly_canonical(host, ec);
+      const bool among = !ec && std::any_of(paths.begin(), paths.end(), [&](const std::string& other) {
+        return other != path && std::filesystem::weakly_canonical(root / other, ec) == real &&
+               ::lstat((root / other).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+      });
+      if (among) {
+        out.entries.push_back({LayerEntry::Type::symlink, path, {}, target, 0777, 0, {}});
+        continue;
+      }
+    }
+    auto text = fs::read_file(host);
+    if (!text) return fail(std::move(text.error()).context("the OS identity"));
+    out.entries.push_back(generated_file(path, std::move(*text)));
+    out.made_from.push_back(host);
+  }
+  return std::optional<OsIdentity>(std::move(out));
 }
 
 }  // namespace arec

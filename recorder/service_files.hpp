@@ -1,6 +1,7 @@
 // What an image that runs as a service holds besides its programs and their libraries: its users
 // (/etc/passwd, /etc/group), a /tmp anyone may write, the files of Debian packages asked for by name
-// (--package), and the CA certificates a program linking a TLS library looks for.
+// (--package), the CA certificates a program linking a TLS library looks for, and the OS identity a
+// scanner reads.
 #pragma once
 
 #include <cstdint>
@@ -73,5 +74,12 @@ inline constexpr std::string_view k_ca_bundle = "etc/ssl/certs/ca-certificates.c
 // library) is named when the package is not installed.
 Result<PackageFiles> ca_certificate_files(const DpkgDatabase& dpkg, const std::vector<LayerEntry>& recorded,
                                           std::string_view why, const std::string& root = "");
+
+// The OS identity of an image of Debian packages, as `root`'s base-files has it ("/": this machine's):
+// etc/os-release (and usr/lib/os-release, which Debian links it to), etc/debian_version, and
+// etc/lsb-release where there is one (Ubuntu's, which Trivy reads for Ubuntu). What scanners read to
+// know the distribution and its release (Trivy reports "debian 12.11"). Nothing when `root` has no
+// os-release naming an ID.
+Result<std::optional<OsIdentity>> os_identity(const fs::Path& root = "/");
 
 }  // namespace arec

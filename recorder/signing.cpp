@@ -15,12 +15,35 @@ std::string default_builder_id() {
   return "urn:arec:builder:" + std::string(host);
 }
 
-Result<Statement> signature_statement(const Record& record) {
+std::string sbom_subject_name(std::string_view repository, SbomFormat format) {
+  return std::string(repository) + (format == SbomFormat::cyclonedx ? ".cdx.json" : ".spdx.json");
+}
+
+Result<std::vector<StatementSubject>> sbom_subjects(const Store& store, const Record& record) {
+  auto referrers = store.referrers(record.manifest.digest);
+  if (!referrers) return fail(referrers.error());
+  std::vector<StatementSubject> out;
+  for (const auto format : {SbomFormat::spdx, SbomFormat::cyclonedx}) {
+    for (const auto& d : *referrers) {
+      if (d.artifact_type != sbom_media_type(format)) continue;
+      auto manifest = store.read_manifest(d);
+      if (!manifest) return fail(std::move(manifest.error()).context("SBOM manifest " + d.digest.str()));
+      if (manifest->layers.size() != 1) continue;
+      out.push_back({sbom_subject_name(record.repository(), format), manifest->layers.front().digest});
+      break;
+    }
+  }
+  return out;
+}
+
+Result<Statement> signature_statement(const Record& record, const std::vector<StatementSubject>& sboms) {
   auto document = record_document_digest(record);
   if (!document) return fail(document.error());
-  return Statement{{{record.repository(), record.manifest.digest}, {record_subject_name(record), *document}},
-                   std::string(predicate_type::k_sign),
-                   nlohmann::json::object()};
+  Statement statement{{{record.repository(), record.manifest.digest}, {record_subject_name(record), *document}},
+                      std::string(predicate_type::k_sign),
+                      nlohmann::json::object()};
+  statement.subjects.insert(statement.subjects.end(), sboms.begin(), sboms.end());
+  return statement;
 }
 
 Statement provenance_statement(const Record& record, const ProvenanceFacts& facts) {
@@ -79,10 +102,19 @@ Result<std::vector<std::string>> read_bundles(const Store& store, const Digest& 
 }
 
 Result<std::vector<Descriptor>> sign_record(Store& store, const Record& record, const Key& key,
-                                            const ProvenanceFacts& facts) {
+                                            const ProvenanceFacts& facts,
+                                            const std::vector<StatementSubject>& new_sboms) {
   auto held = read_bundles(store, record.manifest.digest);
   if (!held) return fail(held.error());
-  auto statement = signature_statement(record);
+  auto sboms = sbom_subjects(store, record);
+  if (!sboms) return fail(sboms.error());
+  // A document made with the record stands in place of the store's of the same name (one cut short).
+  std::erase_if(*sboms, [&](const StatementSubject& s) {
+    return std::ranges::any_of(new_sboms, [&](const StatementSubject& n) { return n.name == s.name; });
+  });
+  sboms->insert(sboms->end(), new_sboms.begin(), new_sboms.end());
+  std::ranges::sort(*sboms, {}, &StatementSubject::name);
+  auto statement = signature_statement(record, *sboms);
   if (!statement) return fail(statement.error());
   // Signing twice adds nothing: this key's signature of this record is there already.
   for (const auto& bytes : *held) {
@@ -107,19 +139,28 @@ Result<std::vector<Descriptor>> sign_record(Store& store, const Record& record, 
 
 namespace {
 
-// The purls of the Debian packages the store's SBOM of `image` lists.
+// The purls of the Debian packages the store's SBOM of `image` lists (its SPDX document, else its
+// CycloneDX one).
 Result<std::vector<std::string>> sbom_packages(const Store& store, const Digest& image) {
-  auto sbom = read_sbom(store, image);
-  if (!sbom) return fail(sbom.error());
   std::vector<std::string> out;
-  if (!*sbom) return out;
-  auto json = parse_json(**sbom, "the SBOM of " + image.str());
-  if (!json) return fail(json.error());
-  for (const auto& package : json->value("packages", nlohmann::json::array())) {
-    for (const auto& ref : package.value("externalRefs", nlohmann::json::array())) {
-      const auto locator = ref.value("referenceLocator", "");
-      if (ref.value("referenceType", "") == "purl" && locator.starts_with("pkg:deb/")) out.push_back(locator);
+  for (const auto format : {SbomFormat::spdx, SbomFormat::cyclonedx}) {
+    auto sbom = read_sbom(store, image, format);
+    if (!sbom) return fail(sbom.error());
+    if (!*sbom) continue;
+    auto json = parse_json(**sbom, "the SBOM of " + image.str());
+    if (!json) return fail(json.error());
+    const auto keep = [&](const std::string& purl) {
+      if (purl.starts_with("pkg:deb/")) out.push_back(purl);
+    };
+    for (const auto& package : json->value("packages", nlohmann::json::array())) {
+      for (const auto& ref : package.value("externalRefs", nlohmann::json::array())) {
+        if (ref.value("referenceType", "") == "purl") keep(ref.value("referenceLocator", ""));
+      }
     }
+    for (const auto& component : json->value("components", nlohmann::json::array())) {
+      if (component.is_object()) keep(component.value("purl", ""));
+    }
+    return out;
   }
   return out;
 }

@@ -1,13 +1,15 @@
 // Signing a record where it is made (or later, by the store that made it, or on request): two Sigstore
-// bundles as referrers of the record's image, carried like its SBOM. The signature statement names the image
-// (module/name) and the record's document (module/name.record), so one signature vouches for both;
-// the SLSA v1 provenance says how the image was built. Neither holds an address (rule 1).
+// bundles as referrers of the record's image, carried like its SBOM. The signature statement names the
+// image (module/name), the record's document (module/name.record) and each SBOM's document
+// (module/name.spdx.json, module/name.cdx.json), so one signature vouches for all of them; the SLSA v1
+// provenance says how the image was built. Neither holds an address (rule 1).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "oci/trust.hpp"
+#include "recorder/sbom.hpp"
 #include "store/store.hpp"
 
 namespace arec {
@@ -32,18 +34,28 @@ inline constexpr std::string_view k_build_type = "https://arec.dev/provenance/re
 // "urn:arec:builder:<this host's name>".
 std::string default_builder_id();
 
-// The two statements of `record`: the signature (cosign's sign predicate) and the provenance.
-Result<Statement> signature_statement(const Record& record);
+// The name a signature statement gives an SBOM document of the image of `repository` (module/name):
+// "module/name.spdx.json" or "module/name.cdx.json", the files' usual names.
+std::string sbom_subject_name(std::string_view repository, SbomFormat format);
+
+// The SBOM documents the store keeps for `record`'s image, as a signature statement names them.
+Result<std::vector<StatementSubject>> sbom_subjects(const Store& store, const Record& record);
+
+// The two statements of `record`: the signature (cosign's sign predicate, naming the image, the
+// record's document and `sboms`) and the provenance.
+Result<Statement> signature_statement(const Record& record, const std::vector<StatementSubject>& sboms = {});
 Statement provenance_statement(const Record& record, const ProvenanceFacts& facts);
 
 // The bytes of every bundle the store keeps for the manifest `image`, oldest first.
 Result<std::vector<std::string>> read_bundles(const Store& store, const Digest& image);
 
 // Signs `record` with `key`: puts its two bundles into the store as referrers of its image and returns
-// their descriptors, for the caller to list (StoreWriter::commit or keep). Nothing when the store
-// holds this key's signature of this record already: signing twice adds nothing.
+// their descriptors, for the caller to list (StoreWriter::commit or keep). The statement names the
+// SBOMs the store keeps for the image and `new_sboms` (made with the record, not listed yet). Nothing
+// when the store holds this key's signature of all of that already: signing twice adds nothing.
 Result<std::vector<Descriptor>> sign_record(Store& store, const Record& record, const Key& key,
-                                            const ProvenanceFacts& facts);
+                                            const ProvenanceFacts& facts,
+                                            const std::vector<StatementSubject>& new_sboms = {});
 
 // sign_record for a record the store holds, the bundles listed under the store's lock. True when it
 // signed, false when the key had signed it already. The provenance's packages come from the store's

@@ -24,9 +24,12 @@ expect_eq "$tool" "$(record_rows "$env_store")" "records in the environment's st
 expect_eq "$probe" "$(record_rows "$probe_store")" "records in the STORE of Net+Probe"
 [[ ! -e $default_store ]] || fail "the first build wrote to arec's default store"
 check_store "$env_store"
-# SBOM left to its default for Tool, none for Net+Probe.
+# SBOM spdx cyclonedx for Tool (a list), none for Net+Probe.
 "$AREC_TEST_AREC" --store "$env_store" sbom my_fancy.project/tool | jq -e '.files | length == 4' >/dev/null ||
   fail "Tool's record has no SBOM listing its four files"
+"$AREC_TEST_AREC" --store "$env_store" sbom --format cyclonedx my_fancy.project/tool |
+  jq -e '[.components[] | select(.type == "file")] | length == 4' >/dev/null ||
+  fail "Tool's record has no CycloneDX SBOM listing its four files (SBOM spdx cyclonedx)"
 expect_eq 0 "$(jq '[.manifests[] | select(.annotations["dev.arec.subject"])] | length' "$probe_store/index.json")" \
   "SBOMs in the store of Net+Probe (SBOM none)"
 # LAYERS 1: Net+Probe and its runtime closure are one layer.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every record gets an SPDX 2.3 SBOM of its layer, kept in the store as a referrer of its image:
 # valid against the SPDX 2.3 schema, naming the Debian package of a system library it holds once (with
-# the version dpkg reports and a purl) and the SHA-256 of every file of no package, the package's files
-# left to the package; the same for the same inputs; gone with --sbom none; the record's digest is the
+# the version dpkg reports, a purl naming this machine's distribution, its DEP-5 licence) and the SHA-256
+# of every file of no package, the package's files left to the package; the same for the same inputs;
+# gone with --sbom none; a CycloneDX one beside it with --sbom spdx,cyclonedx; the record's digest is the
 # same either way.
 AREC=$1
 source "$(dirname "$0")/../lib.sh"
@@ -43,9 +44,14 @@ expect_eq "./usr/local/bin/hello" "$(jq -r '[.files[].fileName | select(startswi
 expect_eq "libssl3 $ssl_version" "$(jq -r '.packages[] | select(.name == "libssl3") | "\(.name) \(.versionInfo)"' "$T/sbom.json")" "package"
 expect_eq "installed by dpkg as libssl3:amd64 $ssl_version" "$(jq -r '.packages[] | select(.name == "libssl3") | .sourceInfo' "$T/sbom.json")" \
   "the package as dpkg knows it"
-purl_version=$(jq -rn --arg v "$ssl_version" '$v | @uri')
-expect_eq "pkg:deb/debian/libssl3@$purl_version?arch=amd64" \
+# The build machine's distribution names it: os-release's ID and the release a scanner reads (Trivy's purls).
+os_id=$(. /etc/os-release && echo "$ID")
+release=$(if [[ $os_id == debian ]]; then head -1 /etc/debian_version; else . /etc/os-release && echo "$VERSION_ID"; fi)
+purl="pkg:deb/$os_id/libssl3@$ssl_version?arch=amd64&distro=$os_id-$release"
+expect_eq "$purl" \
   "$(jq -r '.packages[] | select(.name == "libssl3") | .externalRefs[] | select(.referenceType == "purl") | .referenceLocator' "$T/sbom.json")" "purl"
+expect_contains "$(jq -r '.packages[] | select(.name == "libssl3") | .licenseDeclared' "$T/sbom.json")" "Apache-2.0" \
+  "libssl3's licence, from its DEP-5 copyright file"
 expect_contains "$(jq -r '.packages[] | select(.name == "libssl3") | .supplier' "$T/sbom.json")" "Organization: Debian OpenSSL Team" "supplier"
 hello_id=$(jq -r '.files[] | select(.fileName == "./usr/local/bin/hello") | .SPDXID' "$T/sbom.json")
 ssl_id=$(jq -r '.packages[] | select(.name == "libssl3") | .SPDXID' "$T/sbom.json")
@@ -105,9 +111,27 @@ expect_one_line_error "no SBOM was recorded"
 expect_eq "$(sbom_digest "$AREC_STORE" "$digest")" "$(sbom_digest "$T/none" "$digest")" "SBOM added to the record made without one"
 expect_eq 1 "$("$AREC" records --store "$T/none" --history --json | jq length)" "still one record"
 
+note "--sbom spdx,cyclonedx: a CycloneDX document beside it, of the same facts, a referrer of its own"
+cyclonedx=$("$AREC" record --store "$T/both" --sbom spdx,cyclonedx --module demo --name hello --file "$T/in/hello" \
+  --file "/lib/x86_64-linux-gnu/libcrypto.so.3=$libcrypto")
+expect_eq "$image" "$cyclonedx" "the image with both SBOMs"
+expect_eq "$(sbom_digest "$AREC_STORE" "$digest")" \
+  "$(jq -r --arg d "$digest" '.manifests[] | select(.annotations["dev.arec.subject"] == $d and .artifactType == "application/spdx+json") | .digest' "$T/both/index.json")" \
+  "the SPDX SBOM, the same beside a CycloneDX one"
+"$AREC" sbom --store "$T/both" --format cyclonedx demo/hello >"$T/cdx.json"
+expect_eq "CycloneDX 1.6 container demo/hello" "$(jq -r '"\(.bomFormat) \(.specVersion) \(.metadata.component.type) \(.metadata.component.name)"' "$T/cdx.json")" "the CycloneDX document"
+expect_eq "$purl" "$(jq -r '.components[] | select(.name == "libssl3") | .purl' "$T/cdx.json")" "libssl3's purl in CycloneDX"
+expect_eq "$(sha256sum <"$T/in/hello" | cut -d' ' -f1)" \
+  "$(jq -r '.components[] | select(.name == "/usr/local/bin/hello") | .hashes[] | select(.alg == "SHA-256") | .content' "$T/cdx.json")" "hello's SHA-256 in CycloneDX"
+expect_eq "deb:libc6:amd64" "$(jq -r '.dependencies[] | select(.ref == "file:usr/local/bin/hello") | .dependsOn | join(" ")' "$T/cdx.json")" \
+  "what hello needs at run time: libc6 (its loader and libc.so.6)"
+expect_eq "$(jq -r '.metadata.timestamp' "$T/cdx.json")" "$(jq -r .creationInfo.created "$T/sbom.json")" "the two documents' time"
+
 note "bad input"
-expect_exit 2 "$AREC" record --sbom cyclonedx --module demo --name x --file "$T/in/hello"
-expect_one_line_error '--sbom "cyclonedx"'
+expect_exit 2 "$AREC" record --sbom xml --module demo --name x --file "$T/in/hello"
+expect_one_line_error '--sbom "xml": expected spdx, cyclonedx, both separated by a comma (spdx,cyclonedx), or none'
+expect_exit 2 "$AREC" record --sbom spdx,spdx --module demo --name x --file "$T/in/hello"
+expect_one_line_error '--sbom "spdx,spdx"'
 expect_exit 2 "$AREC" sbom demo/nothing
 expect_one_line_error '"demo/nothing": no such record'
 expect_exit 2 "$AREC" sbom "demo/hello@sha256:0000000000000000000000000000000000000000000000000000000000000000"

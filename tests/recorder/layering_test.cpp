@@ -45,6 +45,21 @@ struct Root {
   DpkgDatabase dpkg() const { return DpkgDatabase(dir / "dpkg"); }
 };
 
+// What status.d holds of libfoo1: its stanza as a scanner is given it.
+const std::string k_foo_stanza =
+    "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.0-1\n";
+
+// The paths a package's metadata adds to its layer: its copyright and its stanza, with their directories.
+std::vector<std::string> with_metadata(std::vector<std::string> paths, const std::string& package) {
+  for (const std::string& p : std::vector<std::string>{
+           "usr/share", "usr/share/doc", "usr/share/doc/" + package, "usr/share/doc/" + package + "/copyright", "var",
+           "var/lib", "var/lib/dpkg", "var/lib/dpkg/status.d", "var/lib/dpkg/status.d/" + package}) {
+    if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
 std::vector<std::string> paths_of(const LayerGroup& group) {
   std::vector<std::string> out;
   for (const auto& e : group.entries)
@@ -72,12 +87,19 @@ TEST(Layering, GroupsByOriginInLayerOrder) {
   ASSERT_EQ(groups->size(), 4U);
   EXPECT_EQ((*groups)[0].origin, "deb:libfoo1=1.0-1:amd64");
   EXPECT_EQ((*groups)[0].kind, LayerOrigin::package);
-  // All of the package's files under the library directories, with the link leading there; not its docs.
+  // All of the package's files under the library directories, with the link leading there; not its docs
+  // but its copyright, and its stanza where scanners read it.
   EXPECT_EQ(paths_of((*groups)[0]),
-            (std::vector<std::string>{"lib -> usr/lib", "usr", "usr/lib", "usr/lib/foo", "usr/lib/foo/plugins",
-                                      "usr/lib/foo/plugins/p.so", "usr/lib/libfoo-extra.so.1",
-                                      "usr/lib/libfoo.so.1 -> libfoo.so.1.0", "usr/lib/libfoo.so.1.0"}));
-  EXPECT_EQ((*groups)[0].size, 3 + 6 + 6);
+            with_metadata(
+                {"lib -> usr/lib", "usr", "usr/lib", "usr/lib/foo", "usr/lib/foo/plugins", "usr/lib/foo/plugins/p.so",
+                 "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1 -> libfoo.so.1.0", "usr/lib/libfoo.so.1.0"},
+                "libfoo1"));
+  EXPECT_EQ((*groups)[0].size, static_cast<std::int64_t>(3 + 6 + 6 + 4 + k_foo_stanza.size()));
+  for (const auto& e : (*groups)[0].entries) {
+    if (e.path == "var/lib/dpkg/status.d/libfoo1") {
+      EXPECT_EQ(e.content, k_foo_stanza);
+    }
+  }
   EXPECT_EQ((*groups)[1].origin, "no-package");
   EXPECT_EQ(paths_of((*groups)[1]), (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libloose.so.2"}));
   EXPECT_EQ((*groups)[2].origin, "own-libraries");
@@ -95,8 +117,9 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   RuntimeClosure one{{{LayerEntry::Type::symlink, "lib", {}, "usr/lib", 0777, 0, {}},
                       {LayerEntry::Type::symlink, "usr/lib/libfoo.so.1", {}, "libfoo.so.1.0", 0777, 0, {}},
                       r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")},
-                     r.root};
-  RuntimeClosure other{{r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")}, r.root};
+                     r.root,
+                     {}};
+  RuntimeClosure other{{r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")}, r.root, {}};
   auto a = group_entries(recorded, one, r.dpkg(), {});
   auto b = group_entries(recorded, other, r.dpkg(), {});
   ASSERT_TRUE(a && b);
@@ -107,7 +130,7 @@ TEST(Layering, APackageIsTheSameLayerWhicheverOfItsLibrariesIsNeeded) {
   auto on_base = group_entries(recorded, other, r.dpkg(),
                                [](const std::string& path) { return path == "usr/lib/foo/plugins/p.so"; });
   ASSERT_TRUE(on_base);
-  EXPECT_EQ(on_base->front().size, 3 + 6);
+  EXPECT_EQ(on_base->front().size, static_cast<std::int64_t>(3 + 6 + 4 + k_foo_stanza.size()));
 }
 
 TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
@@ -124,14 +147,14 @@ TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
                                          {r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1"),
                                           r.file("usr/local/bin/app", "build/app")},
                                          {}}};
-  RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root};
+  RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root, {}};
   auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, added);
   ASSERT_TRUE(groups) << groups.error().message;
   ASSERT_EQ(groups->size(), 3U);
   EXPECT_EQ((*groups)[0].origin, "deb:libfoo1=1.0-1:amd64");
   // What was taken of the package, and the closure's file of it; its list is not read again.
   EXPECT_EQ(paths_of((*groups)[0]),
-            (std::vector<std::string>{"usr", "usr/lib", "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1.0"}));
+            with_metadata({"usr", "usr/lib", "usr/lib/libfoo-extra.so.1", "usr/lib/libfoo.so.1.0"}, "libfoo1"));
   EXPECT_EQ((*groups)[1].origin, "deb:tzdata=2025b-0:all");
   EXPECT_EQ((*groups)[1].kind, LayerOrigin::package);
   EXPECT_EQ(paths_of((*groups)[1]),
@@ -139,6 +162,91 @@ TEST(Layering, AnAddedPackageIsALayerOfItsOwnAndTheClosuresFilesOfItJoinIt) {
   EXPECT_EQ((*groups)[2].origin, "files");
   EXPECT_EQ(paths_of((*groups)[2]),
             (std::vector<std::string>{"etc", "etc/passwd", "usr", "usr/local", "usr/local/bin", "usr/local/bin/app"}));
+}
+
+TEST(Layering, Md5sumsNameTheFilesTheLayerHoldsAsTheImageHoldsThem) {
+  Root r;
+  const std::string rel = r.root.substr(1);  // md5sums name paths from the root, without the slash
+  write_file(r.dir / "dpkg/info/libfoo1:amd64.md5sums",
+             "11111111111111111111111111111111  " + rel +
+                 "/usr/lib/libfoo.so.1.0\n"
+                 "22222222222222222222222222222222  " +
+                 rel +
+                 "/lib/libfoo.so.1\n"  // a link: dpkg sums none, but
+                 "33333333333333333333333333333333  " +
+                 rel +
+                 "/usr/share/doc/libfoo1/copyright\n"
+                 "44444444444444444444444444444444  " +
+                 rel + "/usr/lib/libfoo-extra.so.1\n");
+  const std::vector<LayerEntry> held{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0"),
+                                     r.file("usr/lib/libfoo-extra.so.1", "root/usr/lib/libfoo-extra.so.1")};
+  auto metadata = package_metadata(r.dpkg(), {"libfoo1", "1.0-1", "amd64", ""}, "STANZA\n", held, r.root);
+  ASSERT_TRUE(metadata) << metadata.error().message;
+  ASSERT_EQ(metadata->size(), 3U);
+  EXPECT_EQ((*metadata)[0].path, "var/lib/dpkg/status.d/libfoo1");
+  EXPECT_EQ((*metadata)[0].content, "STANZA\n");
+  EXPECT_EQ((*metadata)[1].path, "var/lib/dpkg/status.d/libfoo1.md5sums");
+  // The files held, under the root named as the image names them; the docs the layer leaves out are not.
+  EXPECT_EQ((*metadata)[1].content,
+            "11111111111111111111111111111111  usr/lib/libfoo.so.1.0\n"
+            "22222222222222222222222222222222  lib/libfoo.so.1\n"
+            "44444444444444444444444444444444  usr/lib/libfoo-extra.so.1\n");
+  EXPECT_EQ((*metadata)[2].path, "usr/share/doc/libfoo1/copyright");
+  EXPECT_EQ((*metadata)[2].source, std::filesystem::canonical(r.dir / "root/usr/share/doc/libfoo1/copyright"));
+}
+
+TEST(Layering, TheCommonLicencesACopyrightFileNames) {
+  EXPECT_EQ(common_licences_named(
+                "On Debian systems, see /usr/share/common-licenses/GPL-2.\n"
+                "The LGPL is in `/usr/share/common-licenses/LGPL-2.1'; also /usr/share/common-licenses/GPL\n"
+                "and /usr/share/common-licenses/GPL-2 again, /usr/share/common-licenses/ and "
+                "/usr/share/common-licenses/GFDL-1.2+."),
+            (std::vector<std::string>{"GFDL-1.2+", "GPL", "GPL-2", "LGPL-2.1"}));
+  EXPECT_TRUE(common_licences_named("License: Zlib\n").empty());
+}
+
+OsIdentity debian_identity() {
+  return {{"debian", "12", "12.11", "Debian GNU/Linux 12 (bookworm)"},
+          {generated_file("etc/debian_version", "12.11\n"),
+           generated_file("usr/lib/os-release", "ID=debian\n"),
+           {LayerEntry::Type::symlink, "etc/os-release", {}, "../usr/lib/os-release", 0777, 0, {}}},
+          {}};
+}
+
+TEST(Layering, TheOsIdentityComesFirstWithAPackageUnlessTheBaseHasOne) {
+  Root r;
+  write_file(r.dir / "build/app", "program");
+  const std::vector<LayerEntry> recorded{r.file("usr/local/bin/app", "build/app")};
+  const RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root, {}};
+  const auto identity = debian_identity();
+  auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, {}, &identity);
+  ASSERT_TRUE(groups) << groups.error().message;
+  ASSERT_EQ(groups->size(), 3U);
+  EXPECT_EQ((*groups)[0].origin, "os:debian=12.11");
+  EXPECT_EQ((*groups)[0].kind, LayerOrigin::os);
+  EXPECT_EQ(paths_of((*groups)[0]),
+            (std::vector<std::string>{"etc", "etc/debian_version", "etc/os-release -> ../usr/lib/os-release", "usr",
+                                      "usr/lib", "usr/lib/os-release"}));
+  EXPECT_EQ((*groups)[1].origin, "deb:libfoo1=1.0-1:amd64");
+  // A base that says what it is keeps saying it; an image of no package has no OS to name.
+  auto on_base = group_entries(
+      recorded, closure, r.dpkg(), [](const std::string& p) { return p == "etc/os-release"; }, {}, {}, &identity);
+  ASSERT_TRUE(on_base);
+  EXPECT_EQ(on_base->front().origin, "deb:libfoo1=1.0-1:amd64");
+  auto alone = group_entries(recorded, {{}, {}, {}}, r.dpkg(), {}, {}, {}, &identity);
+  ASSERT_TRUE(alone);
+  ASSERT_EQ(alone->size(), 1U);
+  EXPECT_EQ(alone->front().origin, "files");
+}
+
+TEST(Layering, NeededTakesOnlyTheClosuresFilesOfAPackageAndItsMetadata) {
+  Root r;
+  write_file(r.dir / "build/app", "program");
+  const std::vector<LayerEntry> recorded{r.file("usr/local/bin/app", "build/app")};
+  const RuntimeClosure closure{{r.file("usr/lib/libfoo.so.1.0", "root/usr/lib/libfoo.so.1.0")}, r.root, {}};
+  auto groups = group_entries(recorded, closure, r.dpkg(), {}, {}, {}, nullptr, PackageFilesTaken::needed);
+  ASSERT_TRUE(groups) << groups.error().message;
+  EXPECT_EQ(paths_of((*groups)[0]), with_metadata({"usr", "usr/lib", "usr/lib/libfoo.so.1.0"}, "libfoo1"));
 }
 
 TEST(Layering, LibraryDirectories) {
@@ -194,6 +302,18 @@ TEST(Layering, TheSmallestPackagesAreMergedByASizeThenNameRule) {
   EXPECT_EQ(origins(fit_budget(shuffled, 6)), (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:libstdc++6",
                                                                         "deb:merged", "own-libraries", "files"}));
   EXPECT_EQ(paths_of(fit_budget(shuffled, 6)[3]), (std::vector<std::string>{"libgcc-s1", "zlib1g"}));
+}
+
+TEST(Layering, TheOsIdentityIsMergedLikeASmallPackage) {
+  auto groups = sample();
+  LayerGroup os = group(LayerOrigin::os, "os", 1);
+  os.origin = "os:debian=12.11";
+  groups.insert(groups.begin(), os);
+  EXPECT_EQ(origins(fit_budget(groups, 8)).front(), "os:debian=12.11");
+  auto fitted = fit_budget(groups, 5);
+  EXPECT_EQ(origins(fitted),
+            (std::vector<std::string>{"deb:libc6", "deb:libssl3", "deb:merged", "own-libraries", "files"}));
+  EXPECT_EQ(paths_of(fitted[2]), (std::vector<std::string>{"libgcc-s1", "libstdc++6", "os", "zlib1g"}));
 }
 
 TEST(Layering, ABudgetBelowTheKindsMergesTheFirstLayers) {

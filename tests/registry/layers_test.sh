@@ -5,7 +5,7 @@
 # program's layer, the config, the manifests and the SBOM, nothing else. The SBOM, one SPDX document
 # listing every file of the image, is new with every change and is counted apart (push --json
 # referrers.bytes). A second service on the same libraries:
-# every package layer is mounted from the first service's repository or skipped, and the registry grows
+# every package layer (and the OS identity's) is mounted from the first service's repository or skipped, and the registry grows
 # by that service's own layer, config, manifest and SBOM only.
 AREC=$1
 source "$(dirname "$0")/lib.sh"
@@ -90,7 +90,7 @@ sbom_documents() { sbom_blobs "$1" | grep -vxF -f <(jq -r '.manifests[].digest' 
 program svc 'hello from the service'
 "$AREC" record --module "$M" --name svc --file "$T/bin/svc" --entrypoint /usr/local/bin/svc >/dev/null
 manifest=$(manifest_of "$M/svc")
-packages=$(jq -r '[.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | startswith("deb:")) | .digest] | .[]' <<<"$manifest")
+packages=$(jq -r '[.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | test("^(deb|os):")) | .digest] | .[]' <<<"$manifest")
 for p in libc6 libgcc-s1 libstdc++6 libssl3 zlib1g; do
   jq -e --arg p "deb:$p=" 'any(.layers[]; .annotations["dev.arec.layer.origin"] // "" | startswith($p))' <<<"$manifest" >/dev/null ||
     fail "no layer of $p in $M/svc: $(jq -c '[.layers[].annotations]' <<<"$manifest")"
@@ -110,7 +110,7 @@ gz=$(gzip -c "$T/bin/svc" | wc -c)
 "$AREC" record --module "$M" --name svc --file "$T/bin/svc" --entrypoint /usr/local/bin/svc >/dev/null
 changed=$(manifest_of "$M/svc")
 changed_digest=$("$AREC" records "$M/svc" --json | jq -r '.[0].digest')
-expect_eq "$packages" "$(jq -r '[.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | startswith("deb:")) | .digest] | .[]' <<<"$changed")" \
+expect_eq "$packages" "$(jq -r '[.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | test("^(deb|os):")) | .digest] | .[]' <<<"$changed")" \
   "package layers after the change"
 before_blobs=$(stored_blobs) before_size=$(stored_size)
 push_json "$M/svc"
@@ -123,7 +123,7 @@ expect_eq "2 0" "$(jq -r '"\(.uploaded) \(.mounted)"' <<<"$OUT")" "blobs uploade
 
 note "the registry's storage confirms it"
 new_blobs=$(comm -13 <(echo "$before_blobs") <(stored_blobs))
-own=$(jq -r '.config.digest, (.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | startswith("deb:") | not) | .digest)' <<<"$changed")
+own=$(jq -r '.config.digest, (.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | test("^(deb|os):") | not) | .digest)' <<<"$changed")
 # A fallback tag sha256-<hex> (Debian's registry has no referrers API) is an index written as a manifest.
 referrers_tag=$(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$R/v2/$M/svc/manifests/sha256-${changed_digest#sha256:}" |
   sha256sum | awk '{print "sha256:" $1}')
@@ -149,13 +149,13 @@ program other 'another service' 'static int extra(int x) { return x * 7; }'
 "$AREC" record --module "$M" --name other --file "$T/bin/other" --entrypoint /usr/local/bin/other >/dev/null
 other=$(manifest_of "$M/other")
 other_digest=$("$AREC" records "$M/other" --json | jq -r '.[0].digest')
-other_packages=$(jq -r '.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | startswith("deb:")) | .digest' <<<"$other")
+other_packages=$(jq -r '.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | test("^(deb|os):")) | .digest' <<<"$other")
 expect_eq "$(sort <<<"$packages")" "$(sort <<<"$other_packages")" "the second service's package layers: the first's"
 before_blobs=$(stored_blobs) before_size=$(stored_size)
 push_json "$M/other"
 bytes=$BYTES
 expect_eq "$(wc -w <<<"$other_packages")" "$(($(jq .mounted <<<"$OUT") + $(jq .skipped <<<"$OUT")))" "package layers mounted or skipped"
-own=$(jq -r '.config.digest, (.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | startswith("deb:") | not) | .digest)' <<<"$other")
+own=$(jq -r '.config.digest, (.layers[] | select(.annotations["dev.arec.layer.origin"] // "" | test("^(deb|os):") | not) | .digest)' <<<"$other")
 expect_eq "$(wc -w <<<"$own")" "$(jq .uploaded <<<"$OUT")" "blobs uploaded: the service's own layer(s) and config"
 new_blobs=$(comm -13 <(echo "$before_blobs") <(stored_blobs))
 referrers_tag=$(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$R/v2/$M/other/manifests/sha256-${other_digest#sha256:}" |

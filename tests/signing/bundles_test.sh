@@ -74,7 +74,10 @@ base=$("$AREC" records --json team/base | jq -r '.[0].digest')
 expect_contains "$deps" "{\"digest\":{\"sha256\":\"${base#sha256:}\"},\"name\":\"base\"}" "the base image"
 # /usr/bin/true's runtime closure is libc6's: its Debian package, as a purl.
 libc=$(dpkg-query -W -f '${Version}' libc6)
-expect_contains "$deps" "\"uri\":\"pkg:deb/debian/libc6@${libc//+/%2B}?arch=$(dpkg --print-architecture)\"" "libc6 as a purl"
+# The build machine's distribution names the purl: os-release's ID, and the release a scanner reads.
+os_id=$(. /etc/os-release && echo "$ID")
+release=$(if [[ $os_id == debian ]]; then head -1 /etc/debian_version; else . /etc/os-release && echo "$VERSION_ID"; fi)
+expect_contains "$deps" "\"uri\":\"pkg:deb/$os_id/libc6@$libc?arch=$(dpkg --print-architecture)&distro=$os_id-$release\"" "libc6 as a purl"
 expect_eq "$(openssl pkey -pubin -in team.pub -outform DER | sha256sum | cut -c1-16)" \
   "$("$AREC" records --wide team/app | awk 'NR == 2 { print $(NF - 1) }')" "records --wide: SIGNED_BY"
 expect_eq https://ci.example/runner/7 "$("$AREC" records --wide team/app | awk 'NR == 2 { print $NF }')" "records --wide: BUILDER"

@@ -117,7 +117,7 @@ TEST(Store, UnchangedContentReusesTheCompressedLayer) {
   auto store = Store::open(tmp / "store");
   // Without an SBOM, so that the blobs a record writes are its image's alone.
   auto request = request_for(tmp / "src");
-  request.sbom = SbomFormat::none;
+  request.sboms.clear();
   auto first = record_image(request, *store);
   ASSERT_TRUE(first) << first.error().message;
   const auto blobs = tmp / "store/blobs/sha256";

@@ -15,7 +15,7 @@ inline RecordRequest plain_request(const std::filesystem::path& source, std::str
   r.module = std::move(module);
   r.name = std::move(name);
   r.runtime = Runtime::none;
-  r.sbom = SbomFormat::none;
+  r.sboms.clear();
   r.revision = "0123456789abcdef0123456789abcdef01234567";
   r.entries = *collect_entries({*parse_layer_input(LayerInput::Kind::directory, source.string() + "=/srv")});
   return r;
