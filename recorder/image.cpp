@@ -38,7 +38,8 @@ std::string git_revision() {
 // unchanged relink costs no second read of its files) or none is wanted.
 Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, SbomHashes& hashes, Store& store,
                                                const Descriptor& image,
-                                               const std::function<const std::string&()>& revision) {
+                                               const std::function<const std::string&()>& revision,
+                                               const std::map<std::string, std::size_t>& dependency_of) {
   if (request.sbom == SbomFormat::none) return std::vector<Descriptor>{};
   auto listed = store.referrers(image.digest);
   if (!listed) return fail(listed.error());
@@ -50,6 +51,7 @@ Result<std::vector<Descriptor>> sbom_referrers(const RecordRequest& request, Sbo
   auto files = hashes.take();
   if (!files) return fail(files.error());
   facts.files = std::move(*files);
+  facts.dependencies = packages_with_files(request.dependencies, dependency_of);
   facts.module = request.module;
   facts.name = request.name;
   facts.revision = revision();
@@ -80,6 +82,7 @@ Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const 
   if (request.runtime == Runtime::none) return out;
   ClosureOptions options;
   options.sysroot = request.sysroot;
+  options.build_trees = request.build_trees;
   if (request.base) {
     options.base = [&request, base_manifest, &out]() -> Result<const ImageFiles*> {
       auto files = ImageFiles::read(request.base->layout, base_manifest->layers,
@@ -319,7 +322,8 @@ class RememberedOwners {
 // record of one layer always had.
 Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, const Closure& closure,
                                               const Additions& additions, const OwnersOf& owners,
-                                              std::map<std::string, DebianPackage>& package_of) {
+                                              std::map<std::string, DebianPackage>& package_of,
+                                              std::map<std::string, std::size_t>& dependency_of) {
   // The closure's entries must fit beside the recorded ones whatever the layers (a path given twice is refused).
   auto all = merge_entries(additions.recorded, closure.closure.entries, "the runtime closure");
   if (!all) return fail(all.error());
@@ -327,6 +331,10 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
     all = merge_entries(std::move(*all), p.entries, "the package " + p.package.name);
     if (!all) return fail(all.error());
   }
+  // The build's dependencies, by what the packages-info files say of them: the SBOM names them, whatever the layers.
+  auto dependencies = dependency_of_files(*all, request.dependencies);
+  if (!dependencies) return fail(dependencies.error());
+  dependency_of = std::move(*dependencies);
   auto one_layer = [&]() -> std::vector<LayerGroup> {
     LayerGroup group;
     group.entries = std::move(*all);
@@ -339,6 +347,8 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
   }
   const DpkgDatabase dpkg(request.dpkg_admin_dir);
   auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages);
+  if (!groups) return fail(groups.error());
+  groups = separate_dependencies(std::move(*groups), dependency_of, request.dependencies);
   if (!groups) return fail(groups.error());
   if (groups->size() <= 1) return one_layer();
   // Which package each file of a package's layer is of, before merging hides it: the SBOM names them.
@@ -364,8 +374,8 @@ std::vector<LayerEntry> sbom_entries(const std::vector<LayerGroup>& groups) {
   return out;
 }
 
-// The warning of `kind` about the files of `each`, summarised by `summary` (given the count of files and
-// the first few, "/a, /b, /c, and 2 more") when they are more than k_warning_named_files; nothing when none.
+}  // namespace
+
 std::optional<RecordWarning> warning_of(std::string kind, const std::vector<FileWarning>& each,
                                         std::string (*summary)(std::size_t files, std::string_view named)) {
   if (each.empty()) return std::nullopt;
@@ -382,6 +392,8 @@ std::optional<RecordWarning> warning_of(std::string kind, const std::vector<File
   }
   return warning;
 }
+
+namespace {
 
 std::string unrunnable_summary(std::size_t files, std::string_view named) {
   return std::to_string(files) + " programs (" + std::string(named) +
@@ -456,7 +468,8 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   const RememberedOwners owners(store, DpkgDatabase(request.dpkg_admin_dir), request.dpkg_admin_dir);
   const OwnersOf owners_of = std::cref(owners);
   auto package_of = package_of_files(*additions);
-  auto groups = record_groups(request, **closure, *additions, owners_of, package_of);
+  std::map<std::string, std::size_t> dependency_of;
+  auto groups = record_groups(request, **closure, *additions, owners_of, package_of, dependency_of);
   if (!groups) return fail(groups.error());
   const std::size_t base_layers = *base ? (*base)->manifest.layers.size() : 0;
   if (auto s = check_layer_count(base_layers, groups->size()); !s) return fail(s.error());
@@ -464,10 +477,13 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!unrunnable) return fail(unrunnable.error());
   auto foreign = search_path_warning(request, *groups, **closure, *base);
   if (!foreign) return fail(foreign.error());
+  auto built = build_warnings(request, (*closure)->closure, *groups, dependency_of);
+  if (!built) return fail(built.error());
   std::vector<RecordWarning> warnings;
   for (auto* w : {&*unrunnable, &*foreign}) {
     if (*w) warnings.push_back(std::move(**w));
   }
+  warnings.insert(warnings.end(), std::make_move_iterator(built->begin()), std::make_move_iterator(built->end()));
   std::vector<fs::Path> inputs;
   for (const auto& group : *groups) {
     for (const auto& e : group.entries) {
@@ -546,7 +562,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
     return *revision;
   };
-  auto referrers = sbom_referrers(request, sbom, store, *manifest, revision_of_sources);
+  auto referrers = sbom_referrers(request, sbom, store, *manifest, revision_of_sources, dependency_of);
   if (!referrers) return fail(referrers.error());
   // The same bytes built from a newer revision (a commit after a dirty build) are a new history entry,
   // so that `records` names the newest build that produced them; same bytes, same revision: nothing.

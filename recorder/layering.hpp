@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "recorder/dependencies.hpp"
 #include "recorder/layer.hpp"
 #include "recorder/runtime_closure.hpp"
 #include "recorder/sbom.hpp"
@@ -32,6 +33,7 @@ inline constexpr std::size_t k_max_image_layers = 127;
 enum class LayerOrigin {
   package,          // one Debian package: "deb:NAME=VERSION:ARCH"
   merged_packages,  // the smallest packages, merged to fit the budget: "deb:merged"
+  dependency,       // a package of no Debian package, a build's dependency: "dep:NAME=VERSION"
   no_package,       // closure files no package lists (/usr/local/lib, a sysroot's own): "no-package"
   own_libraries,    // shared objects of the build: recorded, or found by the closure in the build tree
   files,            // the programs and every other recorded file
@@ -82,6 +84,15 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
                                               const DpkgDatabase& dpkg, const BaseHolds& base_holds,
                                               const OwnersOf& owners_of = {},
                                               const std::vector<PackageFiles>& added = {});
+
+// The files of each declared dependency (`dependency_of`: image path -> index in `declared`), and the
+// links leading to them, taken out of the groups of no Debian package into a group of their own
+// ("dep:NAME=VERSION"), placed after the Debian packages' groups: a dependency changes less often than
+// the build's own files, and an upgrade is then one changed layer. Directories left holding nothing but
+// what moved go with it; a group left with nothing is dropped.
+Result<std::vector<LayerGroup>> separate_dependencies(std::vector<LayerGroup> groups,
+                                                      const std::map<std::string, std::size_t>& dependency_of,
+                                                      const std::vector<DeclaredPackage>& declared);
 
 // At most `budget` groups: when there are more, the smallest package groups (by size, then key, so the
 // same packages give the same layers on any machine) become one "deb:merged" group after the packages

@@ -53,6 +53,11 @@ struct ClosureOptions {
   std::optional<fs::Path> sysroot;
   // The base image's files, when recording on a base: read only when a recorded file is dynamic.
   std::function<Result<const ImageFiles*>()> base;
+  // The build's source and build directories. A library found through an absolute RPATH or RUNPATH
+  // entry outside them (a vendor's /opt/vendor/lib) is kept at its path, where the loader looks; one
+  // inside them is placed as the build's own. Without them, an entry under a system directory (/opt,
+  // /usr, ...) is taken to be outside the build.
+  std::vector<fs::Path> build_trees;
 };
 
 // The entries to add so the loader finds, inside the image, everything the ELF files among `entries`
@@ -64,9 +69,15 @@ Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& e
 // The closure's entries and the target root they were taken from: empty for this machine, else the
 // sysroot or /usr/TRIPLET (a file at ROOT/PATH is at PATH in the image). Layering needs the root to
 // find the rest of a package's files where the closure found some.
+// A library kept at the path an absolute search path entry outside the build gave it.
+struct KeptLibrary {
+  std::string image_path;  // "/opt/vendor/lib/libvendor.so.4"
+  std::string how;         // "RUNPATH /opt/vendor/lib of indexer"
+};
 struct RuntimeClosure {
   std::vector<LayerEntry> entries;
   std::string root;
+  std::vector<KeptLibrary> kept;
 };
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
 

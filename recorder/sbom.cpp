@@ -122,7 +122,8 @@ bool contains_line(std::string_view text, std::string_view line) {
   return false;
 }
 
-// purl components are percent-encoded except for the unreserved characters.
+}  // namespace
+
 std::string purl_encode(std::string_view text) {
   static constexpr char k_hex[] = "0123456789ABCDEF";
   std::string out;
@@ -138,6 +139,8 @@ std::string purl_encode(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 // SPDX identifiers allow letters, digits, '.' and '-'.
 std::string spdx_id_part(std::string_view text) {
@@ -370,8 +373,11 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
     relationships.push_back(relationship(k_record_package_id, "CONTAINS", package_id(p)));
   }
 
+  const auto holder = spdx_software_packages(facts.dependencies, k_record_package_id, packages, relationships);
+
   // A package's files are its own (dpkg lists them with their checksums): the document names the
-  // package once, and lists, with their checksums, only the files of no package.
+  // package once, and lists, with their checksums, only the files of no package. A dependency's few
+  // files are listed, held by its package.
   nlohmann::json files = nlohmann::json::array();
   std::size_t number = 0;
   for (const auto& f : facts.files) {
@@ -382,7 +388,9 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
                      {"checksums",
                       {{{"algorithm", "SHA1"}, {"checksumValue", f.sha1}},
                        {{"algorithm", "SHA256"}, {"checksumValue", f.sha256}}}}});
-    relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
+    const auto held = holder.find(f.path);
+    relationships.push_back(
+        relationship(held == holder.end() ? std::string(k_record_package_id) : held->second, "CONTAINS", id));
   }
 
   return {{"spdxVersion", "SPDX-2.3"},
@@ -394,6 +402,35 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
           {"packages", std::move(packages)},
           {"files", std::move(files)},
           {"relationships", std::move(relationships)}};
+}
+
+std::map<std::string, std::string> spdx_software_packages(const std::vector<SoftwarePackage>& packages,
+                                                          std::string_view container, nlohmann::json& out,
+                                                          nlohmann::json& relationships) {
+  std::map<std::string, std::string> holder;
+  for (const auto& p : packages) {
+    const std::string id = "SPDXRef-Package-dep-" + spdx_id_part(p.name);
+    const auto known = [](const std::string& value) { return value.empty() ? std::string(k_noassertion) : value; };
+    nlohmann::json package = {{"SPDXID", id},
+                              {"name", p.name},
+                              {"downloadLocation", known(p.download_location)},
+                              {"filesAnalyzed", false},
+                              {"supplier", known(p.supplier)},
+                              {"licenseConcluded", k_noassertion},
+                              {"licenseDeclared", known(p.license)},
+                              {"primaryPackagePurpose", "LIBRARY"}};
+    if (!p.version.empty()) package["versionInfo"] = p.version;
+    if (p.checksum) {
+      package["checksums"] = {{{"algorithm", p.checksum->algorithm}, {"checksumValue", p.checksum->value}}};
+    }
+    package["externalRefs"] = {{{"referenceCategory", "PACKAGE-MANAGER"},
+                                {"referenceType", "purl"},
+                                {"referenceLocator", dependency_purl(p)}}};
+    out.push_back(std::move(package));
+    relationships.push_back(relationship(container, "CONTAINS", id));
+    for (const auto& file : p.files) holder.emplace(file, id);
+  }
+  return holder;
 }
 
 Result<Descriptor> put_referrer(Store& store, const Descriptor& subject, std::string_view artifact_type,

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oci/oci.hpp"
+#include "recorder/dependencies.hpp"
 #include "recorder/layer.hpp"
 #include "store/store.hpp"
 #include "util/fs.hpp"
@@ -35,6 +36,9 @@ struct DebianPackage {
 
   friend auto operator<=>(const DebianPackage&, const DebianPackage&) = default;
 };
+
+// A purl component percent-encoded, as the purl specification asks: everything but the unreserved characters.
+std::string purl_encode(std::string_view text);
 
 // `pkg:deb/debian/NAME@VERSION?arch=ARCH`, percent-encoded as the purl specification asks.
 std::string debian_purl(const DebianPackage& package);
@@ -87,6 +91,8 @@ struct SbomFacts {
   Digest image;                 // the record's image manifest digest: the document's namespace
   std::int64_t created = 0;     // SOURCE_DATE_EPOCH
   std::vector<SbomFile> files;  // sorted by path
+  // Packages of no Debian package (recorder/dependencies), each with its files among `files`.
+  std::vector<SoftwarePackage> dependencies;
 };
 
 // Finds the Debian package of every regular file of `entries`, and hashes those of none. Only files
@@ -110,10 +116,17 @@ Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entri
 Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries,
                      const ChecksumTable* checksums);
 
-// The SPDX 2.3 document: the record's package, each Debian package of its files once, and the files of
-// no package with their checksums. Reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,
+// The SPDX 2.3 document: the record's package, each Debian package of its files once, each package of
+// no Debian package (a build's dependency) with the files it holds, and the files of no Debian package
+// with their checksums. Reproducible (created from SOURCE_DATE_EPOCH, namespace from the image digest,
 // packages, files and relationships in a fixed order).
 nlohmann::json spdx_document(const SbomFacts& facts);
+
+// The SPDX packages of `packages` (a build's dependencies), each CONTAINed by `container`, appended to
+// `out` with their relationships; returns the SPDX identifier of the package holding each of their files.
+std::map<std::string, std::string> spdx_software_packages(const std::vector<SoftwarePackage>& packages,
+                                                          std::string_view container, nlohmann::json& out,
+                                                          nlohmann::json& relationships);
 
 // Puts an artifact into the store: `bytes` as its one blob, the empty config, and a manifest whose
 // subject is `subject` (OCI image-spec 1.1 artifact guidance). Returns the descriptor to list in
