@@ -16,14 +16,17 @@ std::string parent_dir(std::string_view path) {
 }
 
 // Whether an image directory is where libraries are installed: a lib, lib32, lib64 or libx32 directory, or a
-// multiarch one below it (usr/lib/x86_64-linux-gnu).
+// multiarch one below it (usr/lib/x86_64-linux-gnu), and not one a build tree's layout made (below a
+// program's bin/, in a FetchContent _deps/ tree, in CMakeFiles/).
 bool library_directory(const std::string& dir) {
   const auto parts = path_components(dir);
   const auto is_lib = [](const std::string& part) {
     return part == "lib" || part == "lib32" || part == "lib64" || part == "libx32";
   };
   if (parts.empty()) return false;
-  if (std::find(parts.begin(), parts.end(), "_deps") != parts.end()) return false;
+  for (const char* layout : {"_deps", "bin", "sbin", "CMakeFiles"}) {
+    if (std::find(parts.begin(), parts.end(), layout) != parts.end()) return false;
+  }
   return is_lib(parts.back()) ||
          (parts.size() >= 2 && is_lib(parts[parts.size() - 2]) && parts.back().find("-linux-") != std::string::npos);
 }
