@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oci/oci.hpp"
+#include "util/ascii.hpp"
 #include "util/process.hpp"
 
 namespace arec {
@@ -95,7 +96,7 @@ class TraceReader {
       if (!a.is_string()) return bad("an argument is not a string");
       list.push_back(a.get<std::string>());
     }
-    const std::string command = ascii_lower(cmd->get<std::string>());
+    const std::string command = ascii::lower(cmd->get<std::string>());
     if (command == "file" && !list.empty() && list[0] == "INSTALL") {
       m_trace.installs.push_back(traced_install(list));
     } else if (command == "if") {
@@ -119,10 +120,6 @@ class TraceReader {
   }
 
  private:
-  static std::string ascii_lower(std::string text) {
-    for (char& c : text) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    return text;
-  }
   Status bad(std::string_view why) const {
     return fail_input(m_what + ": line " + std::to_string(m_line) + ": " + std::string(why));
   }
@@ -308,6 +305,12 @@ Result<InstallTree> stage_install(const StageRequest& request) {
   walk(root, leaves, nullptr);
   std::sort(leaves.begin(), leaves.end());
   if (leaves.empty()) {
+    const auto meant = std::find_if(trace->components.begin(), trace->components.end(), [&](const std::string& c) {
+      return c != component && ascii::lower(c) == ascii::lower(component);
+    });
+    if (meant != trace->components.end()) {
+      return fail_input(what + " installs no file; did you mean the component " + *meant + "?");
+    }
     return fail_input(
         what + (request.config.empty() ? "" : " (configuration " + request.config + ")") + " installs no file; " +
         (trace->components.empty() ? "the install rules name no component"

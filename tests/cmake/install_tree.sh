@@ -147,6 +147,24 @@ if [[ $generator != Ninja ]]; then
   exit 0
 fi
 
+note "arec record: an install tree asked for wrongly is refused before the store is touched"
+before=$(tree_state "$store")
+expect_exit 2 "$AREC" --store "$store" record --module shop --name bad --file "$build_dir/gateway" --prefix /opt/shop
+expect_one_line_error "--prefix goes with --component or --staged (an install tree)"
+expect_exit 2 "$AREC" --store "$store" record --module shop --name bad --component runtime
+expect_one_line_error "--component runtime: give the build tree to install it from (--cmake-build DIR)"
+expect_exit 2 "$AREC" --store "$store" record --module shop --name bad --component runtime --cmake-build "$work/repos"
+expect_one_line_error "--cmake-build $work/repos: not a CMake build tree (it has no CMakeCache.txt)"
+expect_exit 2 "$AREC" --store "$store" record --module shop --name bad --cmake-build "$build_dir" --component Runtime
+expect_one_line_error "the component Runtime of $build_dir installs no file; did you mean the component runtime?"
+expect_exit 2 "$AREC" --store "$store" record --module shop --name bad --cmake-build "$build_dir" --component server
+expect_one_line_error "the component server of $build_dir installs no file; the install rules name the components Unspecified, dev, runtime"
+expect_exit 2 "$AREC" --store "$store" record --module shop --name bad --cmake-build "$build_dir" --component runtime \
+  --plugin "$build_dir/libnone.so"
+expect_one_line_error "--plugin $build_dir/libnone.so: the component runtime installs no libnone.so"
+expect_eq "$before" "$(tree_state "$store")" "the store after the refusals"
+[[ -z $(find "$build_dir/CMakeFiles" -maxdepth 1 -name 'arec-stage.*') ]] || fail "a staging directory was left behind"
+
 digest=$(digest_of "$store" shop/gateway)
 note "cpack -G External with arec's script: the same digest"
 count=$(history_of shop/gateway)

@@ -88,9 +88,9 @@ TEST(InstallTree, AComponentWithNoFileIsRefusedNamingTheComponentsThereAre) {
       "install(FILES app.conf DESTINATION include COMPONENT dev)\n");
   auto build = read_cmake_build(project.build);
   ASSERT_TRUE(build);
-  auto tree = stage_install({*build, "Runtime", "Release", "/usr/local"});
+  auto tree = stage_install({*build, "server", "Release", "/usr/local"});
   ASSERT_FALSE(tree);
-  EXPECT_NE(tree.error().message.find("the component Runtime of " + project.build.string() +
+  EXPECT_NE(tree.error().message.find("the component server of " + project.build.string() +
                                       " (configuration Release) installs no file; the install rules name the "
                                       "components dev, runtime"),
             std::string::npos)
@@ -100,6 +100,10 @@ TEST(InstallTree, AComponentWithNoFileIsRefusedNamingTheComponentsThereAre) {
     if (e.path().filename().string().starts_with("arec-stage.")) left.push_back(e.path());
   }
   EXPECT_TRUE(left.empty()) << "a refused staging leaves nothing: " << left.front();
+  auto other_case = stage_install({*build, "Runtime", "Release", "/usr/local"});
+  ASSERT_FALSE(other_case);
+  EXPECT_NE(other_case.error().message.find("installs no file; did you mean the component runtime?"), std::string::npos)
+      << other_case.error().message;
 }
 
 TEST(InstallTree, AFileInstalledOutsideThePrefixIsRefusedNamingItsSource) {
