@@ -348,6 +348,11 @@ Result<std::vector<LayerGroup>> record_groups(const RecordRequest& request, cons
   const DpkgDatabase dpkg(request.dpkg_admin_dir);
   auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages);
   if (!groups) return fail(groups.error());
+  // A Debian package's file stays its package's, whatever a packages-info file names.
+  for (const auto& g : *groups) {
+    if (g.kind != LayerOrigin::package) continue;
+    for (const auto& e : g.entries) dependency_of.erase(e.path);
+  }
   groups = separate_dependencies(std::move(*groups), dependency_of, request.dependencies);
   if (!groups) return fail(groups.error());
   if (groups->size() <= 1) return one_layer();

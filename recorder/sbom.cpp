@@ -408,8 +408,11 @@ std::map<std::string, std::string> spdx_software_packages(const std::vector<Soft
                                                           std::string_view container, nlohmann::json& out,
                                                           nlohmann::json& relationships) {
   std::map<std::string, std::string> holder;
+  std::set<std::string> ids;
   for (const auto& p : packages) {
-    const std::string id = "SPDXRef-Package-dep-" + spdx_id_part(p.name);
+    // Names that differ only in characters SPDX identifiers cannot hold ("a_b", "a-b") stay apart.
+    std::string id = "SPDXRef-Package-dep-" + spdx_id_part(p.name);
+    for (int n = 2; !ids.insert(id).second; ++n) id = "SPDXRef-Package-dep-" + spdx_id_part(p.name) + "-" + std::to_string(n);
     const auto known = [](const std::string& value) { return value.empty() ? std::string(k_noassertion) : value; };
     nlohmann::json package = {{"SPDXID", id},
                               {"name", p.name},
