@@ -412,7 +412,8 @@ std::map<std::string, std::string> spdx_software_packages(const std::vector<Soft
   for (const auto& p : packages) {
     // Names that differ only in characters SPDX identifiers cannot hold ("a_b", "a-b") stay apart.
     std::string id = "SPDXRef-Package-dep-" + spdx_id_part(p.name);
-    for (int n = 2; !ids.insert(id).second; ++n) id = "SPDXRef-Package-dep-" + spdx_id_part(p.name) + "-" + std::to_string(n);
+    for (int n = 2; !ids.insert(id).second; ++n)
+      id = "SPDXRef-Package-dep-" + spdx_id_part(p.name) + "-" + std::to_string(n);
     const auto known = [](const std::string& value) { return value.empty() ? std::string(k_noassertion) : value; };
     nlohmann::json package = {{"SPDXID", id},
                               {"name", p.name},
