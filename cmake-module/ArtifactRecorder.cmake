@@ -174,6 +174,9 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
     the same build, and a build that changes none of them records nothing. It runs after every target of
     ``ALL``, since any may be installed. A component that installs no file, or a file the rules put outside
     the prefix (an absolute ``DESTINATION``), fails the build saying so. ``DESTINATION`` does not apply.
+    Installing rewrites a file's build ``RPATH`` in place, keeping its length, so every executable and
+    library of the project gets ``BUILD_RPATH_USE_ORIGIN`` (unless the project set it): the installed
+    files, and the digest, are then the same wherever the build tree is.
 
   ``PREFIX <dir>``
     The install prefix of ``COMPONENT`` in the image. Default: ``/usr/local``.

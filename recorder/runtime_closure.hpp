@@ -77,7 +77,7 @@ struct KeptLibrary {
 struct RuntimeClosure {
   std::vector<LayerEntry> entries;
   std::string root;
-  std::vector<KeptLibrary> kept;
+  std::vector<KeptLibrary> kept = {};
 };
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
 
