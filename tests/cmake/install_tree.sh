@@ -163,6 +163,14 @@ expect_exit 2 "$AREC" --store "$store" record --module shop --name bad --cmake-b
   --plugin "$build_dir/libnone.so"
 expect_one_line_error "--plugin $build_dir/libnone.so: the component runtime installs no libnone.so"
 expect_eq "$before" "$(tree_state "$store")" "the store after the refusals"
+note "arec record: a Debian package's file stays its package's, whatever a packages-info file names"
+echo '{"packages": [{"name": "notlibc", "version": "1", "files": ["libc.so.6"]}]}' >"$work/libc.json"
+expect_exit 0 "$AREC" --store "$work/store-libc" record --module shop --name libc --file "$build_dir/gateway" \
+  --packages-info "$work/libc.json"
+expect_eq 0 "$("$AREC" --store "$work/store-libc" sbom shop/libc | jq '[.packages[] | select(.name == "notlibc")] | length')" \
+  "packages notlibc in the SBOM"
+expect_contains "$("$AREC" --store "$work/store-libc" inspect shop/libc --json | jq -r '.layers[].origin')" "deb:libc6=" \
+  "the layers of shop/libc"
 [[ -z $(find "$build_dir/CMakeFiles" -maxdepth 1 -name 'arec-stage.*') ]] || fail "a staging directory was left behind"
 
 digest=$(digest_of "$store" shop/gateway)

@@ -216,5 +216,17 @@ TEST(SpdxDependencies, APackageOfNoDebianPackageIsNamedWithItsFiles) {
                                                      "SPDXRef-Package-dep-tinyidx CONTAINS SPDXRef-File-2"}));
 }
 
+TEST(SpdxDependencies, NamesThatGiveOneIdentifierStayApart) {
+  SbomFacts facts;
+  facts.module = "shop";
+  facts.name = "gateway";
+  facts.image = *Digest::parse("sha256:" + std::string(64, 'b'));
+  facts.dependencies = {{"json_lite", "1", "", {}, "", "", "", {}}, {"json-lite", "2", "", {}, "", "", "", {}}};
+  const auto doc = spdx_document(facts);
+  ASSERT_EQ(doc["packages"].size(), 3u);
+  EXPECT_EQ(doc["packages"][1]["SPDXID"], "SPDXRef-Package-dep-json-lite");
+  EXPECT_EQ(doc["packages"][2]["SPDXID"], "SPDXRef-Package-dep-json-lite-2");
+}
+
 }  // namespace
 }  // namespace arec
