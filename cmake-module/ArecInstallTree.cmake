@@ -112,7 +112,7 @@ function(_arec_cpack_command target component prefix)
   if(prefix STREQUAL "")
     set(prefix /usr/local)
   endif()
-  string(REPLACE ";" "$<SEMICOLON>" command "${ARGN}")
+  set(command "${ARGN}")
   file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/CMakeFiles/arec/cpack/${component}$<$<BOOL:$<CONFIG>>:.$<CONFIG>>.cmake"
        CONTENT "# arec_record(... COMPONENT ${component}) as the CPack External script runs it.\nset(AREC_COMMAND [==[${command}]==])\nset(AREC_PREFIX [==[${prefix}]==])\n")
 endfunction()
