@@ -12,6 +12,7 @@
 
 #include "addressing/base_spec.hpp"
 #include "cli/cli.hpp"
+#include "cli/record_build.hpp"
 #include "cli/record_stamp.hpp"
 #include "cli/signing.hpp"
 #include "recorder/elf.hpp"
@@ -77,6 +78,7 @@ struct RecordOptions {
   std::string sign_key;                 // --sign-key, else AREC_SIGNING_KEY
   std::vector<std::string> trust_keys;  // --trust-key: what a --base of the store or a registry must be signed by
   std::string stamp;                    // --stamp: run by a build (the CMake module); see record_stamp.hpp
+  BuildOptions build;                   // what a CMake build tells of its outputs (record_build.hpp)
   unsigned threads = 0;
   unsigned layers = k_default_layer_budget;
   bool json = false;
@@ -92,7 +94,7 @@ struct StoreBase {
 
 // The request of `arec record`, and in `store_base` its base when that is in the store.
 Result<RecordRequest> make_request(const Settings& settings, const RecordOptions& o,
-                                   std::optional<StoreBase>& store_base) {
+                                   std::optional<StoreBase>& store_base, BuildFacts& build) {
   RecordRequest request;
   if (auto s = validate_record_part(o.module, "module"); !s) return fail(s.error());
   if (auto s = validate_record_part(o.name, "name"); !s) return fail(s.error());
@@ -138,6 +140,11 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
     request.packages.push_back(std::move(*package));
   }
   request.ca_certificates = o.no_ca_certificates ? CaCertificates::none : CaCertificates::automatic;
+  // An install component is staged (into the build tree) before the store is touched.
+  auto facts = prepare_build(o.build, o.config);
+  if (!facts) return fail(facts.error());
+  build = std::move(*facts);
+  inputs.insert(inputs.end(), build.inputs.begin(), build.inputs.end());
   // Every input is checked before the store is touched, so bad input leaves the store as it was.
   auto entries = collect_entries(inputs);
   if (!entries) return fail(entries.error());
@@ -165,12 +172,13 @@ Result<RecordRequest> make_request(const Settings& settings, const RecordOptions
   request.target = o.target;
   request.config = o.config;
   request.revision = o.revision;
+  if (auto s = apply_build(build, o.build, request); !s) return fail(s.error());
   return request;
 }
 
 // Run by a build (--stamp): warns about inputs the build changes while they are recorded, then
 // leaves the stamp and the depfile naming every input, DIRECTORIES trees by each of their directories.
-Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome,
+Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome, const BuildFacts& build,
                          std::filesystem::file_time_type started) {
   RecordInputs inputs{outcome.inputs, {}};
   std::vector<fs::Path> roots;
@@ -179,6 +187,7 @@ Status finish_build_step(const RecordOptions& o, const RecordOutcome& outcome,
     if (input) roots.push_back(input->source);
   }
   inputs.directories = directories_under(roots);
+  add_build_inputs(build, inputs);
   for (const auto& warning : moving_input_warnings(inputs, started, outcome.record.repository()))
     spdlog::warn("{}", warning);
   return write_record_stamp(fs::Path(o.stamp), inputs);
@@ -266,7 +275,8 @@ nlohmann::json warnings_json(const std::vector<RecordWarning>& warnings, Names n
 
 Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   std::optional<StoreBase> store_base;
-  auto request = make_request(globals.settings, o, store_base);
+  BuildFacts build;  // holds the staged install tree until the record is made
+  auto request = make_request(globals.settings, o, store_base, build);
   if (!request) return fail(request.error());
   // A key that does not load stops the record before the store is touched.
   auto key = signing_key(globals, o.sign_key);
@@ -297,7 +307,7 @@ Result<int> run_record(const Globals& globals, const RecordOptions& o) {
   }
   for (const auto& note : outcome->notes) spdlog::info("{}", note);
   if (!o.stamp.empty()) {
-    if (auto s = finish_build_step(o, *outcome, started); !s) return fail(s.error());
+    if (auto s = finish_build_step(o, *outcome, build, started); !s) return fail(s.error());
   }
   if (!outcome->changed) spdlog::debug("{} already recorded; nothing changed", outcome->record.identity());
   if (o.json) {
@@ -623,6 +633,7 @@ void add_record(CLI::App& app, Globals& globals, Action& action) {
       ->type_name("STAMP");
   add_sign_key_option(*cmd, o->sign_key);
   add_trust_key_option(*cmd, o->trust_keys);
+  add_build_options(*cmd, o->build);
   cmd->add_option("--sbom", o->sbom,
                   "SBOMs kept beside the record, each a referrer of the image: spdx (SPDX 2.3 JSON), cyclonedx "
                   "(CycloneDX 1.6 JSON), both (spdx,cyclonedx), or none")

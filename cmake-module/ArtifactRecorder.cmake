@@ -67,7 +67,10 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
                 [USER <name>|<uid>[:<group>|<gid>]]
                 [PACKAGES <package>[:<arch>]...]
                 [SIGN_KEY <file>]
-                [STORE <dir>])
+                [STORE <dir>]
+                [COMPONENT <component> [PREFIX <dir>]]
+                [PLUGINS <target>[=<dest>]...]
+                [PACKAGES_INFO <file>...])
 
   Adds a recording step (the target ``arec_record_<target>``, part of ``ALL``) that runs ``arec record``
   on ``$<TARGET_FILE:<target>>``. The target's build ``RPATH`` is made ``$ORIGIN``-relative
@@ -168,6 +171,52 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
   ``STORE <dir>``
     The store to record into (relative to the current binary directory). Default: ``AREC_STORE``.
 
+  ``COMPONENT <component>``
+    The image is what the project's install rules put in this component: exactly what
+    ``cmake --install <build> --component <component> --config <CONFIG>`` installs under ``PREFIX``, at its
+    install paths and with the install ``RPATH``, with the runtime closure of every ELF file in it (one layer
+    per Debian package, as always). The target's file is not added again: the install rules place it, and an
+    executable's installed path is the entrypoint (unless ``ENTRYPOINT`` is given). The step stages the
+    component into the build tree (``CMakeFiles/arec-stage.*``, removed afterwards) by running the install
+    scripts CMake generated, traced, and depends on every file and directory they read and on the scripts
+    themselves: a new ``install()`` rule, a changed data file or a rebuilt library or plugin records again in
+    the same build, and a build that changes none of them records nothing. It runs after every target of
+    ``ALL``, since any may be installed. A component that installs no file, or a file the rules put outside
+    the prefix (an absolute ``DESTINATION``), fails the build saying so. ``DESTINATION`` does not apply.
+    Installing rewrites a file's build ``RPATH`` in place, keeping its length, so every executable and
+    library of the project gets ``BUILD_RPATH_USE_ORIGIN`` (unless the project set it): the installed
+    files, and the digest, are then the same wherever the build tree is.
+
+  ``PREFIX <dir>``
+    The install prefix of ``COMPONENT`` in the image. Default: ``/usr/local``.
+
+  ``PLUGINS <target>[=<dest>]...``
+    Libraries the program loads with ``dlopen`` (``MODULE`` or ``SHARED`` libraries of the project): the step
+    depends on each and records again when one changes, and the image holds each with its runtime closure.
+    With ``COMPONENT`` the component must install each (at its install path); without, a plugin goes to
+    ``<dest>`` (default ``/usr/local/lib/``, a ``<dest>`` ending in ``/`` being a directory). When a recorded
+    program calls ``dlopen`` and a ``MODULE`` library of the project is in no image (neither installed by the
+    component nor named in ``PLUGINS`` of any ``arec_record``), the build warns, naming it.
+
+  ``PACKAGES_INFO <file>...``
+    JSON files naming packages of no Debian package that the image holds, such as a vendor's library
+    under ``/opt`` (relative to the current source directory)::
+
+      {"packages": [{"name": "vendorlib", "version": "4.2.0", "license": "LicenseRef-Acme",
+                     "download_location": "https://vendor.example/vendorlib-4.2.0.tar.gz",
+                     "checksum": "SHA256=<hex>", "supplier": "Organization: Acme",
+                     "paths": ["/opt/vendor/lib"], "files": ["libvendor.so.4"]}]}
+
+    A file under one of ``paths``, or in an install tree a file named in ``files`` (by name or ``SONAME``),
+    is the package's: the package's files are a layer of their own, ``dep:NAME=VERSION``, and the SBOM
+    names the package (name, version, download location, checksum, licence, purl). The project's
+    ``FetchContent`` and ``ExternalProject`` dependencies are named so without being listed: their name,
+    ``GIT_TAG`` (a version tag such as ``v1.2.3`` gives ``1.2.3``) or the dependency's own
+    ``project(VERSION)``, ``GIT_REPOSITORY`` or ``URL``, and ``URL_HASH``; a ``PACKAGES_INFO`` entry of the
+    same name adds to what was found (its licence, say). A library found through an absolute ``RUNPATH``
+    outside the build (``/opt/vendor/lib``) stays at that path in the image; without a package naming it,
+    the build warns that the SBOM knows it only as a file.
+
   ``FILES``, ``DIRECTORIES``, ``ENTRYPOINT`` and ``ENV`` accept generator expressions. An item that
   evaluates to an empty string is left out, and one that evaluates to a list gives one argument per
   element; a literal comma inside such an item is written ``$<COMMA>``.
@@ -179,6 +228,11 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
   ``BYPRODUCTS``) of an ``add_custom_command()`` anywhere in that file, or a source marked ``GENERATED``;
   the recording step then runs after it is made.
 
+  Without ``COMPONENT``, a library the build's ``RUNPATH`` leads to is recorded where that path puts it in
+  the image (``$ORIGIN/../_deps/...`` gives ``/usr/local/_deps/...``); one at a path made from the build
+  tree's layout rather than a ``lib`` directory is warned about once, naming ``COMPONENT`` as the way to
+  install paths.
+
   Example::
 
     add_executable(controlplane controlplane.cpp)
@@ -189,10 +243,20 @@ set(AREC_SIGNING_KEY "" CACHE FILEPATH "Private key arec_record() signs with (em
                 ENV MESH_LOG=info)
     # mesh/controlplane: /usr/local/bin/controlplane (also the entrypoint), its configuration file,
     # and in Debug builds a second one.
+
+  An install component as the image::
+
+    install(TARGETS gateway gwcore RUNTIME DESTINATION bin COMPONENT runtime
+                                   LIBRARY DESTINATION lib COMPONENT runtime NAMELINK_COMPONENT dev)
+    install(TARGETS gwplugin LIBRARY DESTINATION lib/gateway/plugins COMPONENT runtime)
+    install(FILES gateway.conf DESTINATION etc/gateway COMPONENT runtime)
+    arec_record(gateway COMPONENT runtime PLUGINS gwplugin)
+    # shop/gateway: /usr/local/bin/gateway (the entrypoint), lib/libgwcore.so.*, the plugin and
+    # etc/gateway/gateway.conf under /usr/local, each where the install rules put it.
 #]=======================================================================]
 function(arec_record target)
-  set(one_value MODULE NAME DESTINATION BASE COMPRESSION RUNTIME LAYERS USER SIGN_KEY STORE)
-  set(multi_value FILES DIRECTORIES ENTRYPOINT ENV PACKAGES SBOM)
+  set(one_value MODULE NAME DESTINATION BASE COMPRESSION RUNTIME LAYERS USER SIGN_KEY STORE COMPONENT PREFIX)
+  set(multi_value FILES DIRECTORIES ENTRYPOINT ENV PACKAGES SBOM PLUGINS PACKAGES_INFO)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "${one_value}" "${multi_value}")
   if(arg_UNPARSED_ARGUMENTS)
     _arec_fail_unknown_arguments(arec_record "${target}" "${one_value};${multi_value}" ${arg_UNPARSED_ARGUMENTS})
@@ -221,6 +285,7 @@ function(arec_record target)
   _arec_check_component("${target}" MODULE "${arg_MODULE}")
   _arec_check_component("${target}" NAME "${arg_NAME}")
 
+  _arec_check_install_arguments("${target}" "${arg_COMPONENT}" "${arg_PREFIX}" "${arg_DESTINATION}" "${arg_PLUGINS}")
   if(NOT DEFINED arg_DESTINATION)
     if(type STREQUAL "EXECUTABLE")
       set(arg_DESTINATION /usr/local/bin)
@@ -283,16 +348,28 @@ function(arec_record target)
 
   set(file "$<TARGET_FILE:${built}>")
   set(args --module=${arg_MODULE} --name=${arg_NAME} --target=${built}
-           "$<$<BOOL:$<CONFIG>>:--config=$<CONFIG>>"
-           "--file=${file}=${destination}/$<TARGET_FILE_NAME:${built}>")
-  if(type STREQUAL "SHARED_LIBRARY")
-    # The dynamic loader looks a library up by its SONAME (libfoo.so.1), not its file name (libfoo.so.1.2.3).
-    set(soname "$<TARGET_SONAME_FILE_NAME:${built}>")
-    list(APPEND args "$<$<NOT:$<STREQUAL:${soname},$<TARGET_FILE_NAME:${built}>>>:--file=${file}=${destination}/${soname}>")
-  endif()
+           "$<$<BOOL:$<CONFIG>>:--config=$<CONFIG>>")
+  set(default_entrypoint FALSE)
   if(type STREQUAL "EXECUTABLE" AND NOT DEFINED arg_ENTRYPOINT AND NOT "ENTRYPOINT" IN_LIST arg_KEYWORDS_MISSING_VALUES)
-    set(arg_ENTRYPOINT "${destination}/$<TARGET_FILE_NAME:${built}>")
+    set(default_entrypoint TRUE)
   endif()
+  if(DEFINED arg_COMPONENT)
+    # The install rules place the target's file: its installed path is the entrypoint.
+    if(default_entrypoint)
+      list(APPEND args "--entrypoint-name=$<TARGET_FILE_NAME:${built}>")
+    endif()
+  else()
+    list(APPEND args "--file=${file}=${destination}/$<TARGET_FILE_NAME:${built}>")
+    if(type STREQUAL "SHARED_LIBRARY")
+      # The dynamic loader looks a library up by its SONAME (libfoo.so.1), not its file name (libfoo.so.1.2.3).
+      set(soname "$<TARGET_SONAME_FILE_NAME:${built}>")
+      list(APPEND args "$<$<NOT:$<STREQUAL:${soname},$<TARGET_FILE_NAME:${built}>>>:--file=${file}=${destination}/${soname}>")
+    endif()
+    if(default_entrypoint)
+      set(arg_ENTRYPOINT "${destination}/$<TARGET_FILE_NAME:${built}>")
+    endif()
+  endif()
+  _arec_install_args(args install_depends ${built} "${arg_COMPONENT}" "${arg_PREFIX}" "${arg_PLUGINS}" "${arg_PACKAGES_INFO}")
   _arec_option_args(args --file ${arg_FILES})
   _arec_option_args(args --dir ${arg_DIRECTORIES})
   _arec_option_args(args --entrypoint ${arg_ENTRYPOINT})
@@ -341,10 +418,13 @@ function(arec_record target)
   _arec_signing_stamp(signing "${sign_key}")
   _arec_command(command "${arg_STORE}")
   _arec_record_step(${built} "${arg_MODULE}/${arg_NAME}" "${arg_FILES};${arg_DIRECTORIES}" "${signing}"
-                    ${command} record ${args})
+                    "${install_depends}" ${command} record ${args})
   _arec_order_after_base(${built} "${arg_MODULE}/${arg_NAME}" "${arg_BASE}")
   get_property(stamp TARGET ${built} PROPERTY AREC_RECORD_STAMP)
   _arec_check_sources_later("${target}" "${stamp}" "${one_value};${multi_value}" "${arg_FILES}" "${arg_DIRECTORIES}")
+  if(DEFINED arg_COMPONENT)
+    _arec_cpack_command(${built} "${arg_COMPONENT}" "${arg_PREFIX}" ${command} record ${args})
+  endif()
 endfunction()
 
 # A record whose BASE is another target's record of this project (`M/N`, or `oci:<dir>:M/N` of the
@@ -374,6 +454,8 @@ endfunction()
 include("${CMAKE_CURRENT_LIST_DIR}/ArecCompose.cmake")
 # The checks of their arguments beyond the grammar: see ArecArguments.cmake.
 include("${CMAKE_CURRENT_LIST_DIR}/ArecArguments.cmake")
+# COMPONENT, PLUGINS, PACKAGES_INFO: ArecInstallTree.cmake.
+include("${CMAKE_CURRENT_LIST_DIR}/ArecInstallTree.cmake")
 
 # --- Private helpers ----------------------------------------------------------------------------------
 
@@ -451,12 +533,13 @@ endfunction()
 # DIRECTORIES trees (whose time changes when an entry comes or goes). A change to any of them records
 # again; a build that changes none runs nothing. A failed recording writes no stamp, so it runs again.
 # The signing key is an input too: <signing> is the target and the file of _arec_signing_stamp().
-# <what> is MODULE/NAME for the build's message; ARGN the arec command line.
-function(_arec_record_step built what inputs signing)
+# <what> is MODULE/NAME for the build's message; <more_depends> what else it depends on (plugins, packages
+# info); ARGN the arec command line.
+function(_arec_record_step built what inputs signing more_depends)
   set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/arec_record_${built}$<$<BOOL:$<CONFIG>>:.$<CONFIG>>.stamp")
   list(GET signing 0 signing_target)
   list(GET signing 1 signing_file)
-  set(depends ${built} "$<TARGET_FILE:${built}>" "${signing_file}")
+  set(depends ${built} "$<TARGET_FILE:${built}>" "${signing_file}" ${more_depends})
   foreach(item IN LISTS inputs)
     # An item with a generator expression is known only when the build runs: the depfile has it then.
     if(item STREQUAL "" OR item MATCHES [[\$<]])

@@ -1,6 +1,7 @@
 #include "recorder/cyclonedx.hpp"
 
 #include <map>
+#include <optional>
 
 #include "oci/digest.hpp"
 
@@ -19,22 +20,39 @@ std::string serial_number(const Digest& image) {
          "-" + hex.substr(20);
 }
 
-// CycloneDX's name of an SPDX checksum algorithm.
-std::string hash_algorithm(std::string_view spdx) {
+// CycloneDX's name of an SPDX checksum algorithm; nothing for one CycloneDX has no name for (SHA224).
+std::optional<std::string> hash_algorithm(std::string_view spdx) {
   if (spdx == "SHA1") return "SHA-1";
   if (spdx == "SHA256") return "SHA-256";
   if (spdx == "SHA384") return "SHA-384";
   if (spdx == "SHA512") return "SHA-512";
-  return std::string(spdx);
+  if (spdx == "MD5" || spdx == "SHA3-256" || spdx == "SHA3-384" || spdx == "SHA3-512") return std::string(spdx);
+  return std::nullopt;
 }
 
-// Debian's Maintainer, "name <email>", as an organizational entity.
-nlohmann::json supplier(const std::string& maintainer) {
-  const auto lt = maintainer.find('<');
-  if (lt == std::string::npos || !maintainer.ends_with('>')) return {{"name", maintainer}};
-  std::string name = maintainer.substr(0, lt);
-  while (!name.empty() && name.back() == ' ') name.pop_back();
-  return {{"name", name}, {"contact", {{{"email", maintainer.substr(lt + 1, maintainer.size() - lt - 2)}}}}};
+// Debian's Maintainer, "name <email>", or an SPDX agent ("Organization: name (email)"), as an
+// organizational entity.
+nlohmann::json supplier(std::string_view maintainer) {
+  char open_mark = '<';
+  char close_mark = '>';
+  for (std::string_view agent : {"Organization: ", "Person: "}) {
+    if (!maintainer.starts_with(agent)) continue;
+    maintainer.remove_prefix(agent.size());
+    open_mark = '(';
+    close_mark = ')';
+  }
+  const auto open = maintainer.rfind(open_mark);
+  if (open == std::string_view::npos || !maintainer.ends_with(close_mark)) return {{"name", maintainer}};
+  std::string_view name = maintainer.substr(0, open);
+  while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+  return {{"name", name}, {"contact", {{{"email", maintainer.substr(open + 1, maintainer.size() - open - 2)}}}}};
+}
+
+nlohmann::json file_component(const SbomFile& f) {
+  return {{"type", "file"},
+          {"bom-ref", file_key(f.path)},
+          {"name", "/" + f.path},
+          {"hashes", {{{"alg", "SHA-1"}, {"content", f.sha1}}, {{"alg", "SHA-256"}, {"content", f.sha256}}}}};
 }
 
 // One licence identifier alone is a license object (its id from the SPDX list, or the name and text of a
@@ -69,31 +87,40 @@ nlohmann::json cyclonedx_document(const SbomFacts& facts) {
     components.push_back(std::move(os));
     refs.emplace_back(k_os_key);
   }
+  // A dependency's files are components of its component (CycloneDX's containment).
+  std::map<std::string, nlohmann::json> held;
+  for (const auto& p : facts.packages) held.emplace(p.key, nlohmann::json());
+  const auto holder = [&](const SbomFile& f) {
+    return f.packages.empty() && !f.dependency.empty() ? held.find(f.dependency) : held.end();
+  };
+  for (const auto& f : facts.files) {
+    if (auto it = holder(f); it != held.end()) it->second.push_back(file_component(f));
+  }
   for (const auto& p : facts.packages) {
-    nlohmann::json component = {{"type", "library"}, {"bom-ref", p.key}, {"name", p.name}, {"version", p.version}};
+    nlohmann::json component = {{"type", "library"}, {"bom-ref", p.key}, {"name", p.name}};
+    if (!p.version.empty()) component["version"] = p.version;
     if (!p.supplier.empty()) component["supplier"] = supplier(p.supplier);
     if (!p.purl.empty()) component["purl"] = p.purl;
     if (!p.licence.expression.empty()) component["licenses"] = licences(p.licence);
-    if (!p.checksums.empty()) {
-      auto hashes = nlohmann::json::array();
-      for (const auto& [algorithm, value] : p.checksums)
-        hashes.push_back({{"alg", hash_algorithm(algorithm)}, {"content", value}});
-      component["hashes"] = std::move(hashes);
+    auto hashes = nlohmann::json::array();
+    for (const auto& [algorithm, value] : p.checksums) {
+      if (auto alg = hash_algorithm(algorithm)) hashes.push_back({{"alg", *alg}, {"content", value}});
     }
+    if (!hashes.empty()) component["hashes"] = std::move(hashes);
     if (!p.download_location.empty()) {
-      component["externalReferences"] = {{{"type", "distribution"}, {"url", p.download_location}}};
+      // SPDX's git+URL@REF is a repository; anything else is what was downloaded.
+      const bool vcs = p.download_location.starts_with("git+");
+      component["externalReferences"] = {{{"type", vcs ? "vcs" : "distribution"}, {"url", p.download_location}}};
     }
+    if (auto& files = held.at(p.key); !files.is_null()) component["components"] = std::move(files);
     components.push_back(std::move(component));
     refs.push_back(p.key);
   }
-  // A package's files are its own: only the files of no package are components of their own.
+  // A Debian package's files are its own, a dependency's inside its component: only the files of no
+  // package are components of their own.
   for (const auto& f : facts.files) {
-    if (!f.packages.empty()) continue;
-    components.push_back(
-        {{"type", "file"},
-         {"bom-ref", file_key(f.path)},
-         {"name", "/" + f.path},
-         {"hashes", {{{"alg", "SHA-1"}, {"content", f.sha1}}, {{"alg", "SHA-256"}, {"content", f.sha256}}}}});
+    if (!f.packages.empty() || holder(f) != held.end()) continue;
+    components.push_back(file_component(f));
     refs.push_back(file_key(f.path));
   }
 

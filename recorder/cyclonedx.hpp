@@ -10,9 +10,10 @@
 namespace arec {
 
 // The CycloneDX 1.6 JSON document: the image as the BOM's subject (metadata.component, a container),
-// the OS, each package (a library, with its purl, supplier and licence), each file of no package with
-// its SHA-1 and SHA-256, and the dependency graph. Reproducible: its timestamp is SOURCE_DATE_EPOCH, its
-// serial number made from the image digest, components and dependencies in a fixed order.
+// the OS, each package (a library, with its purl, supplier and licence; a dependency's files as its
+// components), each file of no package with its SHA-1 and SHA-256, and the dependency graph.
+// Reproducible: its timestamp is SOURCE_DATE_EPOCH, its serial number made from the image digest,
+// components and dependencies in a fixed order.
 nlohmann::json cyclonedx_document(const SbomFacts& facts);
 
 }  // namespace arec

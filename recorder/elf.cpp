@@ -104,6 +104,22 @@ Status read_verdef(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfFile& out, 
   return {};
 }
 
+// Whether the dynamic symbol table `dlopen` leaves undefined: the file calls it, from whichever library.
+Status read_dynsym(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ElfFile& out, std::string_view what) {
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (data == nullptr) return elf_failure(what, "reading the dynamic symbols");
+  const std::size_t count = shdr.sh_entsize == 0 ? 0 : shdr.sh_size / shdr.sh_entsize;
+  for (std::size_t i = 0; i < count && !out.calls_dlopen; ++i) {
+    GElf_Sym sym;
+    if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr)
+      return elf_failure(what, "reading the dynamic symbols");
+    if (sym.st_shndx != SHN_UNDEF || sym.st_name == 0) continue;
+    const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+    out.calls_dlopen = name != nullptr && std::string_view(name) == "dlopen";
+  }
+  return {};
+}
+
 // Reads an unsigned LEB128 number of a build attribute; nothing when the data ends inside it.
 std::optional<std::uint64_t> read_uleb(std::span<const unsigned char> data, std::size_t& at) {
   std::uint64_t value = 0;
@@ -205,6 +221,7 @@ Result<std::optional<ElfFile>> read_handle(Elf* elf, std::string_view what) {
     if (shdr.sh_type == SHT_DYNAMIC) s = read_dynamic(elf, scn, shdr, out, what);
     if (shdr.sh_type == SHT_GNU_verneed) s = read_verneed(elf, scn, shdr, out, what);
     if (shdr.sh_type == SHT_GNU_verdef) s = read_verdef(elf, scn, shdr, out, what);
+    if (shdr.sh_type == SHT_DYNSYM) s = read_dynsym(elf, scn, shdr, out, what);
     if (shdr.sh_type == SHT_ARM_ATTRIBUTES && out.machine == EM_ARM) {
       Elf_Data* data = elf_rawdata(scn, nullptr);
       if (data == nullptr) return fail(elf_failure(what, "reading the ARM attributes").error());

@@ -34,6 +34,9 @@ struct ElfFile {
   std::map<std::string, std::vector<std::string>> version_needs;
   // DT_VERDEF: the versions this file defines, without the file's own base name entry.
   std::vector<std::string> version_defs;
+  // An undefined dynamic symbol `dlopen`: the file loads libraries by name at run time (plugins), which
+  // no DT_NEEDED names.
+  bool calls_dlopen = false;
 
   bool dynamic() const { return !interpreter.empty() || !needed.empty(); }
 };

@@ -51,6 +51,7 @@ Result<std::unique_ptr<Closure>> closure_of(const RecordRequest& request, const 
   if (request.runtime == Runtime::none) return out;
   ClosureOptions options;
   options.sysroot = request.sysroot;
+  options.build_trees = request.build_trees;
   if (request.base) {
     options.base = [&request, base_manifest, &out]() -> Result<const ImageFiles*> {
       auto files = ImageFiles::read(request.base->layout, base_manifest->layers,
@@ -300,6 +301,8 @@ struct RecordLayers {
   std::set<std::string> os_paths;                   // the OS identity's: the OS describes them, not a package
   std::optional<Distribution> os;                   // when the record holds the OS identity
   std::vector<fs::Path> os_made_from;               // the host files that identity was read from
+  // The declared dependency of each file that is one's (recorder/dependencies), by image path.
+  std::map<std::string, std::size_t> dependency_of;
 };
 
 // Every entry of `groups` once, where two name one path the later group's, as one layer without an origin.
@@ -333,6 +336,11 @@ Result<RecordLayers> record_groups(const RecordRequest& request, const Closure& 
     all = merge_entries(std::move(*all), p.entries, "the package " + p.package.name);
     if (!all) return fail(all.error());
   }
+  // The build's dependencies, by what the packages-info files say of them: the SBOM names them, whatever
+  // the layers.
+  auto dependencies = dependency_of_files(*all, request.dependencies);
+  if (!dependencies) return fail(dependencies.error());
+  out.dependency_of = std::move(*dependencies);
   auto one_layer = [&]() -> RecordLayers {
     LayerGroup group;
     group.entries = std::move(*all);
@@ -350,6 +358,13 @@ Result<RecordLayers> record_groups(const RecordRequest& request, const Closure& 
   const auto taken = request.layers <= 1 ? PackageFilesTaken::needed : PackageFilesTaken::library_directories;
   auto groups = group_entries(additions.recorded, closure.closure, dpkg, base_holds, owners, additions.packages,
                               *identity ? &**identity : nullptr, taken);
+  if (!groups) return fail(groups.error());
+  // A Debian package's file stays its package's, whatever a packages-info file names.
+  for (const auto& g : *groups) {
+    if (g.kind != LayerOrigin::package) continue;
+    for (const auto& e : g.entries) out.dependency_of.erase(e.path);
+  }
+  groups = separate_dependencies(std::move(*groups), out.dependency_of, request.dependencies);
   if (!groups) return fail(groups.error());
   const bool packages =
       std::ranges::any_of(*groups, [](const LayerGroup& g) { return g.kind == LayerOrigin::package; });
@@ -386,8 +401,8 @@ std::vector<LayerEntry> sbom_entries(const RecordLayers& layers) {
   return out;
 }
 
-// The warning of `kind` about the files of `each`, summarised by `summary` (given the count of files and
-// the first few, "/a, /b, /c, and 2 more") when they are more than k_warning_named_files; nothing when none.
+}  // namespace
+
 std::optional<RecordWarning> warning_of(std::string kind, const std::vector<FileWarning>& each,
                                         std::string (*summary)(std::size_t files, std::string_view named)) {
   if (each.empty()) return std::nullopt;
@@ -404,6 +419,8 @@ std::optional<RecordWarning> warning_of(std::string kind, const std::vector<File
   }
   return warning;
 }
+
+namespace {
 
 std::string unrunnable_summary(std::size_t files, std::string_view named) {
   return std::to_string(files) + " programs (" + std::string(named) +
@@ -486,10 +503,13 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
   if (!unrunnable) return fail(unrunnable.error());
   auto foreign = search_path_warning(request, groups, **closure, *base);
   if (!foreign) return fail(foreign.error());
+  auto built = build_warnings(request, (*closure)->closure, groups, layered->dependency_of);
+  if (!built) return fail(built.error());
   std::vector<RecordWarning> warnings;
   for (auto* w : {&*unrunnable, &*foreign}) {
     if (*w) warnings.push_back(std::move(**w));
   }
+  warnings.insert(warnings.end(), std::make_move_iterator(built->begin()), std::make_move_iterator(built->end()));
   std::vector<fs::Path> inputs;
   for (const auto& group : groups) {
     for (const auto& e : group.entries) {
@@ -572,7 +592,7 @@ Result<RecordOutcome> record_image(const RecordRequest& request, Store& store) {
     if (!revision) revision = request.revision.empty() ? git_revision() : request.revision;
     return *revision;
   };
-  SbomScope scope{layered->os, *distribution, (*closure)->closure.needs};
+  SbomScope scope{layered->os, *distribution, (*closure)->closure.needs, layered->dependency_of};
   auto sboms = sbom_referrers(request, sbom, store, *manifest, scope, revision_of_sources);
   if (!sboms) return fail(sboms.error());
   auto* referrers = &sboms->referrers;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "oci/signature.hpp"
+#include "recorder/dependencies.hpp"
 #include "recorder/layer.hpp"
 #include "recorder/layering.hpp"
 #include "recorder/runtime_closure.hpp"
@@ -37,6 +38,10 @@ Result<Descriptor> select_platform_manifest(const Layout& layout, const Descript
 // Whether an image holding a TLS library gets the CA certificates (--no-ca-certificates: never).
 enum class CaCertificates { automatic, none };
 
+// Where the recorded files' paths come from: the build tree's layout (a target's file and the libraries
+// its build RUNPATH leads to), or the project's install rules (an install tree: recorder/install_tree).
+enum class EntryPaths { build_tree, install_tree };
+
 struct RecordRequest {
   std::string module;
   std::string name;
@@ -63,6 +68,13 @@ struct RecordRequest {
   const Key* sign_key = nullptr;  // --sign-key: the record signed (recorder/signing), else unsigned
   std::string builder_id;         // the provenance's builder (ProvenanceFacts::builder_id)
   std::string base_taken;         // how the base was taken, as the provenance says (ProvenanceFacts::base_taken)
+  // What the build tells of its files:
+  std::vector<DeclaredPackage> dependencies;  // --packages-info: packages of no Debian package, and their files
+  std::vector<fs::Path> build_trees;          // the build's source and build directories (ClosureOptions)
+  EntryPaths paths = EntryPaths::build_tree;  // install_tree with --component or --staged
+  // --project-module: the project's MODULE libraries no record is told to hold; a recorded program that
+  // calls dlopen while the image holds one of them not is warned about.
+  std::vector<fs::Path> project_modules;
 };
 
 // How many files a summarised warning names (the rest are counted).

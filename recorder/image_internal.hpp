@@ -78,11 +78,13 @@ class SbomHashes {
 enum class RecordedBefore { yes, no };
 
 // What the SBOM says besides the files: the OS when the record holds its identity, the distribution
-// purls name (the build host's), and what needs what at run time (the runtime closure's).
+// purls name (the build host's), what needs what at run time (the runtime closure's), and the declared
+// dependency (an index in RecordRequest::dependencies) of each file that is one's.
 struct SbomScope {
   const std::optional<Distribution>& os;
   const std::optional<Distribution>& purls;
   const std::vector<std::pair<std::string, std::string>>& needs;
+  const std::map<std::string, std::size_t>& dependency_of;
 };
 
 // The SBOMs of a record, made for the formats asked for that the store has none of yet.
@@ -110,6 +112,18 @@ std::optional<fs::Path> files_identity(const RecordRequest& request, const std::
 std::optional<Layer> layer_of_identity(const RecordRequest& request, const fs::Path& identity, const Store& store);
 Result<std::vector<Descriptor>> copy_base_layers(const RecordRequest& request, const std::optional<BaseParts>& base,
                                                  Store& store);
+
+// image.cpp: the warning of `kind` about the files of `each`, summarised by `summary` (given the count of
+// files and the first few, "/a, /b, /c, and 2 more") when they are more than k_warning_named_files;
+// nothing when none.
+std::optional<RecordWarning> warning_of(std::string kind, const std::vector<FileWarning>& each,
+                                        std::string (*summary)(std::size_t files, std::string_view named));
+
+// build_warnings.cpp: what the build should know of where its files landed: libraries at paths made
+// from the build tree's layout, libraries of this machine that nothing names, plugins left out.
+Result<std::vector<RecordWarning>> build_warnings(const RecordRequest& request, const RuntimeClosure& closure,
+                                                  const std::vector<LayerGroup>& groups,
+                                                  const std::map<std::string, std::size_t>& dependency_of);
 
 // image_config.cpp
 Result<std::optional<BaseParts>> read_base(const RecordRequest& request);

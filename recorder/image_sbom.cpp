@@ -1,5 +1,8 @@
 // The SBOMs of a record: the facts gathered once, written in each format asked for, put as referrers.
+#include <algorithm>
+
 #include "recorder/cyclonedx.hpp"
+#include "recorder/dependencies.hpp"
 #include "recorder/image_internal.hpp"
 #include "recorder/signing.hpp"
 
@@ -31,6 +34,12 @@ Result<SbomsMade> sbom_referrers(const RecordRequest& request, SbomHashes& hashe
   auto packages = debian_sbom_packages(facts.files, DpkgDatabase(request.dpkg_admin_dir), scope.purls);
   if (!packages) return fail(std::move(packages.error()).context("making the SBOM"));
   facts.packages = std::move(*packages);
+  // The build's dependencies are packages beside Debian's, each holding its files.
+  auto dependencies = dependency_sbom_packages(request.dependencies, scope.dependency_of, facts.files);
+  facts.packages.insert(facts.packages.end(), std::make_move_iterator(dependencies.begin()),
+                        std::make_move_iterator(dependencies.end()));
+  std::sort(facts.packages.begin(), facts.packages.end(),
+            [](const SbomPackage& a, const SbomPackage& b) { return a.key < b.key; });
   facts.depends_on = dependency_graph(scope.needs, hashes.entries(), facts.files, scope.os.has_value());
   facts.os = scope.os;
   facts.module = request.module;

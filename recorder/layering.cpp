@@ -453,6 +453,83 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
   return out;
 }
 
+Result<std::vector<LayerGroup>> separate_dependencies(std::vector<LayerGroup> groups,
+                                                      const std::map<std::string, std::size_t>& dependency_of,
+                                                      const std::vector<DeclaredPackage>& declared) {
+  if (dependency_of.empty()) return groups;
+  const auto of_packages = [](const LayerGroup& g) {
+    return g.kind == LayerOrigin::os || g.kind == LayerOrigin::package || g.kind == LayerOrigin::merged_packages;
+  };
+  std::map<std::size_t, Builder> dependencies;
+  std::vector<LayerGroup> kept;
+  for (auto& group : groups) {
+    if (of_packages(group)) {
+      kept.push_back(std::move(group));
+      continue;
+    }
+    // Where each moved path went: its files, then the links leading to one of them.
+    std::map<std::string, std::size_t> moved;
+    for (const auto& e : group.entries) {
+      if (e.type != LayerEntry::Type::file) continue;
+      if (auto it = dependency_of.find(e.path); it != dependency_of.end()) moved.emplace(e.path, it->second);
+    }
+    if (moved.empty()) {
+      kept.push_back(std::move(group));
+      continue;
+    }
+    for (const auto& e : group.entries) {
+      if (e.type != LayerEntry::Type::symlink) continue;
+      if (auto it = moved.find(link_destination(e.path, e.link_target)); it != moved.end())
+        moved.emplace(e.path, it->second);
+    }
+    std::vector<LayerEntry> rest;
+    for (auto& e : group.entries) {
+      if (auto it = moved.find(e.path); it != moved.end()) {
+        const auto& package = declared[it->second].package;
+        auto& builder =
+            dependencies
+                .try_emplace(
+                    it->second,
+                    Builder{LayerOrigin::dependency, dependency_origin(package), dependency_origin(package), {}, {}})
+                .first->second;
+        builder.entries.try_emplace(e.path, std::move(e));
+      } else {
+        rest.push_back(std::move(e));
+      }
+    }
+    // A directory stays unless what lay under it has all moved.
+    const auto holds_under = [](const auto& paths, const std::string& dir) {
+      auto below = paths.lower_bound(dir + "/");
+      return below != paths.end() && below->first.starts_with(dir + "/");
+    };
+    std::map<std::string, bool> remaining;
+    for (const auto& e : rest) {
+      if (e.type != LayerEntry::Type::directory) remaining.emplace(e.path, true);
+    }
+    std::erase_if(rest, [&](const LayerEntry& e) {
+      return e.type == LayerEntry::Type::directory && holds_under(moved, e.path) && !holds_under(remaining, e.path);
+    });
+    if (rest.empty()) continue;
+    group.entries = std::move(rest);
+    group.size = 0;
+    for (const auto& e : group.entries) {
+      if (e.type == LayerEntry::Type::file) group.size += e.size;
+    }
+    kept.push_back(std::move(group));
+  }
+  // After the OS identity's and the Debian packages' groups, in the order of their origins.
+  std::vector<LayerGroup> made;
+  for (auto& [index, builder] : dependencies) {
+    auto finished = finish(std::move(builder));
+    if (!finished) return fail(finished.error());
+    made.push_back(std::move(*finished));
+  }
+  std::sort(made.begin(), made.end(), [](const LayerGroup& a, const LayerGroup& b) { return a.origin < b.origin; });
+  const auto first_other = std::find_if_not(kept.begin(), kept.end(), of_packages);
+  kept.insert(first_other, std::make_move_iterator(made.begin()), std::make_move_iterator(made.end()));
+  return kept;
+}
+
 std::vector<LayerGroup> fit_budget(std::vector<LayerGroup> groups, unsigned budget) {
   budget = std::max(budget, 1U);
   if (groups.size() <= budget) return groups;

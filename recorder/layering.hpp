@@ -2,7 +2,8 @@
 // rebuild moves only the layer that changed and images on the same libraries share those layers.
 //
 // In order: the OS identity (when the image holds a Debian package), one layer per Debian package the
-// runtime closure takes files from (ordered by package name), the closure's files of no package, the
+// runtime closure takes files from (ordered by package name), one per dependency of the build that no
+// Debian package installed (recorder/dependencies), the closure's files of no package, the
 // project's own shared libraries, then the programs and every other named file. A package's layer holds all of the
 // package's files under the library directories (its shared objects, the loader, what they load by path such as
 // OpenSSL's ossl-modules or glibc's gconv, their links and the links of the path leading there), not only the ones one
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "recorder/dependencies.hpp"
 #include "recorder/dpkg.hpp"
 #include "recorder/layer.hpp"
 #include "recorder/runtime_closure.hpp"
@@ -36,6 +38,7 @@ enum class LayerOrigin {
   os,               // the distribution's identity (os-release, debian_version): "os:ID=VERSION"
   package,          // one Debian package: "deb:NAME=VERSION:ARCH"
   merged_packages,  // the smallest packages, merged to fit the budget: "deb:merged"
+  dependency,       // a package of no Debian package, a build's dependency: "dep:NAME=VERSION"
   no_package,       // closure files no package lists (/usr/local/lib, a sysroot's own): "no-package"
   own_libraries,    // shared objects of the build: recorded, or found by the closure in the build tree
   files,            // the programs and every other recorded file
@@ -124,6 +127,15 @@ Result<std::vector<LayerGroup>> group_entries(const std::vector<LayerEntry>& rec
                                               const std::vector<PackageFiles>& added = {},
                                               const OsIdentity* os = nullptr,
                                               PackageFilesTaken taken = PackageFilesTaken::library_directories);
+
+// The files of each declared dependency (`dependency_of`: image path -> index in `declared`), and the
+// links leading to them, taken out of the groups of no Debian package into a group of their own
+// ("dep:NAME=VERSION"), placed after the OS identity's and the Debian packages' groups: a dependency
+// changes less often than the build's own files, and an upgrade is then one changed layer. Directories
+// left holding nothing but what moved go with it; a group left with nothing is dropped.
+Result<std::vector<LayerGroup>> separate_dependencies(std::vector<LayerGroup> groups,
+                                                      const std::map<std::string, std::size_t>& dependency_of,
+                                                      const std::vector<DeclaredPackage>& declared);
 
 // At most `budget` groups: when there are more, the smallest package groups (the OS identity among
 // them; by size, then key, so the same packages give the same layers on any machine) become one

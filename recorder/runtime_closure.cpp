@@ -11,6 +11,7 @@
 #include <set>
 
 #include "oci/machine.hpp"
+#include "recorder/dpkg.hpp"
 #include "recorder/runtime_closure_internal.hpp"
 
 namespace arec {
@@ -97,6 +98,7 @@ class Resolver {
 
   std::vector<LayerEntry> take() { return std::move(m_added); }
   std::vector<std::pair<std::string, std::string>> take_needs() { return std::move(m_needs); }
+  std::vector<KeptLibrary> take_kept() { return std::move(m_kept); }
   const std::string& root() const { return m_root; }
 
  private:
@@ -135,6 +137,18 @@ class Resolver {
                         (debian_root.empty() ? std::string() : " (" + debian_root + " is not there)"));
     }
     return {};
+  }
+
+  // Whether an absolute search path entry of this machine names a directory outside the build's trees
+  // (under a system directory, when they are not known).
+  bool outside_build(const std::string& dir) const {
+    if (!m_root.empty() || !dir.starts_with('/')) return false;
+    if (m_options.build_trees.empty()) return is_system_path(dir + "/");
+    return std::none_of(m_options.build_trees.begin(), m_options.build_trees.end(), [&](const fs::Path& tree) {
+      std::string prefix = std::filesystem::absolute(tree).lexically_normal().string();
+      while (prefix.size() > 1 && prefix.ends_with('/')) prefix.pop_back();
+      return dir == prefix || dir.starts_with(prefix + "/");
+    });
   }
 
   // Where the loader, the cache and the default directories' file at image path `path` is read from.
@@ -266,6 +280,10 @@ class Resolver {
       image_path = normal_path(via->image_dir + "/" + name);
     } else if (std::find(defaults.dirs.begin(), defaults.dirs.end(), host_parent(target_path)) != defaults.dirs.end()) {
       image_path = target_path;
+    } else if (via != nullptr && outside_build(via->host_dir)) {
+      // A vendor's directory: the loader looks there in the image as it did here.
+      image_path = target_path;
+      m_kept.push_back({image_path, via->how});
     } else {
       auto origin_dir = std::find_if(dirs.begin(), dirs.end(), [](const SearchDir& d) { return d.origin; });
       image_path = normal_path((origin_dir != dirs.end() ? origin_dir->image_dir : defaults.standard_dir) + "/" + name);
@@ -508,6 +526,7 @@ class Resolver {
   std::optional<std::vector<LdCacheEntry>> m_base_cache;
   std::vector<LayerEntry> m_added;
   std::vector<std::pair<std::string, std::string>> m_needs;
+  std::vector<KeptLibrary> m_kept;
 };
 
 }  // namespace
@@ -527,7 +546,7 @@ Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& e
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options) {
   Resolver resolver(entries, options);
   if (auto s = resolver.run(entries); !s) return fail(s.error());
-  return RuntimeClosure{resolver.take(), resolver.root(), resolver.take_needs()};
+  return RuntimeClosure{resolver.take(), resolver.root(), resolver.take_needs(), resolver.take_kept()};
 }
 
 }  // namespace arec

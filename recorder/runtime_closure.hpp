@@ -53,6 +53,11 @@ struct ClosureOptions {
   std::optional<fs::Path> sysroot;
   // The base image's files, when recording on a base: read only when a recorded file is dynamic.
   std::function<Result<const ImageFiles*>()> base;
+  // The build's source and build directories. A library found through an absolute RPATH or RUNPATH
+  // entry outside them (a vendor's /opt/vendor/lib) is kept at its path, where the loader looks; one
+  // inside them is placed as the build's own. Without them, an entry under a system directory (/opt,
+  // /usr, ...) is taken to be outside the build.
+  std::vector<fs::Path> build_trees;
 };
 
 // The entries to add so the loader finds, inside the image, everything the ELF files among `entries`
@@ -60,6 +65,12 @@ struct ClosureOptions {
 // symlinks of the path leading there (merged /usr: lib -> usr/lib). A library the base holds where the
 // loader will look is not added; every symbol version needed from it must be defined by the base's copy.
 Result<std::vector<LayerEntry>> runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
+
+// A library kept at the path an absolute search path entry outside the build gave it.
+struct KeptLibrary {
+  std::string image_path;  // "/opt/vendor/lib/libvendor.so.4"
+  std::string how;         // "RUNPATH /opt/vendor/lib of indexer"
+};
 
 // The closure's entries and the target root they were taken from: empty for this machine, else the
 // sysroot or /usr/TRIPLET (a file at ROOT/PATH is at PATH in the image). Layering needs the root to
@@ -70,7 +81,8 @@ struct RuntimeClosure {
   // Which file needs which at run time, as image paths without the leading slash: an ELF file and its
   // loader, and each library it needs where the loader finds it (a link's name, as looked up). The
   // SBOM's dependency graph.
-  std::vector<std::pair<std::string, std::string>> needs;
+  std::vector<std::pair<std::string, std::string>> needs = {};
+  std::vector<KeptLibrary> kept = {};
 };
 Result<RuntimeClosure> resolve_runtime_closure(const std::vector<LayerEntry>& entries, const ClosureOptions& options);
 

@@ -17,7 +17,7 @@ namespace arec {
 
 namespace {
 
-constexpr std::size_t k_read_block = std::size_t{1} << 20;
+constexpr std::size_t k_hash_block = std::size_t{1} << 20;
 constexpr std::string_view k_tool = "Tool: arec";
 
 // SHA-1 and SHA-256 of one file in a single read, opened as write_tar opens it (never through a
@@ -174,7 +174,9 @@ std::map<std::string, std::set<std::string>> dependency_graph(
   }
   std::map<std::string, std::string> component_of;  // a regular file -> its component's key
   for (const auto& f : files) {
-    component_of.emplace(f.path, f.packages.empty() ? file_key(f.path) : debian_package_key(f.packages.front()));
+    component_of.emplace(f.path, !f.packages.empty()     ? debian_package_key(f.packages.front())
+                                 : !f.dependency.empty() ? f.dependency
+                                                         : file_key(f.path));
   }
   // The file an image path leads to, its links followed inside the image (a bounded number of times).
   const auto resolve = [&](std::string path) -> std::optional<std::string> {
@@ -281,7 +283,7 @@ Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>
     }
     const auto it = entry_at.find(file.path);
     if (it == entry_at.end()) return fail_input("making the SBOM: /" + file.path + " is not a file of the layers");
-    if (buffer.empty()) buffer.resize(k_read_block);
+    if (buffer.empty()) buffer.resize(k_hash_block);
     if (auto s = hash_file(*it->second, buffer, file); !s) return fail(std::move(s.error()).context("making the SBOM"));
   }
   return {};

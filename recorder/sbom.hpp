@@ -1,11 +1,12 @@
 // The SBOM of a record: what its layers hold, made from the entries arec packed: the OS when the record
-// added its identity, each package a file comes from named once (name, version, purl, licence), every
-// regular file of no package with its SHA-1 and SHA-256, and which needs which at run time. A package's
-// files are not listed one by one: the package names them (dpkg's own list and checksums), and listing
-// them made the document the largest thing a one-line change pushed. Written as SPDX 2.3 and as
-// CycloneDX 1.6 (recorder/cyclonedx) from the same facts; each kept in the store as an OCI artifact
-// whose subject is the record's image manifest (a referrer), so the record's own digest does not change
-// because of it.
+// added its identity, each package a file comes from named once (name, version, purl, licence): a Debian
+// package, or a build's dependency of none (recorder/dependencies); every regular file of no Debian
+// package with its SHA-1 and SHA-256 (a dependency's held by it), and which needs which at run time. A
+// Debian package's files are not listed one by one: the package names them (dpkg's own list and
+// checksums), and listing them made the document the largest thing a one-line change pushed. Written as
+// SPDX 2.3 and as CycloneDX 1.6 (recorder/cyclonedx) from the same facts; each kept in the store as an
+// OCI artifact whose subject is the record's image manifest (a referrer), so the record's own digest does
+// not change because of it.
 #pragma once
 
 #include <functional>
@@ -71,12 +72,17 @@ struct Licence {
 // A package an SBOM describes, whatever its source (a Debian package, a dependency the build declares):
 // the plain value both writers consume.
 struct SbomPackage {
-  std::string key;  // unique in the document and stable: "deb:NAME:ARCH"; each writer makes its ids from it
+  // Unique in the document and stable: "deb:NAME:ARCH", "dep:NAME" (recorder/dependencies); each writer
+  // makes its ids from it.
+  std::string key;
   std::string name;
-  std::string version;
+  std::string version;  // empty: unknown
   std::string purl;
-  std::string supplier;           // "Name <email>", as Debian's Maintainer field; empty: unknown
-  std::string download_location;  // where its source or archive came from; empty: unknown
+  // "Name <email>", as Debian's Maintainer field, or an SPDX agent as a packages-info file gives it
+  // ("Organization: Vendor", "Person: Name (email)"); empty: unknown.
+  std::string supplier;
+  // Where its source or archive came from; empty: unknown.
+  std::string download_location;
   std::vector<std::pair<std::string, std::string>> checksums;  // (SPDX algorithm name, lowercase hex)
   Licence licence;
   std::string source_info;  // how it came into the image: "installed by dpkg as libssl3:amd64 3.0.17-1"
@@ -91,6 +97,8 @@ struct SbomFile {
   std::string sha1;  // lowercase hex; SPDX requires SHA-1 beside SHA-256. Empty for a package's file
   std::string sha256;
   std::vector<DebianPackage> packages;  // the Debian packages that installed it; none: the build's own
+  // The key of the package of no Debian package that holds it ("dep:NAME", a build's dependency); empty: none.
+  std::string dependency = {};
 };
 
 // The packages that list each of a set of host paths, as DpkgDatabase::owners answers.
@@ -122,7 +130,8 @@ Result<std::vector<SbomPackage>> debian_sbom_packages(const std::vector<SbomFile
                                                       const std::optional<Distribution>& os);
 
 // The dependency graph of `needs` (what the runtime closure found: which image path needs which), by
-// the component each path is of: its package's key, else its file key. Links among `entries` are
+// the component each path is of: its package's key (a Debian package's, else a dependency's), else its
+// file key. Links among `entries` are
 // followed to the file they lead to; what leads nowhere in the image (the base's) is left out. The
 // record depends on every component nothing else needs.
 std::map<std::string, std::set<std::string>> dependency_graph(
@@ -150,11 +159,11 @@ Result<std::vector<SbomFile>> sbom_packages(const std::vector<LayerEntry>& entri
 Status add_checksums(std::vector<SbomFile>& files, const std::vector<LayerEntry>& entries,
                      const ChecksumTable* checksums);
 
-// The SPDX 2.3 document: the record's package, the OS, each package once, and the files of no package
-// with their checksums, each CONTAINed by the record. The dependency graph is CycloneDX's alone: as
-// relationships it would add a hundred bytes an edge to every document a change pushes. Reproducible
-// (created from SOURCE_DATE_EPOCH, namespace from the image digest, packages, files and relationships
-// in a fixed order).
+// The SPDX 2.3 document: the record's package, the OS, each package once, and the files of no Debian
+// package with their checksums, each CONTAINed by the record or by the dependency that holds it. The
+// dependency graph is CycloneDX's alone: as relationships it would add a hundred bytes an edge to every
+// document a change pushes. Reproducible (created from SOURCE_DATE_EPOCH, namespace from the image
+// digest, packages, files and relationships in a fixed order).
 nlohmann::json spdx_document(const SbomFacts& facts);
 
 // Puts an artifact into the store: `bytes` as its one blob, the empty config, and a manifest whose

@@ -1,5 +1,6 @@
 // The SPDX 2.3 writer of a record's SBOM (declared in recorder/sbom.hpp).
 #include <map>
+#include <set>
 
 #include "recorder/sbom.hpp"
 
@@ -26,8 +27,10 @@ nlohmann::json relationship(std::string_view from, std::string_view type, std::s
 }
 
 // SPDX writes a supplier as "Organization: name (email)"; Debian's Maintainer field is "name <email>".
+// A packages-info file gives it as SPDX writes it.
 std::string spdx_supplier(const std::string& maintainer) {
   if (maintainer.empty()) return std::string(k_noassertion);
+  if (maintainer.starts_with("Organization: ") || maintainer.starts_with("Person: ")) return maintainer;
   std::string supplier = maintainer;
   if (const auto lt = supplier.find('<'); lt != std::string::npos && supplier.ends_with('>')) {
     supplier = supplier.substr(0, lt) + "(" + supplier.substr(lt + 1, supplier.size() - lt - 2) + ")";
@@ -67,14 +70,20 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
     relationships.push_back(relationship(k_record_package_id, "CONTAINS", k_os_package_id));
   }
   std::map<std::string, const Licence::Other*> other_licences;  // by id: the first package's text
+  std::map<std::string, std::string> id_of;                     // package key -> SPDX identifier
+  std::set<std::string> ids;
   for (const auto& p : facts.packages) {
-    const std::string id = "SPDXRef-Package-" + spdx_id_part(p.key);
+    // Keys that differ only in characters SPDX identifiers cannot hold ("dep:a_b", "dep:a-b") stay apart.
+    std::string id = "SPDXRef-Package-" + spdx_id_part(p.key);
+    for (int n = 2; !ids.insert(id).second; ++n)
+      id = "SPDXRef-Package-" + spdx_id_part(p.key) + "-" + std::to_string(n);
+    id_of.emplace(p.key, id);
     nlohmann::json package = {{"SPDXID", id},
                               {"name", p.name},
-                              {"versionInfo", p.version},
                               {"downloadLocation", p.download_location.empty() ? k_noassertion : p.download_location},
                               {"filesAnalyzed", false},
                               {"supplier", spdx_supplier(p.supplier)}};
+    if (!p.version.empty()) package["versionInfo"] = p.version;
     // Only what is known: an absent licence field asserts nothing, and each byte is pushed with every
     // change of the image.
     if (!p.licence.expression.empty()) package["licenseDeclared"] = p.licence.expression;
@@ -94,8 +103,9 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
     relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
   }
 
-  // A package's files are its own (dpkg lists them with their checksums): the document names the
-  // package once, and lists, with their checksums, only the files of no package.
+  // A Debian package's files are its own (dpkg lists them with their checksums): the document names the
+  // package once, and lists, with their checksums, only the files of no Debian package; a dependency's
+  // few files are listed, held by its package.
   nlohmann::json files = nlohmann::json::array();
   std::size_t number = 0;
   for (const auto& f : facts.files) {
@@ -106,7 +116,9 @@ nlohmann::json spdx_document(const SbomFacts& facts) {
                      {"checksums",
                       {{{"algorithm", "SHA1"}, {"checksumValue", f.sha1}},
                        {{"algorithm", "SHA256"}, {"checksumValue", f.sha256}}}}});
-    relationships.push_back(relationship(k_record_package_id, "CONTAINS", id));
+    const auto holder = f.dependency.empty() ? id_of.end() : id_of.find(f.dependency);
+    relationships.push_back(
+        relationship(holder == id_of.end() ? std::string(k_record_package_id) : holder->second, "CONTAINS", id));
   }
   nlohmann::json document = {{"spdxVersion", "SPDX-2.3"},
                              {"dataLicense", "CC0-1.0"},

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 
@@ -61,10 +62,26 @@ bool read_output(int fd, std::string& out, std::size_t max_output, std::chrono::
   }
 }
 
+// The environment of a program run with `extra` set: arec's own, each variable `extra` names replaced.
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
+      return x.size() > name.size() && x.compare(0, name.size(), name) == 0 && x[name.size()] == '=';
+    });
+    if (!replaced) out.emplace_back(entry);
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
 }  // namespace
 
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv, std::string_view input,
-                                  std::chrono::milliseconds timeout, std::size_t max_output) {
+                                  std::chrono::milliseconds timeout, std::size_t max_output,
+                                  const ProcessOptions& options) {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0) return fail_input("running " + argv.at(0) + ": " + fs::errno_text(errno));
   if (::pipe2(out, O_CLOEXEC) != 0) {
@@ -78,12 +95,23 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, std::str
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, stdin_read.get(), STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, stdout_write.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  if (options.standard_error == StandardError::with_output) {
+    posix_spawn_file_actions_adddup2(&actions, stdout_write.get(), STDERR_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> environment;
+  std::vector<char*> env;
+  if (!options.environment.empty()) {
+    environment = environment_with(options.environment);
+    for (auto& e : environment) env.push_back(e.data());
+    env.push_back(nullptr);
+  }
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env.empty() ? environ : env.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return fail_input("running " + argv[0] + ": " + fs::errno_text(rc));
   stdin_read = fs::Fd();

@@ -16,8 +16,18 @@ struct ProcessOutput {
   std::string out;     // standard output, up to the limit asked for
 };
 
+// Where a helper's standard error goes: nowhere (a credential helper's may hold a secret), or into
+// `out` with its standard output (a build tool's messages, shown when it fails).
+enum class StandardError { discarded, with_output };
+
+struct ProcessOptions {
+  std::vector<std::string> environment;  // "NAME=VALUE" set for the program, beside arec's own environment
+  StandardError standard_error = StandardError::discarded;
+};
+
 // Runs argv[0] found on PATH. Fails only when it cannot be started at all; `what` names it in errors.
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv, std::string_view input,
-                                  std::chrono::milliseconds timeout, std::size_t max_output);
+                                  std::chrono::milliseconds timeout, std::size_t max_output,
+                                  const ProcessOptions& options = {});
 
 }  // namespace arec

@@ -6,7 +6,8 @@
 # command (declared even after arec_record()) generates it: then it is recorded once made.
 #
 #   errors.sh unknown_keyword|missing_target|unsupported_type|other_directory|bad_module|bad_runtime|bad_user|
-#             bad_package|missing_file|missing_directory|swallowed_keyword|generated|recording_fails
+#             bad_package|missing_file|missing_directory|swallowed_keyword|generated|component_destination|
+#             prefix_alone|bad_plugin|plugin_destination|missing_packages_info|component_twice|recording_fails
 source "$(dirname "$0")/lib.sh"
 
 case=$1
@@ -31,6 +32,12 @@ if [[ $case != recording_fails && $case != generated ]]; then
     bad_runtime) message='arec_record(app): RUNTIME "static" is not one of auto, none' ;;
     bad_user) message='arec_record(app): USER "Admin:wheel" is not a user name or number, optionally followed by :group or :gid' ;;
     bad_package) message='arec_record(app): PACKAGES "libssl3 " is not a Debian package name, optionally followed by :arch' ;;
+    component_destination) message='arec_record(app): DESTINATION does not go with COMPONENT' ;;
+    prefix_alone) message='arec_record(app): PREFIX goes with COMPONENT' ;;
+    bad_plugin) message='arec_record(app): PLUGINS: "archive" is not a MODULE or SHARED library the project builds' ;;
+    plugin_destination) message='arec_record(app): PLUGINS plugin=/usr/lib/plugins/: with COMPONENT, the install rules say where a plugin goes' ;;
+    missing_packages_info) message="arec_record(app): PACKAGES_INFO $AREC_TEST_PROJECTS/errors/nothere.json does not exist" ;;
+    component_twice) message='arec_record(other): COMPONENT runtime is recorded by arec_record(app) already' ;;
     *) fail "unknown case $case" ;;
   esac
   # CMake wraps long messages; compare with the line breaks and indentation taken out.

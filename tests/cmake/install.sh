@@ -10,7 +10,8 @@ rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" ${config:+--config "$config"}
 [[ -x $prefix/bin/arec ]] || { echo "FAIL: $prefix/bin/arec was not installed" >&2; exit 1; }
 package=$(dirname "$(find "$prefix" -name ArecConfig.cmake -print -quit)")
-for file in ArecConfig.cmake ArecConfigVersion.cmake ArecTargets.cmake ArtifactRecorder.cmake; do
+for file in ArecConfig.cmake ArecConfigVersion.cmake ArecTargets.cmake ArtifactRecorder.cmake ArecCompose.cmake ArecInstallTree.cmake \
+  ArecCPackExternal.cmake; do
   [[ -f $package/$file ]] || { echo "FAIL: $file was not installed beside ArecConfig.cmake (in ${package:-nowhere})" >&2; exit 1; }
 done
 for file in lib/libarec_port_reader.a include/arec/port-reader/port_reader.hpp include/arec/util/error.hpp; do

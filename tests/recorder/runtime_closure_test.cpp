@@ -72,6 +72,24 @@ TEST(ElfTest, ReadsWhatTheLoaderNeedsFromAProgram) {
   ASSERT_TRUE(file.version_needs.contains("libstdc++.so.6"));
 }
 
+// A program that loads plugins names dlopen among its undefined symbols; one that does not, and the
+// C library that defines it, do not.
+TEST(ElfTest, TellsAProgramThatCallsDlopen) {
+  TempDir dir;
+  write_file(dir / "loader.cpp",
+             "#include <dlfcn.h>\nint main(int argc, char** argv) { return dlopen(argv[0], RTLD_NOW) ? 0 : 1; }\n");
+  compile({"-o", (dir / "loader").string(), (dir / "loader.cpp").string()});
+  auto loader = read_elf(dir / "loader");
+  ASSERT_TRUE(loader.has_value() && loader->has_value());
+  EXPECT_TRUE((*loader)->calls_dlopen);
+  auto program = read_elf(built().program);
+  ASSERT_TRUE(program.has_value() && program->has_value());
+  EXPECT_FALSE((*program)->calls_dlopen);
+  auto libc = read_elf(fs::Path("/lib/x86_64-linux-gnu/libc.so.6"));
+  ASSERT_TRUE(libc.has_value() && libc->has_value());
+  EXPECT_FALSE((*libc)->calls_dlopen) << "libc defines dlopen; it does not leave it undefined";
+}
+
 TEST(ElfTest, ReadsALibrarysSonameAndVersionDefinitions) {
   auto elf = read_elf(built().library);
   ASSERT_TRUE(elf.has_value() && elf->has_value());

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace arec {
 namespace {
 
@@ -49,6 +51,24 @@ TEST(RunProcess, AnInputLargerThanAPipeIsWrittenWhole) {
   auto run = run_process({"wc", "-c"}, input, 10s, 64);
   ASSERT_TRUE(run);
   EXPECT_EQ(std::stoul(run->out), input.size());
+}
+
+TEST(RunProcess, StandardErrorComesWithTheOutputWhenAsked) {
+  auto run = run_process({"sh", "-c", "echo first; echo failed >&2"}, "", 10s, 1024, {{}, StandardError::with_output});
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->out, "first\nfailed\n");
+}
+
+TEST(RunProcess, TheEnvironmentGivenIsSetBesideArecsOwn) {
+  ::setenv("AREC_PROCESS_TEST_KEPT", "kept", 1);
+  ::setenv("AREC_PROCESS_TEST_REPLACED", "old", 1);
+  auto run = run_process(
+      {"sh", "-c", "echo \"$AREC_PROCESS_TEST_KEPT $AREC_PROCESS_TEST_REPLACED $AREC_PROCESS_TEST_NEW\""}, "", 10s,
+      1024, {{"AREC_PROCESS_TEST_REPLACED=new", "AREC_PROCESS_TEST_NEW=added"}, StandardError::discarded});
+  ::unsetenv("AREC_PROCESS_TEST_KEPT");
+  ::unsetenv("AREC_PROCESS_TEST_REPLACED");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->out, "kept new added\n");
 }
 
 }  // namespace

@@ -1,0 +1,2 @@
+#include "tinyidx.h"
+const char* tinyidx_version() { return "1.2.3"; }

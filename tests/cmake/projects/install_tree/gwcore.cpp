@@ -1,0 +1,2 @@
+#include "gwcore.h"
+const char* gwcore_name() { return "gwcore-v1"; }

@@ -1,0 +1,1 @@
+extern "C" const char* plugin_greeting() { return "plugin-v1"; }
