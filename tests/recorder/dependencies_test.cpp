@@ -158,7 +158,8 @@ TEST(DependencyOfFiles, ByPathUnderADirectoryThenByName) {
 }
 
 // A dependency's files, and the links leading to them, leave the groups of no Debian package for one of
-// their own after the packages'; a directory left empty goes with them, a group left empty is dropped.
+// their own after the OS identity's and the packages'; a directory left empty goes with them, a group left
+// empty is dropped.
 TEST(SeparateDependencies, ADependencyIsALayerOfItsOwn) {
   const auto group = [](LayerOrigin kind, std::string origin, std::vector<LayerEntry> entries) {
     LayerGroup g;
@@ -173,6 +174,7 @@ TEST(SeparateDependencies, ADependencyIsALayerOfItsOwn) {
     return LayerEntry{LayerEntry::Type::symlink, path, {}, target, 0777, 0, {}};
   };
   std::vector<LayerGroup> groups;
+  groups.push_back(group(LayerOrigin::os, "os:debian=12.11", {file_entry("usr/lib/os-release", "/r")}));
   groups.push_back(group(LayerOrigin::package, "deb:libc6=2.36:amd64", {file_entry("usr/lib/libc.so.6", "/l")}));
   groups.push_back(group(LayerOrigin::no_package, "no-package",
                          {dir("opt"), dir("opt/vendor"), file_entry("opt/vendor/libvendor.so.4", "/v")}));
@@ -190,14 +192,15 @@ TEST(SeparateDependencies, ADependencyIsALayerOfItsOwn) {
   ASSERT_TRUE(separated) << separated.error().message;
   std::vector<std::string> origins;
   for (const auto& g : *separated) origins.push_back(g.origin);
-  EXPECT_EQ(origins, (std::vector<std::string>{"deb:libc6=2.36:amd64", "dep:tinyidx=1.2.3", "dep:vendorlib=4.2.0",
-                                               "own-libraries"}));
+  EXPECT_EQ(origins, (std::vector<std::string>{"os:debian=12.11", "deb:libc6=2.36:amd64", "dep:tinyidx=1.2.3",
+                                               "dep:vendorlib=4.2.0", "own-libraries"}));
+  ASSERT_EQ(separated->size(), 5u);
   std::vector<std::string> tinyidx;
-  for (const auto& e : (*separated)[1].entries) tinyidx.push_back(e.path);
+  for (const auto& e : (*separated)[2].entries) tinyidx.push_back(e.path);
   EXPECT_EQ(tinyidx, (std::vector<std::string>{"usr", "usr/local", "usr/local/lib", "usr/local/lib/libtinyidx.so.1",
                                                "usr/local/lib/libtinyidx.so.1.2.3"}));
   std::vector<std::string> own;
-  for (const auto& e : (*separated)[3].entries) own.push_back(e.path);
+  for (const auto& e : (*separated)[4].entries) own.push_back(e.path);
   EXPECT_EQ(own, (std::vector<std::string>{"usr", "usr/local", "usr/local/lib", "usr/local/lib/libown.so"}));
 }
 
