@@ -115,8 +115,8 @@ TEST(Trust, EachKeyOfThePolicyIsTrustedAndNoKeyChecksNothing) {
 }
 
 TEST(Trust, ARollbackIsEveryRecordOfALineNoneOfWhichIsAsNewAsTheStoresLatest) {
-  std::map<std::string, Record> held{{"Release", record_of('h', "2026-03-01T00:00:00Z")},
-                                     {"Debug", record_of('g', "2026-01-01T00:00:00Z", "Debug")}};
+  std::map<std::string, Record> held{{"Release", record_of('e', "2026-03-01T00:00:00Z")},
+                                     {"Debug", record_of('f', "2026-01-01T00:00:00Z", "Debug")}};
   const HeldLatest latest = [&](const Record& r) -> Result<std::optional<Record>> {
     const auto it = held.find(r.config);
     return it == held.end() ? std::optional<Record>() : std::optional<Record>(it->second);
