@@ -12,8 +12,6 @@
 
 namespace arec {
 
-using nlohmann::json;
-
 namespace {
 
 Error settings_error(std::string_view source, std::string_view path, std::string_view problem) {
@@ -46,9 +44,9 @@ bool is_ipv4(std::string_view text) {
   return inet_pton(AF_INET, std::string(text).c_str(), &out) == 1;
 }
 
-std::string type_name(const json& value) { return value.is_null() ? "null" : value.type_name(); }
+std::string type_name(const nlohmann::json& value) { return value.is_null() ? "null" : value.type_name(); }
 
-Status parse_node(const std::string& name, const json& value, std::string_view source, Node& node) {
+Status parse_node(const std::string& name, const nlohmann::json& value, std::string_view source, Node& node) {
   const std::string path = ".nodes." + name;
   if (!value.is_object()) return fail(settings_error(source, path, "must be an object, got " + type_name(value)));
   for (const auto& [key, field] : value.items()) {
@@ -124,12 +122,12 @@ bool is_loopback_host(std::string_view host) {
 }
 
 Result<NodeSettings> NodeSettings::parse(std::string_view text, std::string_view source) {
-  auto parsed = read_json<json>(text);
+  auto parsed = read_json<nlohmann::json>(text);
   if (!parsed) return fail_input("node settings " + std::string(source) + ": " + json_problem(text, parsed.error()));
   // The parser keeps the last of two keys: a second "trust" block would turn the first off unseen.
   if (const auto twice = duplicate_json_key(text))
     return fail(settings_error(source, *twice, "appears twice in its object; keep one"));
-  const json& doc = *parsed;
+  const nlohmann::json& doc = *parsed;
   if (!doc.is_object()) return fail(settings_error(source, ".", "must be an object, got " + type_name(doc)));
   NodeSettings settings;
   settings.source = std::string(source);
@@ -229,14 +227,14 @@ Result<NodeSettings> NodeSettings::load(const std::string& path, const std::stri
 }
 
 std::string NodeSettings::to_json_text() const {
-  json doc = json::object();
+  nlohmann::json doc = nlohmann::json::object();
   if (!self.empty()) doc["self"] = self;
   if (!registry_name.empty()) doc["registry_name"] = registry_name;
-  doc["nodes"] = json::object();
+  doc["nodes"] = nlohmann::json::object();
   for (const auto& [name, node] : nodes) {
-    json n = json::object();
+    nlohmann::json n = nlohmann::json::object();
     if (!node.address.empty()) n["address"] = node.address;
-    n["ports"] = json::object();
+    n["ports"] = nlohmann::json::object();
     for (const auto& [service, port] : node.ports) n["ports"][service] = port;
     if (node.insecure_registry) n["insecure_registry"] = true;
     doc["nodes"][name] = std::move(n);

@@ -34,8 +34,6 @@ std::string_view layer_media_type(Compression compression) {
   return media_type::k_layer_tar;
 }
 
-using nlohmann::json;
-
 namespace {
 
 Error json_error(std::string_view what, std::string_view path, std::string_view problem) {
@@ -43,7 +41,7 @@ Error json_error(std::string_view what, std::string_view path, std::string_view 
 }
 
 // Reads an optional string member; absent is empty.
-Result<std::string> optional_string(const json& object, std::string_view what, const std::string& path,
+Result<std::string> optional_string(const nlohmann::json& object, std::string_view what, const std::string& path,
                                     const char* key) {
   const auto it = object.find(key);
   if (it == object.end() || it->is_null()) return std::string();
@@ -51,13 +49,13 @@ Result<std::string> optional_string(const json& object, std::string_view what, c
   return it->get<std::string>();
 }
 
-Result<std::string> required_string(const json& object, std::string_view what, const std::string& path,
+Result<std::string> required_string(const nlohmann::json& object, std::string_view what, const std::string& path,
                                     const char* key) {
   if (!object.contains(key)) return fail(json_error(what, path + "." + key, "is required"));
   return optional_string(object, what, path, key);
 }
 
-Result<Annotations> annotations_from(const json& object, std::string_view what, const std::string& path) {
+Result<Annotations> annotations_from(const nlohmann::json& object, std::string_view what, const std::string& path) {
   Annotations annotations;
   const auto it = object.find("annotations");
   if (it == object.end() || it->is_null()) return annotations;
@@ -71,7 +69,7 @@ Result<Annotations> annotations_from(const json& object, std::string_view what, 
   return annotations;
 }
 
-Result<Descriptor> descriptor_at(const json& json_value, std::string_view what, const std::string& path) {
+Result<Descriptor> descriptor_at(const nlohmann::json& json_value, std::string_view what, const std::string& path) {
   if (!json_value.is_object()) return fail(json_error(what, path, "must be an object"));
   Descriptor d;
   auto media = required_string(json_value, what, path, "mediaType");
@@ -118,7 +116,7 @@ Result<Descriptor> descriptor_at(const json& json_value, std::string_view what, 
 }
 
 // The array of descriptors at `key`, which manifests and indexes require.
-Result<std::vector<Descriptor>> descriptors_at(const json& object, std::string_view what, const char* key) {
+Result<std::vector<Descriptor>> descriptors_at(const nlohmann::json& object, std::string_view what, const char* key) {
   std::vector<Descriptor> out;
   const auto it = object.find(key);
   if (it == object.end() || it->is_null()) return fail(json_error(what, std::string(".") + key, "is required"));
@@ -131,7 +129,7 @@ Result<std::vector<Descriptor>> descriptors_at(const json& object, std::string_v
   return out;
 }
 
-Status check_schema_version(const json& object, std::string_view what) {
+Status check_schema_version(const nlohmann::json& object, std::string_view what) {
   const auto it = object.find("schemaVersion");
   if (it == object.end() || !it->is_number_integer() || it->get<int>() != 2) {
     return fail(json_error(what, ".schemaVersion", "must be 2"));
@@ -139,11 +137,11 @@ Status check_schema_version(const json& object, std::string_view what) {
   return {};
 }
 
-void put_if(json& object, const char* key, const std::string& value) {
+void put_if(nlohmann::json& object, const char* key, const std::string& value) {
   if (!value.empty()) object[key] = value;
 }
 
-void put_annotations(json& object, const Annotations& annotations) {
+void put_annotations(nlohmann::json& object, const Annotations& annotations) {
   if (!annotations.empty()) object["annotations"] = annotations;
 }
 
@@ -154,23 +152,23 @@ std::string Descriptor::annotation(std::string_view key) const {
   return it == annotations.end() ? std::string() : it->second;
 }
 
-json to_json(const Descriptor& d) {
-  json out = {{"mediaType", d.media_type}, {"digest", d.digest.str()}, {"size", d.size}};
+nlohmann::json to_json(const Descriptor& d) {
+  nlohmann::json out = {{"mediaType", d.media_type}, {"digest", d.digest.str()}, {"size", d.size}};
   put_if(out, "artifactType", d.artifact_type);
   if (!d.urls.empty()) out["urls"] = d.urls;
   put_annotations(out, d.annotations);
   if (d.platform) {
-    json p = {{"architecture", d.platform->architecture}, {"os", d.platform->os}};
+    nlohmann::json p = {{"architecture", d.platform->architecture}, {"os", d.platform->os}};
     put_if(p, "variant", d.platform->variant);
     out["platform"] = std::move(p);
   }
   return out;
 }
 
-json to_json(const Manifest& m) {
-  json out = {{"schemaVersion", 2}, {"mediaType", m.media_type}, {"config", to_json(m.config)}};
+nlohmann::json to_json(const Manifest& m) {
+  nlohmann::json out = {{"schemaVersion", 2}, {"mediaType", m.media_type}, {"config", to_json(m.config)}};
   put_if(out, "artifactType", m.artifact_type);
-  json layers = json::array();
+  nlohmann::json layers = nlohmann::json::array();
   for (const auto& layer : m.layers) layers.push_back(to_json(layer));
   out["layers"] = std::move(layers);
   if (m.subject) out["subject"] = to_json(*m.subject);
@@ -178,30 +176,30 @@ json to_json(const Manifest& m) {
   return out;
 }
 
-json to_json(const Index& index) {
-  json out = {{"schemaVersion", 2}, {"mediaType", index.media_type}};
-  json manifests = json::array();
+nlohmann::json to_json(const Index& index) {
+  nlohmann::json out = {{"schemaVersion", 2}, {"mediaType", index.media_type}};
+  nlohmann::json manifests = nlohmann::json::array();
   for (const auto& d : index.manifests) manifests.push_back(to_json(d));
   out["manifests"] = std::move(manifests);
   put_annotations(out, index.annotations);
   return out;
 }
 
-json to_json(const ImageConfig& c) {
-  json out = c.unknown.is_object() ? c.unknown : json::object();
+nlohmann::json to_json(const ImageConfig& c) {
+  nlohmann::json out = c.unknown.is_object() ? c.unknown : nlohmann::json::object();
   put_if(out, "created", c.created);
   put_if(out, "author", c.author);
   out["architecture"] = c.architecture;
   out["os"] = c.os;
   put_if(out, "variant", c.variant);
   if (!c.config.empty()) out["config"] = c.config;
-  json diff_ids = json::array();
+  nlohmann::json diff_ids = nlohmann::json::array();
   for (const auto& d : c.diff_ids) diff_ids.push_back(d.str());
   out["rootfs"] = {{"type", "layers"}, {"diff_ids", std::move(diff_ids)}};
   if (!c.history.empty()) {
-    json history = json::array();
+    nlohmann::json history = nlohmann::json::array();
     for (const auto& h : c.history) {
-      json entry = json::object();
+      nlohmann::json entry = nlohmann::json::object();
       put_if(entry, "created", h.created);
       put_if(entry, "created_by", h.created_by);
       put_if(entry, "author", h.author);
@@ -220,11 +218,11 @@ std::vector<Descriptor> blobs_of(const Manifest& manifest) {
   return blobs;
 }
 
-Result<Descriptor> descriptor_from_json(const json& value, std::string_view what) {
+Result<Descriptor> descriptor_from_json(const nlohmann::json& value, std::string_view what) {
   return descriptor_at(value, what, "");
 }
 
-Result<Manifest> manifest_from_json(const json& value, std::string_view what) {
+Result<Manifest> manifest_from_json(const nlohmann::json& value, std::string_view what) {
   if (!value.is_object()) return fail(json_error(what, ".", "must be an object"));
   if (auto s = check_schema_version(value, what); !s) return fail(s.error());
   Manifest m;
@@ -252,7 +250,7 @@ Result<Manifest> manifest_from_json(const json& value, std::string_view what) {
   return m;
 }
 
-Result<Index> index_from_json(const json& value, std::string_view what) {
+Result<Index> index_from_json(const nlohmann::json& value, std::string_view what) {
   if (!value.is_object()) return fail(json_error(what, ".", "must be an object"));
   if (auto s = check_schema_version(value, what); !s) return fail(s.error());
   Index index;
@@ -268,7 +266,7 @@ Result<Index> index_from_json(const json& value, std::string_view what) {
   return index;
 }
 
-Result<ImageConfig> config_from_json(const json& value, std::string_view what) {
+Result<ImageConfig> config_from_json(const nlohmann::json& value, std::string_view what) {
   if (!value.is_object()) return fail(json_error(what, ".", "must be an object"));
   ImageConfig c;
   c.unknown = value;
@@ -334,7 +332,7 @@ Result<ImageConfig> config_from_json(const json& value, std::string_view what) {
 namespace {
 
 // nlohmann's SAX events, keeping the keys of each open object and the path to it.
-class DuplicateKeys final : public nlohmann::json_sax<json> {
+class DuplicateKeys final : public nlohmann::json_sax<nlohmann::json> {
  public:
   std::optional<std::string> found;
 
@@ -394,15 +392,15 @@ class DuplicateKeys final : public nlohmann::json_sax<json> {
 std::optional<std::string> duplicate_json_key(std::string_view bytes) {
   DuplicateKeys keys;
   try {
-    json::sax_parse(bytes, &keys);
-  } catch (const json::exception&) {
+    nlohmann::json::sax_parse(bytes, &keys);
+  } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // what does not parse is read_json's to report
   }
   return keys.found;
 }
 
-Result<json> parse_json(std::string_view bytes, std::string_view what) {
-  auto parsed = read_json<json>(bytes);
+Result<nlohmann::json> parse_json(std::string_view bytes, std::string_view what) {
+  auto parsed = read_json<nlohmann::json>(bytes);
   if (parsed) return std::move(*parsed);
   const auto& problem = parsed.error();
   return fail_input(std::string(what) + ": " + problem.message +
@@ -417,10 +415,10 @@ Status check_oci_layout(std::string_view text, const std::string& what) {
   return {};
 }
 
-Result<std::string> canonical_json(const json& value) {
+Result<std::string> canonical_json(const nlohmann::json& value) {
   try {
-    return value.dump(-1, ' ', false, json::error_handler_t::strict);
-  } catch (const json::type_error&) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+  } catch (const nlohmann::json::type_error&) {
     return fail_input("a value is not valid UTF-8");
   }
 }

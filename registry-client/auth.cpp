@@ -14,8 +14,6 @@ namespace arec {
 
 namespace {
 
-using nlohmann::json;
-
 constexpr auto k_helper_timeout = std::chrono::seconds(30);
 constexpr std::size_t k_helper_output = 64 * 1024;
 constexpr auto k_renew_margin = std::chrono::seconds(10);
@@ -82,12 +80,12 @@ class ChallengeReader {
   std::size_t m_pos = 0;
 };
 
-std::string json_string(const json& object, const char* key) {
+std::string json_string(const nlohmann::json& object, const char* key) {
   return object.contains(key) && object[key].is_string() ? object[key].get<std::string>() : std::string();
 }
 
 // The auths entry for `key`, comparing keys by credential_key().
-const json* find_auths_entry(const json& config, const std::string& key) {
+const nlohmann::json* find_auths_entry(const nlohmann::json& config, const std::string& key) {
   if (!config.contains("auths") || !config["auths"].is_object()) return nullptr;
   for (const auto& [name, entry] : config["auths"].items()) {
     if (credential_key(name) == key && entry.is_object()) return &entry;
@@ -95,7 +93,7 @@ const json* find_auths_entry(const json& config, const std::string& key) {
   return nullptr;
 }
 
-Result<std::optional<Credential>> credential_from_entry(const json& entry, std::string_view path,
+Result<std::optional<Credential>> credential_from_entry(const nlohmann::json& entry, std::string_view path,
                                                         const std::string& key) {
   Credential c;
   c.source = std::string(path);
@@ -183,7 +181,7 @@ Result<ConfigAnswer> lookup_config(std::string_view text, std::string_view path,
   }
   answer.helper = json_string(*config, "credsStore");
   if (!answer.helper.empty()) return answer;
-  if (const json* entry = find_auths_entry(*config, key)) {
+  if (const nlohmann::json* entry = find_auths_entry(*config, key)) {
     auto credential = credential_from_entry(*entry, path, key);
     if (!credential) return fail(credential.error());
     answer.credential = std::move(*credential);
@@ -219,9 +217,9 @@ Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
         (run->exit_code < 0 ? std::string("killed or timed out") : "exit " + std::to_string(run->exit_code)) +
         (said.empty() ? "" : ": " + said));
   }
-  const auto read = read_json<json>(run->out);
+  const auto read = read_json<nlohmann::json>(run->out);
   if (!read || !read->is_object()) return fail_input(program + " get: the answer is not a JSON object");
-  const json& answer = *read;
+  const nlohmann::json& answer = *read;
   Credential c;
   c.source = program;
   c.username = json_string(answer, "Username");
@@ -257,9 +255,9 @@ Result<std::optional<Credential>> find_credential(std::string_view registry, con
 }
 
 Result<Token> parse_token_response(std::string_view body, std::chrono::steady_clock::time_point now) {
-  const auto read = read_json<json>(body);
+  const auto read = read_json<nlohmann::json>(body);
   if (!read || !read->is_object()) return fail(Error::registry("the token service's answer is not a JSON object"));
-  const json& answer = *read;
+  const nlohmann::json& answer = *read;
   Token token;
   token.value = json_string(answer, "token");
   if (token.value.empty()) token.value = json_string(answer, "access_token");

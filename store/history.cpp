@@ -1,239 +1,12 @@
 #include "store/history.hpp"
 
 #include <sqlite3.h>
-#include <unistd.h>
 
-#include <chrono>
+#include "store/history_internal.hpp"
 
 namespace arec {
 
-namespace {
-
-constexpr const char* k_schema = R"(
-CREATE TABLE records (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  module TEXT NOT NULL, name TEXT NOT NULL, digest TEXT NOT NULL, size INTEGER NOT NULL,
-  media_type TEXT NOT NULL, recorded TEXT NOT NULL, target TEXT NOT NULL, config TEXT NOT NULL,
-  revision TEXT NOT NULL, base TEXT NOT NULL,
-  architecture TEXT, os TEXT, variant TEXT,  -- the manifest's platform, when it has one
-  extra TEXT  -- the manifest descriptor as JSON when it has urls or an artifact type too
-);
-CREATE TABLE latest (module TEXT NOT NULL, name TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (module, name))
-  WITHOUT ROWID;
-CREATE TABLE others (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  digest TEXT NOT NULL UNIQUE, subject TEXT NOT NULL, descriptor TEXT NOT NULL
-);
-CREATE INDEX others_by_subject ON others (subject);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO meta VALUES ('generation', 0), ('view', 0);
-)";
-
-// Made after the rows of a converted store are in (see create).
-constexpr const char* k_record_indexes = R"(
-CREATE INDEX records_by_name ON records (module, name, seq);
-CREATE INDEX records_by_time ON records (recorded);
-CREATE INDEX records_by_digest ON records (digest);
-)";
-
-// Format 3: the platforms module/name's image is made of, the newest record of each (see platform_set).
-constexpr const char* k_platforms_schema = R"(
-CREATE TABLE platforms (module TEXT NOT NULL, name TEXT NOT NULL, platform TEXT NOT NULL, seq INTEGER NOT NULL,
-  PRIMARY KEY (module, name, platform)) WITHOUT ROWID;
-)";
-
-// Format 4: the newest entry of each configuration of each module/name, so that "the latest of M/N
-// in Release" and "the configurations M/N has records of" read one row each, whatever the history.
-constexpr const char* k_configs_schema = R"(
-CREATE TABLE configs (module TEXT NOT NULL, name TEXT NOT NULL, config TEXT NOT NULL, seq INTEGER NOT NULL,
-  PRIMARY KEY (module, name, config)) WITHOUT ROWID;
-)";
-
-// Format 5: a copy of each record that latest, configs or platforms name, with the columns of records.
-// Listing the latest of each then reads a table the size of the latest alone, whose pages do not lie
-// scattered among a history of a million entries.
-constexpr const char* k_heads_schema = R"(
-CREATE TABLE heads (
-  seq INTEGER PRIMARY KEY,
-  module TEXT NOT NULL, name TEXT NOT NULL, digest TEXT NOT NULL, size INTEGER NOT NULL,
-  media_type TEXT NOT NULL, recorded TEXT NOT NULL, target TEXT NOT NULL, config TEXT NOT NULL,
-  revision TEXT NOT NULL, base TEXT NOT NULL, architecture TEXT, os TEXT, variant TEXT, extra TEXT
-);
-CREATE INDEX heads_by_name ON heads (module, name);
-)";
-
-constexpr const char* k_columns =
-    "seq, module, name, digest, size, media_type, recorded, target, config, revision, base, architecture, os, "
-    "variant, extra";
-
-// The seqs the latest, configurations and platforms name (`where` narrows each to one module/name).
-std::string named_seqs(std::string_view where = "") {
-  const std::string w(where);
-  return "SELECT seq FROM latest " + w + " UNION SELECT seq FROM configs " + w + " UNION SELECT seq FROM platforms " +
-         w;
-}
-
-// Fills the heads table from the history.
-std::string heads_of_history() {
-  return std::string("INSERT INTO heads (") + k_columns + ") SELECT " + k_columns + " FROM records WHERE seq IN (" +
-         named_seqs() + ")";
-}
-
-// Fills the configs table from the history: the newest entry of each configuration, except that the
-// latest of each module/name stands for its own configuration (a format-1 index could name an older one).
-constexpr const char* k_configs_of_history =
-    "INSERT OR REPLACE INTO configs (module, name, config, seq) SELECT module, name, config, MAX(seq) FROM records "
-    "GROUP BY module, name, config; "
-    "INSERT OR REPLACE INTO configs (module, name, config, seq) SELECT l.module, l.name, r.config, l.seq FROM latest l "
-    "JOIN records r ON r.seq = l.seq;";
-
-// SQL for the platform of the records row `r` as platform_text spells it: os/architecture[/variant].
-std::string platform_of(std::string_view r) {
-  const std::string t(r);
-  return t + ".os || '/' || " + t + ".architecture || CASE WHEN IFNULL(" + t +
-         ".variant, '') = '' THEN '' ELSE '/' || " + t + ".variant END";
-}
-
-constexpr const char* k_record_columns =
-    "r.module, r.name, r.digest, r.size, r.media_type, r.recorded, r.target, r.config, r.revision, r.base, r.extra, "
-    "r.architecture, r.os, r.variant";
-
-// One prepared statement; finalized when it goes out of scope.
-class Statement {
- public:
-  Statement(sqlite3* db, std::string_view sql) : m_db(db) {
-    m_rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(m_stmt); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Statement& bind(std::string_view text) {
-    if (m_rc == SQLITE_OK)
-      m_rc = sqlite3_bind_text(m_stmt, ++m_bound, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& bind(std::int64_t value) {
-    if (m_rc == SQLITE_OK) m_rc = sqlite3_bind_int64(m_stmt, ++m_bound, value);
-    return *this;
-  }
-  // Ready to run again with new bindings.
-  void reset() {
-    if (m_stmt == nullptr) return;
-    sqlite3_reset(m_stmt);
-    sqlite3_clear_bindings(m_stmt);
-    m_rc = SQLITE_OK;
-    m_bound = 0;
-  }
-  Statement& bind_null() {
-    if (m_rc == SQLITE_OK) m_rc = sqlite3_bind_null(m_stmt, ++m_bound);
-    return *this;
-  }
-  // True while there is a row; errors end the iteration and show in status().
-  bool step() {
-    if (m_rc != SQLITE_OK && m_rc != SQLITE_ROW) return false;
-    m_rc = sqlite3_step(m_stmt);
-    if (m_rc == SQLITE_ROW) return true;
-    if (m_rc == SQLITE_DONE) m_rc = SQLITE_OK;
-    return false;
-  }
-  Status status(std::string_view what) const {
-    if (m_rc == SQLITE_OK || m_rc == SQLITE_ROW) return {};
-    return fail_input(std::string(what) + ": " + sqlite3_errmsg(m_db));
-  }
-  std::string text(int column) const {
-    const auto* p = sqlite3_column_text(m_stmt, column);
-    return p == nullptr ? std::string()
-                        : std::string(reinterpret_cast<const char*>(p),
-                                      static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
-  }
-  std::int64_t integer(int column) const { return sqlite3_column_int64(m_stmt, column); }
-  bool is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
-
- private:
-  sqlite3* m_db;
-  sqlite3_stmt* m_stmt = nullptr;
-  int m_rc;
-  int m_bound = 0;
-};
-
-// The record of a row selected with k_record_columns.
-Result<Record> record_of(const Statement& row, const std::string& where) {
-  Record r;
-  r.module = row.text(0);
-  r.name = row.text(1);
-  if (row.is_null(10)) {
-    auto digest = Digest::parse(row.text(2));
-    if (!digest) return fail(std::move(digest.error()).context(where));
-    r.manifest.digest = *digest;
-    r.manifest.size = row.integer(3);
-    r.manifest.media_type = row.text(4);
-    if (!row.is_null(11)) r.manifest.platform = Platform{row.text(11), row.text(12), row.text(13)};
-  } else {
-    auto d = parse_document<Descriptor>(row.text(10), where);
-    if (!d) return fail(d.error());
-    r.manifest = std::move(*d);
-  }
-  r.recorded = row.text(5);
-  r.target = row.text(6);
-  r.config = row.text(7);
-  r.revision = row.text(8);
-  r.base_digest = row.text(9);
-  return r;
-}
-
-// Each record a statement selecting k_record_columns gives, in its order.
-Status each_record(Statement& q, const std::string& where, const HistoryDb::RecordVisitor& visit) {
-  while (q.step()) {
-    auto r = record_of(q, where);
-    if (!r) return fail(r.error());
-    if (auto s = visit(std::move(*r)); !s) return s;
-  }
-  return q.status(where);
-}
-
-Result<std::vector<Record>> all_records(Statement& q, const std::string& where) {
-  std::vector<Record> out;
-  auto s = each_record(q, where, [&](Record&& r) -> Status {
-    out.push_back(std::move(r));
-    return {};
-  });
-  if (!s) return fail(s.error());
-  return out;
-}
-
-// Fills the platforms table from the latest record of each module/name alone.
-std::string platforms_of_latest() {
-  return "INSERT INTO platforms (module, name, platform, seq) SELECT l.module, l.name, " + platform_of("r") +
-         ", l.seq FROM latest l JOIN records r ON r.seq = l.seq WHERE r.architecture IS NOT NULL";
-}
-
-bool has_extra(const Descriptor& d) { return !d.urls.empty() || !d.artifact_type.empty(); }
-
-constexpr const char* k_insert_record =
-    "INSERT INTO records (module, name, digest, size, media_type, recorded, target, config, revision, base, "
-    "architecture, os, variant, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-
-// Binds `r` to a k_insert_record statement.
-Status bind_record(Statement& insert, const Record& r) {
-  insert.bind(r.module).bind(r.name).bind(r.manifest.digest.str()).bind(r.manifest.size).bind(r.manifest.media_type);
-  insert.bind(r.recorded).bind(r.target).bind(r.config).bind(r.revision).bind(r.base_digest);
-  if (const auto& p = r.manifest.platform) {
-    insert.bind(p->architecture).bind(p->os).bind(p->variant);
-  } else {
-    insert.bind_null().bind_null().bind_null();
-  }
-  if (!has_extra(r.manifest)) {
-    insert.bind_null();
-    return {};
-  }
-  auto text = canonical_json(to_json(r.manifest));
-  if (!text) return fail(text.error());
-  insert.bind(*text);
-  return {};
-}
-
-}  // namespace
+using namespace history_sql;
 
 HistoryDb::~HistoryDb() { sqlite3_close_v2(m_db); }
 
@@ -243,139 +16,6 @@ Status HistoryDb::exec(const char* sql) const {
   std::string text = message != nullptr ? message : sqlite3_errmsg(m_db);
   sqlite3_free(message);
   return fail_input(m_path.string() + ": " + text);
-}
-
-Result<std::shared_ptr<HistoryDb>> HistoryDb::open(const fs::Path& path, DbAccess access) {
-  sqlite3* raw = nullptr;
-  // Readers open read-write too when they may (SQLite then keeps the WAL index in shared memory);
-  // a store they cannot write is read read-only.
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
-  if (rc != SQLITE_OK && access == DbAccess::read) {
-    sqlite3_close_v2(raw);
-    raw = nullptr;
-    rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-  }
-  std::shared_ptr<HistoryDb> db(new HistoryDb(raw, path));
-  if (rc != SQLITE_OK) return fail_input(path.string() + ": " + sqlite3_errstr(rc));
-  // Waiting on a checkpoint or on the writer of another store opened without the lock, never for long.
-  sqlite3_busy_timeout(raw, 10000);
-  std::int64_t format = 0;
-  {
-    Statement version(raw, "PRAGMA user_version");
-    if (!version.step()) {
-      if (auto s = version.status(path.string()); !s) return fail(s.error());
-      return fail_input(path.string() + ": no format version");
-    }
-    format = version.integer(0);
-  }
-  if (format > k_store_format) {
-    return fail_input("store " + fs::directory_of(fs::directory_of(path)).string() + ": its format (" +
-                      std::to_string(format) + ") is newer than this arec understands (" +
-                      std::to_string(k_store_format) + "); use a newer arec " +
-                      (access == DbAccess::write ? "to write to it" : "to read it"));
-  }
-  if (format >= 2 && format < k_store_format) {
-    if (access == DbAccess::read && sqlite3_db_readonly(raw, "main") == 1) {
-      // A reader that may not write reads an older format as it is, through the history.
-      db->m_format = format;
-    } else if (auto s = db->upgrade(format); !s) {
-      return fail(
-          std::move(s.error()).context("bringing the store's history to format " + std::to_string(k_store_format)));
-    }
-  } else if (format != k_store_format) {
-    return fail_input(path.string() + ": format " + std::to_string(format) + " is not one this arec wrote");
-  }
-  // Without AREC_SYNC nothing is synced, as for every other file of the store (fs::syncing).
-  if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s)
-    return fail(s.error());
-  // Mapped, the pages a query reads cost no read call each.
-  if (auto s = db->exec("PRAGMA mmap_size=1073741824"); !s) return fail(s.error());
-  return db;
-}
-
-Status HistoryDb::create(const fs::Path& path, const Index& legacy) {
-  ::unlink(path.c_str());
-  ::unlink((path.string() + "-journal").c_str());
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  std::shared_ptr<HistoryDb> db(new HistoryDb(raw, path));
-  if (rc != SQLITE_OK) return fail_input(path.string() + ": " + sqlite3_errstr(rc));
-  if (auto s = db->exec(fs::syncing() ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"); !s)
-    return fail(s.error());
-  auto filled = db->transaction([&]() -> Result<Outcome> {
-    for (const char* schema : {k_schema, k_platforms_schema, k_configs_schema, k_heads_schema}) {
-      if (auto s = db->exec(schema); !s) return fail(s.error());
-    }
-    // One prepared statement for every entry, the indexes made after them and the other tables filled
-    // by one statement each: appending each entry (statements prepared per entry, indexes kept as it
-    // went) took 73 s for a million rather than 29.
-    Statement insert(raw, k_insert_record);
-    std::vector<Record> named;  // the entries carrying ref.name
-    for (const auto& d : legacy.manifests) {
-      auto record = record_from_descriptor(d);
-      if (!record) {
-        auto added = db->add_other(d);
-        if (!added) return fail(added.error());
-        continue;
-      }
-      if (auto s = bind_record(insert, *record); !s) return fail(s.error());
-      insert.step();
-      if (auto s = insert.status(path.string()); !s) return fail(s.error());
-      insert.reset();
-      if (d.annotation(annotation::k_ref_name) == record->repository()) named.push_back(std::move(*record));
-    }
-    if (auto s = db->exec(k_record_indexes); !s) return fail(s.error());
-    if (auto s = db->exec("INSERT INTO latest (module, name, seq) SELECT module, name, MAX(seq) FROM records "
-                          "GROUP BY module, name");
-        !s)
-      return fail(s.error());
-    // The entry carrying ref.name is the latest of its module/name, wherever it stands.
-    Statement latest(raw,
-                     "UPDATE latest SET seq = (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = ?2 AND "
-                     "digest = ?3) WHERE module = ?1 AND name = ?2");
-    for (const auto& r : named) {
-      latest.bind(r.module).bind(r.name).bind(r.manifest.digest.str()).step();
-      if (auto s = latest.status(path.string()); !s) return fail(s.error());
-      latest.reset();
-    }
-    // Each image is its latest record alone, as index.json named it.
-    if (auto s = db->exec(platforms_of_latest().c_str()); !s) return fail(s.error());
-    if (auto s = db->exec(k_configs_of_history); !s) return fail(s.error());
-    if (auto s = db->exec(heads_of_history().c_str()); !s) return fail(s.error());
-    if (!legacy.manifests.empty()) {
-      if (auto s = db->bump_generation(); !s) return fail(s.error());
-    }
-    // Last: a database cut short by a crash has no version and is made again.
-    if (auto s = db->exec(("PRAGMA user_version=" + std::to_string(k_store_format)).c_str()); !s)
-      return fail(s.error());
-    return Outcome::commit;
-  });
-  if (!filled) return fail(filled.error());
-  return db->exec("PRAGMA journal_mode=WAL");
-}
-
-Status HistoryDb::upgrade(std::int64_t from) {
-  return transaction([&]() -> Result<Outcome> {
-    // Another process may have brought it up meanwhile.
-    Statement version(m_db, "PRAGMA user_version");
-    if (!version.step()) return fail(version.status(m_path.string()).error());
-    if (version.integer(0) != from) return Outcome::roll_back;
-    if (from == 2) {
-      // Format 2 had one image per module/name, its latest record: so it stays.
-      if (auto s = exec(k_platforms_schema); !s) return fail(s.error());
-      if (auto s = exec(platforms_of_latest().c_str()); !s) return fail(s.error());
-    }
-    if (from <= 3) {
-      // Formats 2 and 3 kept configurations in the history only: the newest of each is read from it.
-      if (auto s = exec(k_configs_schema); !s) return fail(s.error());
-      if (auto s = exec(k_configs_of_history); !s) return fail(s.error());
-    }
-    // Formats 2 to 4 read the records those name from the history.
-    if (auto s = exec(k_heads_schema); !s) return fail(s.error());
-    if (auto s = exec(heads_of_history().c_str()); !s) return fail(s.error());
-    if (auto s = exec(("PRAGMA user_version=" + std::to_string(k_store_format)).c_str()); !s) return fail(s.error());
-    return Outcome::commit;
-  });
 }
 
 Status HistoryDb::transaction(const std::function<Result<Outcome>()>& work) {
@@ -395,20 +35,20 @@ Status HistoryDb::transaction(const std::function<Result<Outcome>()>& work) {
 }
 
 Status HistoryDb::append(const Record& r) {
-  Statement insert(m_db, k_insert_record);
+  SqlStatement insert(m_db, k_insert_record);
   if (auto s = bind_record(insert, r); !s) return s;
   insert.step();
   if (auto s = insert.status(m_path.string()); !s) return s;
   const std::int64_t seq = sqlite3_last_insert_rowid(m_db);
-  Statement latest(m_db, "INSERT OR REPLACE INTO latest (module, name, seq) VALUES (?, ?, ?)");
+  SqlStatement latest(m_db, "INSERT OR REPLACE INTO latest (module, name, seq) VALUES (?, ?, ?)");
   latest.bind(r.module).bind(r.name).bind(seq).step();
   if (auto s = latest.status(m_path.string()); !s) return s;
-  Statement config(m_db, "INSERT OR REPLACE INTO configs (module, name, config, seq) VALUES (?, ?, ?, ?)");
+  SqlStatement config(m_db, "INSERT OR REPLACE INTO configs (module, name, config, seq) VALUES (?, ?, ?, ?)");
   config.bind(r.module).bind(r.name).bind(r.config).bind(seq).step();
   if (auto s = config.status(m_path.string()); !s) return s;
   if (r.manifest.platform) {
     // It replaces the record of its platform in the image of module/name, and no other.
-    Statement platform(m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) VALUES (?, ?, ?, ?)");
+    SqlStatement platform(m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) VALUES (?, ?, ?, ?)");
     platform.bind(r.module).bind(r.name).bind(platform_text(*r.manifest.platform)).bind(seq).step();
     if (auto s = platform.status(m_path.string()); !s) return s;
   }
@@ -417,23 +57,23 @@ Status HistoryDb::append(const Record& r) {
 
 Status HistoryDb::sync_heads(std::string_view module, std::string_view name) {
   const std::string named = named_seqs("WHERE module = ?1 AND name = ?2");
-  Statement gone(m_db, "DELETE FROM heads WHERE module = ?1 AND name = ?2 AND seq NOT IN (" + named + ")");
+  SqlStatement gone(m_db, "DELETE FROM heads WHERE module = ?1 AND name = ?2 AND seq NOT IN (" + named + ")");
   gone.bind(module).bind(name).step();
   if (auto s = gone.status(m_path.string()); !s) return s;
-  Statement copied(m_db, std::string("INSERT OR IGNORE INTO heads (") + k_columns + ") SELECT " + k_columns +
-                             " FROM records WHERE seq IN (" + named + ")");
+  SqlStatement copied(m_db, std::string("INSERT OR IGNORE INTO heads (") + k_columns + ") SELECT " + k_columns +
+                                " FROM records WHERE seq IN (" + named + ")");
   copied.bind(module).bind(name).step();
   return copied.status(m_path.string());
 }
 
 Result<bool> HistoryDb::add_other(const Descriptor& d) {
-  Statement exists(m_db, "SELECT 1 FROM others WHERE digest = ?");
+  SqlStatement exists(m_db, "SELECT 1 FROM others WHERE digest = ?");
   exists.bind(d.digest.str());
   if (exists.step()) return false;
   if (auto s = exists.status(m_path.string()); !s) return fail(s.error());
   auto text = canonical_json(to_json(d));
   if (!text) return fail(text.error());
-  Statement insert(m_db, "INSERT INTO others (digest, subject, descriptor) VALUES (?, ?, ?)");
+  SqlStatement insert(m_db, "INSERT INTO others (digest, subject, descriptor) VALUES (?, ?, ?)");
   insert.bind(d.digest.str()).bind(d.annotation(annotation::k_subject)).bind(*text).step();
   if (auto s = insert.status(m_path.string()); !s) return fail(s.error());
   return true;
@@ -441,7 +81,7 @@ Result<bool> HistoryDb::add_other(const Descriptor& d) {
 
 Result<bool> HistoryDb::has_record_digest(const Digest& digest) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, "SELECT 1 FROM records WHERE digest = ? LIMIT 1");
+  SqlStatement q(m_db, "SELECT 1 FROM records WHERE digest = ? LIMIT 1");
   q.bind(digest.str());
   if (q.step()) return true;
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
@@ -451,29 +91,29 @@ Result<bool> HistoryDb::has_record_digest(const Digest& digest) const {
 Status HistoryDb::for_each_latest(const RecordVisitor& visit) const {
   std::lock_guard guard(m_mutex);
   // Read in the heads' own order (their key is seq), which needs no sort of the whole latest.
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM " + heads() +
-                        " r WHERE r.seq IN (SELECT seq FROM latest) ORDER BY r.seq");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns + " FROM " + heads() +
+                           " r WHERE r.seq IN (SELECT seq FROM latest) ORDER BY r.seq");
   return each_record(q, m_path.string(), visit);
 }
 
 Status HistoryDb::for_each_record(const RecordVisitor& visit) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM records r ORDER BY r.seq");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns + " FROM records r ORDER BY r.seq");
   return each_record(q, m_path.string(), visit);
 }
 
 Result<std::vector<Record>> HistoryDb::history_of(std::string_view module, std::string_view name) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, std::string("SELECT ") + k_record_columns +
-                        " FROM records r WHERE r.module = ? AND r.name = ? ORDER BY r.seq");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns +
+                           " FROM records r WHERE r.module = ? AND r.name = ? ORDER BY r.seq");
   q.bind(module).bind(name);
   return all_records(q, m_path.string());
 }
 
 Result<std::optional<Record>> HistoryDb::latest(std::string_view module, std::string_view name) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM latest l JOIN " + heads() +
-                        " r ON r.seq = l.seq WHERE l.module = ? AND l.name = ?");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns + " FROM latest l JOIN " + heads() +
+                           " r ON r.seq = l.seq WHERE l.module = ? AND l.name = ?");
   q.bind(module).bind(name);
   if (q.step()) {
     auto r = record_of(q, m_path.string());
@@ -487,36 +127,38 @@ Result<std::optional<Record>> HistoryDb::latest(std::string_view module, std::st
 Status HistoryDb::for_each_config_latest(const RecordVisitor& visit) const {
   std::lock_guard guard(m_mutex);
   if (m_format < 4) {
-    Statement q(m_db, std::string("SELECT ") + k_record_columns +
-                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records GROUP BY module, name, config) "
-                          "ORDER BY r.seq");
+    SqlStatement q(m_db,
+                   std::string("SELECT ") + k_record_columns +
+                       " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records GROUP BY module, name, config) "
+                       "ORDER BY r.seq");
     return each_record(q, m_path.string(), visit);
   }
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM " + heads() +
-                        " r WHERE r.seq IN (SELECT seq FROM configs) ORDER BY r.seq");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns + " FROM " + heads() +
+                           " r WHERE r.seq IN (SELECT seq FROM configs) ORDER BY r.seq");
   return each_record(q, m_path.string(), visit);
 }
 
 Result<std::vector<Record>> HistoryDb::config_latest_of(std::string_view module, std::string_view name) const {
   std::lock_guard guard(m_mutex);
   if (m_format < 4) {
-    Statement q(m_db, std::string("SELECT ") + k_record_columns +
-                          " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = "
-                          "?2 GROUP BY config) "
-                          "ORDER BY r.config");
+    SqlStatement q(m_db,
+                   std::string("SELECT ") + k_record_columns +
+                       " FROM records r WHERE r.seq IN (SELECT MAX(seq) FROM records WHERE module = ?1 AND name = "
+                       "?2 GROUP BY config) "
+                       "ORDER BY r.config");
     q.bind(module).bind(name);
     return all_records(q, m_path.string());
   }
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM configs c JOIN " + heads() +
-                        " r ON r.seq = c.seq WHERE c.module = ? AND c.name = ? ORDER BY c.config");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns + " FROM configs c JOIN " + heads() +
+                           " r ON r.seq = c.seq WHERE c.module = ? AND c.name = ? ORDER BY c.config");
   q.bind(module).bind(name);
   return all_records(q, m_path.string());
 }
 
 Result<std::vector<Record>> HistoryDb::platform_set(std::string_view module, std::string_view name) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM platforms p JOIN " + heads() +
-                        " r ON r.seq = p.seq WHERE p.module = ? AND p.name = ? ORDER BY p.platform");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns + " FROM platforms p JOIN " + heads() +
+                           " r ON r.seq = p.seq WHERE p.module = ? AND p.name = ? ORDER BY p.platform");
   q.bind(module).bind(name);
   return all_records(q, m_path.string());
 }
@@ -524,10 +166,10 @@ Result<std::vector<Record>> HistoryDb::platform_set(std::string_view module, std
 Result<std::map<std::string, std::vector<Record>>> HistoryDb::platform_sets() const {
   std::lock_guard guard(m_mutex);
   // One query for all: the view and `records` ask for every module/name at once.
-  Statement q(m_db, std::string("SELECT ") + k_record_columns + " FROM platforms p JOIN " + heads() +
-                        " r ON r.seq = p.seq WHERE (p.module, p.name) IN "
-                        "(SELECT module, name FROM platforms GROUP BY module, name HAVING COUNT(*) > 1) "
-                        "ORDER BY p.module, p.name, p.platform");
+  SqlStatement q(m_db, std::string("SELECT ") + k_record_columns + " FROM platforms p JOIN " + heads() +
+                           " r ON r.seq = p.seq WHERE (p.module, p.name) IN "
+                           "(SELECT module, name FROM platforms GROUP BY module, name HAVING COUNT(*) > 1) "
+                           "ORDER BY p.module, p.name, p.platform");
   auto records = all_records(q, m_path.string());
   if (!records) return fail(records.error());
   std::map<std::string, std::vector<Record>> out;
@@ -537,8 +179,9 @@ Result<std::map<std::string, std::vector<Record>>> HistoryDb::platform_sets() co
 
 Result<std::vector<std::string>> HistoryDb::recorded_platforms(std::string_view module, std::string_view name) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, "SELECT DISTINCT " + platform_of("r") +
-                        " FROM records r WHERE r.module = ? AND r.name = ? AND r.architecture IS NOT NULL ORDER BY 1");
+  SqlStatement q(m_db,
+                 "SELECT DISTINCT " + platform_of("r") +
+                     " FROM records r WHERE r.module = ? AND r.name = ? AND r.architecture IS NOT NULL ORDER BY 1");
   q.bind(module).bind(name);
   std::vector<std::string> out;
   while (q.step()) out.push_back(q.text(0));
@@ -560,7 +203,7 @@ Result<std::vector<Descriptor>> HistoryDb::others_in_view() const {
 Result<std::vector<Descriptor>> HistoryDb::others_where(std::string_view where,
                                                         std::optional<std::string_view> subject) const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, "SELECT descriptor FROM others " + std::string(where) + " ORDER BY seq");
+  SqlStatement q(m_db, "SELECT descriptor FROM others " + std::string(where) + " ORDER BY seq");
   if (subject) q.bind(*subject);
   std::vector<Descriptor> out;
   while (q.step()) {
@@ -574,7 +217,7 @@ Result<std::vector<Descriptor>> HistoryDb::others_where(std::string_view where,
 
 Result<std::int64_t> HistoryDb::generation() const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, "SELECT value FROM meta WHERE key = 'generation'");
+  SqlStatement q(m_db, "SELECT value FROM meta WHERE key = 'generation'");
   if (q.step()) return q.integer(0);
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return fail_input(m_path.string() + ": no generation");
@@ -582,7 +225,7 @@ Result<std::int64_t> HistoryDb::generation() const {
 
 Result<std::int64_t> HistoryDb::view_generation() const {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, "SELECT value FROM meta WHERE key = 'view'");
+  SqlStatement q(m_db, "SELECT value FROM meta WHERE key = 'view'");
   if (q.step()) return q.integer(0);
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return std::int64_t{0};
@@ -590,58 +233,61 @@ Result<std::int64_t> HistoryDb::view_generation() const {
 
 Status HistoryDb::set_view_generation(std::int64_t generation) {
   std::lock_guard guard(m_mutex);
-  Statement q(m_db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('view', ?)");
+  SqlStatement q(m_db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('view', ?)");
   q.bind(generation).step();
   return q.status(m_path.string());
 }
 
 Status HistoryDb::bump_generation() {
-  Statement q(m_db, "UPDATE meta SET value = value + 1 WHERE key = 'generation'");
+  SqlStatement q(m_db, "UPDATE meta SET value = value + 1 WHERE key = 'generation'");
   q.step();
   return q.status(m_path.string());
 }
 
 Result<std::size_t> HistoryDb::remove(std::string_view module, std::string_view name, std::optional<Digest> digest) {
-  Statement q(m_db, digest ? "DELETE FROM records WHERE module = ? AND name = ? AND digest = ?"
-                           : "DELETE FROM records WHERE module = ? AND name = ?");
+  SqlStatement q(m_db, digest ? "DELETE FROM records WHERE module = ? AND name = ? AND digest = ?"
+                              : "DELETE FROM records WHERE module = ? AND name = ?");
   q.bind(module).bind(name);
   if (digest) q.bind(digest->str());
   q.step();
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   const auto removed = static_cast<std::size_t>(sqlite3_changes(m_db));
   // The latest is the newest entry left, or none.
-  Statement latest(m_db,
-                   "INSERT OR REPLACE INTO latest (module, name, seq) "
-                   "SELECT module, name, MAX(seq) FROM records WHERE module = ?1 AND name = ?2 GROUP BY module, name");
+  SqlStatement latest(
+      m_db,
+      "INSERT OR REPLACE INTO latest (module, name, seq) "
+      "SELECT module, name, MAX(seq) FROM records WHERE module = ?1 AND name = ?2 GROUP BY module, name");
   latest.bind(module).bind(name).step();
   if (auto s = latest.status(m_path.string()); !s) return fail(s.error());
-  Statement gone(m_db,
-                 "DELETE FROM latest WHERE module = ?1 AND name = ?2 AND NOT EXISTS "
-                 "(SELECT 1 FROM records WHERE module = ?1 AND name = ?2)");
+  SqlStatement gone(m_db,
+                    "DELETE FROM latest WHERE module = ?1 AND name = ?2 AND NOT EXISTS "
+                    "(SELECT 1 FROM records WHERE module = ?1 AND name = ?2)");
   gone.bind(module).bind(name).step();
   if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
   // Each configuration's newest is the newest entry of it left, or it has none.
-  Statement configs(m_db, "DELETE FROM configs WHERE module = ?1 AND name = ?2");
+  SqlStatement configs(m_db, "DELETE FROM configs WHERE module = ?1 AND name = ?2");
   configs.bind(module).bind(name).step();
   if (auto s = configs.status(m_path.string()); !s) return fail(s.error());
-  Statement refill(m_db,
-                   "INSERT INTO configs (module, name, config, seq) SELECT module, name, config, MAX(seq) FROM records "
-                   "WHERE module = ?1 AND name = ?2 GROUP BY config");
+  SqlStatement refill(
+      m_db,
+      "INSERT INTO configs (module, name, config, seq) SELECT module, name, config, MAX(seq) FROM records "
+      "WHERE module = ?1 AND name = ?2 GROUP BY config");
   refill.bind(module).bind(name).step();
   if (auto s = refill.status(m_path.string()); !s) return fail(s.error());
   // A platform whose record went is made of the newest record of that platform left, or leaves the set.
   const std::string newest_of_platform =
       "(SELECT MAX(r.seq) FROM records r WHERE r.module = p.module AND r.name = p.name AND " + platform_of("r") +
       " = p.platform)";
-  Statement replaced(
+  SqlStatement replaced(
       m_db, "INSERT OR REPLACE INTO platforms (module, name, platform, seq) SELECT p.module, p.name, p.platform, " +
                 newest_of_platform + " FROM platforms p WHERE p.module = ?1 AND p.name = ?2 AND " +
                 "NOT EXISTS (SELECT 1 FROM records WHERE seq = p.seq) AND " + newest_of_platform + " IS NOT NULL");
   replaced.bind(module).bind(name).step();
   if (auto s = replaced.status(m_path.string()); !s) return fail(s.error());
-  Statement left(m_db,
-                 "DELETE FROM platforms WHERE module = ?1 AND name = ?2 AND NOT EXISTS (SELECT 1 FROM records r WHERE "
-                 "r.seq = platforms.seq)");
+  SqlStatement left(
+      m_db,
+      "DELETE FROM platforms WHERE module = ?1 AND name = ?2 AND NOT EXISTS (SELECT 1 FROM records r WHERE "
+      "r.seq = platforms.seq)");
   left.bind(module).bind(name).step();
   if (auto s = left.status(m_path.string()); !s) return fail(s.error());
   if (auto s = sync_heads(module, name); !s) return fail(s.error());
@@ -650,13 +296,13 @@ Result<std::size_t> HistoryDb::remove(std::string_view module, std::string_view 
 
 Status HistoryDb::set_platforms(std::string_view module, std::string_view name,
                                 const std::vector<std::string>& platforms) {
-  Statement clear(m_db, "DELETE FROM platforms WHERE module = ? AND name = ?");
+  SqlStatement clear(m_db, "DELETE FROM platforms WHERE module = ? AND name = ?");
   clear.bind(module).bind(name).step();
   if (auto s = clear.status(m_path.string()); !s) return s;
   for (const auto& platform : platforms) {
-    Statement add(m_db, "INSERT INTO platforms (module, name, platform, seq) SELECT module, name, " + platform_of("r") +
-                            ", MAX(seq) FROM records r WHERE module = ?1 AND name = ?2 AND " + platform_of("r") +
-                            " = ?3 GROUP BY module, name");
+    SqlStatement add(m_db, "INSERT INTO platforms (module, name, platform, seq) SELECT module, name, " +
+                               platform_of("r") + ", MAX(seq) FROM records r WHERE module = ?1 AND name = ?2 AND " +
+                               platform_of("r") + " = ?3 GROUP BY module, name");
     add.bind(module).bind(name).bind(platform).step();
     if (auto s = add.status(m_path.string()); !s) return s;
     if (sqlite3_changes(m_db) == 0) {
@@ -675,30 +321,30 @@ Result<std::size_t> HistoryDb::trim(std::size_t keep) {
   // An entry goes when `keep` newer entries of its module/name and configuration exist, so that one
   // configuration's builds never push another's records out; the latest (the newest) stays, and so do
   // each configuration's newest and the record of each platform its image is made of.
-  Statement q(m_db,
-              "DELETE FROM records WHERE seq IN (SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER "
-              "(PARTITION BY module, name, config ORDER BY seq DESC) AS n FROM records) WHERE n > ?) "
-              "AND seq NOT IN (SELECT seq FROM latest) AND seq NOT IN (SELECT seq FROM platforms) "
-              "AND seq NOT IN (SELECT seq FROM configs)");
+  SqlStatement q(m_db,
+                 "DELETE FROM records WHERE seq IN (SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER "
+                 "(PARTITION BY module, name, config ORDER BY seq DESC) AS n FROM records) WHERE n > ?) "
+                 "AND seq NOT IN (SELECT seq FROM latest) AND seq NOT IN (SELECT seq FROM platforms) "
+                 "AND seq NOT IN (SELECT seq FROM configs)");
   q.bind(static_cast<std::int64_t>(keep)).step();
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return static_cast<std::size_t>(sqlite3_changes(m_db));
 }
 
 Result<std::size_t> HistoryDb::drop_orphan_referrers() {
-  Statement q(m_db,
-              "DELETE FROM others WHERE subject != '' AND subject NOT IN (SELECT digest FROM records) "
-              "AND subject NOT IN (SELECT digest FROM others)");
+  SqlStatement q(m_db,
+                 "DELETE FROM others WHERE subject != '' AND subject NOT IN (SELECT digest FROM records) "
+                 "AND subject NOT IN (SELECT digest FROM others)");
   q.step();
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
   return static_cast<std::size_t>(sqlite3_changes(m_db));
 }
 
 Status HistoryDb::heads_problems(std::vector<std::string>& problems) const {
-  Statement missing(m_db,
-                    "SELECT n.module, n.name, n.seq FROM (SELECT module, name, seq FROM latest UNION SELECT module, "
-                    "name, seq FROM configs UNION SELECT module, name, seq FROM platforms) n WHERE NOT EXISTS "
-                    "(SELECT 1 FROM heads h WHERE h.seq = n.seq AND h.module = n.module AND h.name = n.name)");
+  SqlStatement missing(m_db,
+                       "SELECT n.module, n.name, n.seq FROM (SELECT module, name, seq FROM latest UNION SELECT module, "
+                       "name, seq FROM configs UNION SELECT module, name, seq FROM platforms) n WHERE NOT EXISTS "
+                       "(SELECT 1 FROM heads h WHERE h.seq = n.seq AND h.module = n.module AND h.name = n.name)");
   while (missing.step()) {
     problems.push_back(m_path.string() + ": " + missing.text(0) + "/" + missing.text(1) + " names record " +
                        std::to_string(missing.integer(2)) + " but the heads hold no copy of it");
@@ -710,9 +356,9 @@ Status HistoryDb::heads_problems(std::vector<std::string>& problems) const {
                         "base", "architecture", "os", "variant", "extra"}) {
     differs += std::string(differs.empty() ? "" : " OR ") + "h." + c + " IS NOT r." + c;
   }
-  Statement stray(m_db, "SELECT h.module, h.name, h.seq, r.seq IS NULL, " + differs +
-                            " FROM heads h LEFT JOIN records r ON r.seq = h.seq WHERE r.seq IS NULL OR " + differs +
-                            " OR h.seq NOT IN (" + named_seqs() + ")");
+  SqlStatement stray(m_db, "SELECT h.module, h.name, h.seq, r.seq IS NULL, " + differs +
+                               " FROM heads h LEFT JOIN records r ON r.seq = h.seq WHERE r.seq IS NULL OR " + differs +
+                               " OR h.seq NOT IN (" + named_seqs() + ")");
   while (stray.step()) {
     const std::string what = m_path.string() + ": the heads' copy of record " + std::to_string(stray.integer(2)) +
                              " (" + stray.text(0) + "/" + stray.text(1) + ")";
@@ -730,9 +376,9 @@ Status HistoryDb::heads_problems(std::vector<std::string>& problems) const {
 Result<std::vector<std::string>> HistoryDb::integrity_problems() const {
   std::lock_guard guard(m_mutex);
   std::vector<std::string> problems;
-  Statement q(m_db,
-              "SELECT r.module, r.name, MAX(r.seq), l.seq FROM records r LEFT JOIN latest l "
-              "ON l.module = r.module AND l.name = r.name GROUP BY r.module, r.name");
+  SqlStatement q(m_db,
+                 "SELECT r.module, r.name, MAX(r.seq), l.seq FROM records r LEFT JOIN latest l "
+                 "ON l.module = r.module AND l.name = r.name GROUP BY r.module, r.name");
   while (q.step()) {
     const std::string repository = q.text(0) + "/" + q.text(1);
     if (q.is_null(3)) {
@@ -742,15 +388,16 @@ Result<std::vector<std::string>> HistoryDb::integrity_problems() const {
     }
   }
   if (auto s = q.status(m_path.string()); !s) return fail(s.error());
-  Statement gone(m_db,
-                 "SELECT p.module, p.name, p.platform FROM platforms p WHERE NOT EXISTS (SELECT 1 FROM records r WHERE "
-                 "r.seq = p.seq)");
+  SqlStatement gone(
+      m_db,
+      "SELECT p.module, p.name, p.platform FROM platforms p WHERE NOT EXISTS (SELECT 1 FROM records r WHERE "
+      "r.seq = p.seq)");
   while (gone.step()) {
     problems.push_back(m_path.string() + ": the image of " + gone.text(0) + "/" + gone.text(1) +
                        " names a record for " + gone.text(2) + " that is not in the history");
   }
   if (auto s = gone.status(m_path.string()); !s) return fail(s.error());
-  Statement configs(
+  SqlStatement configs(
       m_db,
       "SELECT r.module, r.name, r.config FROM records r LEFT JOIN configs c ON c.module = r.module AND c.name = r.name "
       "AND c.config = r.config GROUP BY r.module, r.name, r.config HAVING MAX(r.seq) != MAX(IFNULL(c.seq, -1))");
@@ -763,7 +410,7 @@ Result<std::vector<std::string>> HistoryDb::integrity_problems() const {
   if (m_format >= 5) {
     if (auto s = heads_problems(problems); !s) return fail(s.error());
   }
-  Statement check(m_db, "PRAGMA quick_check");
+  SqlStatement check(m_db, "PRAGMA quick_check");
   while (check.step()) {
     if (auto line = check.text(0); line != "ok") problems.push_back(m_path.string() + ": " + line);
   }
