@@ -18,7 +18,6 @@ namespace arec {
 namespace {
 
 constexpr std::size_t k_hash_block = std::size_t{1} << 20;
-constexpr std::string_view k_tool = "Tool: arec";
 
 // SHA-1 and SHA-256 of one file in a single read, opened as write_tar opens it (never through a
 // symlink); a size other than the one packed means it changed after being packed.
