@@ -26,6 +26,6 @@ if [[ $mode == unit ]]; then exec "$binary"; fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/arec-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 # libFuzzer exits 77 on a crash by default, which ctest would take for a skip.
-"$binary" -max_total_time="${AREC_FUZZ_SECONDS:-15}" -runs=5000000 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+"$binary" -max_total_time="${AREC_FUZZ_SECONDS:-8}" -runs=5000000 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -error_exitcode=1 -timeout_exitcode=1 \
   -print_final_stats=1 -artifact_prefix="$PWD/${3}-" "$scratch" "$here/corpus/$3"
