@@ -22,9 +22,11 @@ inline void require(bool holds, std::string_view what) {
 }
 
 // Linear time, checked on every 256th input (each check costs a scan of 256 KiB): `scan` over the input
-// repeated to at least 256 KiB takes at most 4 microseconds of CPU a byte (1 s in all). The scanners
-// take under 0.2 s of it in the fuzz build; a quadratic one takes tens of seconds. The fuzzer's inputs
-// stay small; repeating one is what shows a scanner that looks ahead or back at every position.
+// repeated to at least 256 KiB takes at most 20 microseconds of CPU a byte (5 s in all). The scanners
+// take under 0.2 s of it in the fuzz build, but "[):[\x19" repeated took 1.1 s of the reference
+// scanner once on a busy 2-core run (the GCC build scans 1 MiB of it in under 10 ms); a quadratic one
+// takes minutes. The fuzzer's inputs stay small; repeating one is what shows a scanner that looks
+// ahead or back at every position.
 template <class Scan>
 void require_linear(std::string_view input, const Scan& scan, std::string_view what) {
   static unsigned count = 0;
@@ -36,7 +38,7 @@ void require_linear(std::string_view input, const Scan& scan, std::string_view w
   const std::clock_t start = std::clock();
   scan(std::string_view(large));
   const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
-  require(seconds <= 4e-6 * static_cast<double>(large.size()), what);
+  require(seconds <= 2e-5 * static_cast<double>(large.size()), what);
 }
 
 }  // namespace arec::fuzz
